@@ -1,0 +1,37 @@
+# Two commands set everything up on a fresh machine: `make eval` and `make test` each create .venv when needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+DETECTOR ?=
+CASES ?=
+ARGS ?=
+
+.PHONY: eval test lint stats validate clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## make eval [DETECTOR=url|builtin:NAME|module:function|file.py:function] [CASES=path/to/cases.jsonl] [ARGS=...]
+eval: $(STAMP)
+	$(BIN)/fcb eval $(CASES) $(if $(DETECTOR),--detector '$(DETECTOR)') $(ARGS)
+
+stats: $(STAMP)
+	$(BIN)/fcb stats $(CASES)
+
+validate: $(STAMP)
+	$(BIN)/fcb validate $(or $(CASES),harness/data/embedded_cases.jsonl)
+
+lint: $(STAMP)
+	$(BIN)/ruff check harness tests
+	$(BIN)/lint-imports
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

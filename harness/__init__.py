@@ -1,0 +1,30 @@
+"""fcb-harness: evaluate false-consensus detectors on benchmark cases.
+
+The contract lives in `harness.types`; `harness.evaluate` runs a detector from Python. Attributes are imported
+on first use so that the command line starts fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "evaluate": ("harness.runner", "evaluate"),
+    "EvalSettings": ("harness.runner", "EvalSettings"),
+    "DetectorOptions": ("harness.detectors.options", "DetectorOptions"),
+    "load_detector": ("harness.detectors", "load_detector"),
+    "scan": ("harness.cases", "scan"),
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    return getattr(importlib.import_module(module), attr)

@@ -1,0 +1,236 @@
+"""The ``fcb`` command: parses arguments and calls the modules that do the work.
+
+Exit codes: 0 success; 1 invalid cases, or an error rate above ``--fail-on-error``; 2 bad usage or settings;
+130 a run interrupted (its partial report is written and marked incomplete).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _print_problems(problems: Sequence[Any], limit: int | None = None) -> None:
+    for p in problems[:limit]:
+        print(p, file=sys.stderr)
+    if limit is not None and len(problems) > limit:
+        print(f"... and {len(problems) - limit} more", file=sys.stderr)
+
+
+def _default_cases(path: str | None) -> str:
+    if path:
+        return path
+    from harness.cases import embedded_cases_path
+
+    return str(embedded_cases_path())
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from harness.cases import scan
+
+    failed = False
+    for path in args.paths:
+        result = scan(path, strict=args.strict)
+        _print_problems(result.problems)
+        n_err, n_warn = len(result.errors), len(result.problems) - len(result.errors)
+        print(
+            f"{path}: {len(result.labels)} valid case(s), {result.invalid_lines} invalid line(s), "
+            f"{n_err} error(s), {n_warn} warning(s)",
+            file=sys.stderr,
+        )
+        failed |= bool(n_err)
+    return EXIT_INVALID if failed else EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    import orjson
+
+    from harness.cases import scan
+    from harness.stats import balance, render
+
+    path = _default_cases(args.path)
+    result = scan(path)
+    counts = balance(result.labels)
+    if args.format == "json":
+        print(
+            orjson.dumps(
+                {"path": path, "cases": len(result.labels), "counts": counts}, option=orjson.OPT_INDENT_2
+            ).decode()
+        )
+    else:
+        print(render(path, len(result.labels), counts))
+    if result.errors:
+        print(f"{path}: {result.invalid_lines} invalid line(s) left out; run fcb validate for details", file=sys.stderr)
+    return EXIT_OK
+
+
+def _headers(pairs: list[str]) -> dict[str, str]:
+    headers = {}
+    for pair in pairs:
+        name, sep, env = pair.partition("=")
+        if not sep or not name or not env:
+            raise ValueError(f"--header {pair!r}: expected NAME=ENVVAR (the value is read from ENVVAR)")
+        headers[name] = env
+    return headers
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from harness.config import load_detector_config, override
+    from harness.detectors.builtin import BEST_BUILTIN
+    from harness.detectors.options import DetectorOptions
+    from harness.journal import read_manifest
+    from harness.redact import MASK
+    from harness.response import parse_risk_field
+    from harness.runner import EvalSettings
+
+    spec, options = (None, DetectorOptions())
+    if args.detector_config:
+        spec, options = load_detector_config(args.detector_config)
+    previous = read_manifest(args.resume) if args.resume else None
+    if args.resume and previous is None:
+        raise ValueError(f"{args.resume}: not a run folder (no run.json); nothing to resume")
+    if previous:  # a resumed run takes its settings from its own record unless told otherwise
+        spec = spec or previous["identity"]["detector"]
+        if not args.detector and MASK in spec:
+            raise ValueError(f"{args.resume}: the run's detector spec held secrets ({spec}); pass --detector again")
+        old = previous["settings"]
+        options = override(
+            options,
+            concurrency=old["concurrency"],
+            timeout=old["timeout"],
+            retries=old["retries"],
+            headers=old["headers"],
+            risk_field=parse_risk_field(old["risk_field"]),
+        )
+    options = override(
+        options,
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        retries=args.retries,
+        risk_field=parse_risk_field(args.risk_field) if args.risk_field else None,
+        headers={**options.headers, **_headers(args.header)} if args.header else None,
+    )
+    return EvalSettings(
+        cases=args.cases or (previous["cases"] if previous else _default_cases(None)),
+        detector=args.detector or spec or BEST_BUILTIN,
+        options=options,
+        out=args.resume or args.out,
+        results_root=args.results,
+        resume=bool(args.resume),
+        limit=args.limit if args.limit is not None else (previous["identity"]["limit"] if previous else None),
+        anonymize_agents=args.anonymize_agents or bool(previous and previous["identity"]["anonymize_agents"]),
+        skip_invalid=args.skip_invalid,
+        strict=args.strict,
+        progress=not args.quiet and sys.stderr.isatty(),
+        n_boot=_pick(args.bootstrap, previous, "bootstrap_resamples", 1000),
+        seed=_pick(args.seed, previous, "seed", 0),
+    )
+
+
+def _pick(flag: Any, previous: dict[str, Any] | None, key: str, default: Any) -> Any:
+    """A flag's value if given, else the resumed run's, else the default."""
+    if flag is not None:
+        return flag
+    return previous["settings"][key] if previous else default
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from harness.report import render_summary
+    from harness.runner import InvalidCases, RunError, run
+
+    try:
+        settings = _settings(args)
+        result = asyncio.run(run(settings))
+    except InvalidCases as exc:
+        _print_problems(exc.problems, limit=200)
+        print(f"{exc}; no detector was called (use --skip-invalid to run the valid cases)", file=sys.stderr)
+        return EXIT_INVALID
+    except (RunError, ValueError, OSError) as exc:
+        print(f"fcb eval: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.quiet:
+        print(render_summary(result.metrics))
+    print(f"results: {result.run_dir}", file=sys.stderr)
+    if not result.complete and result.metrics["metrics"]["n_not_run"]:
+        print(f"run interrupted; continue with: fcb eval --resume {result.run_dir}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    ops = result.metrics["metrics"]["operational"]
+    rate = ops["errors"] / ops["cases"] if ops["cases"] else 0.0
+    if args.fail_on_error is not None and rate > args.fail_on_error:
+        print(f"error rate {rate:.3f} exceeds --fail-on-error {args.fail_on_error}", file=sys.stderr)
+        return EXIT_INVALID
+    return EXIT_OK
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a rate between 0 and 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fcb", description="Evaluate false-consensus detectors.")
+    parser.add_argument("--version", action="version", version=f"fcb {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="check cases files against the schema and the label scheme")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("stats", help="print a cases file's balance (default: the embedded data set)")
+    p.add_argument("path", nargs="?", metavar="PATH")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("eval", help="run a detector over a cases file and report")
+    p.add_argument("cases", nargs="?", metavar="CASES", help="cases.jsonl (default: the embedded data set)")
+    p.add_argument("-d", "--detector", help="URL, builtin:NAME, module:function or file.py:function")
+    p.add_argument("--detector-config", metavar="TOML", help="detector settings file (configs/detectors/*.toml)")
+    p.add_argument("--concurrency", type=int, help="requests in flight at once (default 8)")
+    p.add_argument("--timeout", type=float, help="seconds per request (default 30)")
+    p.add_argument("--retries", type=int, help="retries after a transient failure (default 3)")
+    p.add_argument("--risk-field", metavar="A.B.C", help="where the risk is in the detector's reply")
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=ENVVAR",
+        help="send header NAME with the value of environment variable ENVVAR",
+    )
+    p.add_argument("--anonymize-agents", action="store_true", help="send agent ids as agent-1..n")
+    p.add_argument("--skip-invalid", action="store_true", help="run the valid cases of a file with invalid ones")
+    p.add_argument("--strict", action="store_true", help="treat label-scheme warnings as errors")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N valid cases")
+    p.add_argument("--fail-on-error", type=_rate, metavar="RATE", help="exit 1 if the error share exceeds RATE")
+    p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
+    p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal")
+    p.add_argument("--bootstrap", type=int, metavar="N", help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    p.set_defaults(func=cmd_eval)
+    return parser
+
+
+def _version() -> str:
+    from harness import __version__
+
+    return __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK

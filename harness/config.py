@@ -1,0 +1,62 @@
+"""Detector settings from a TOML file under ``configs/detectors/``; flags given on the command line win."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from harness.detectors.options import DetectorOptions
+from harness.response import parse_risk_field
+
+_KEYS = {
+    "detector",
+    "url",
+    "concurrency",
+    "timeout",
+    "retries",
+    "headers",
+    "risk_field",
+    "token_env",
+    "max_response_bytes",
+}
+
+
+def load_detector_config(path: str | Path) -> tuple[str | None, DetectorOptions]:
+    """(detector spec or None, options) from a TOML file. Unknown keys are an error, naming the file and key.
+
+    Example::
+
+        detector = "http://127.0.0.1:8765"   # or url = ...
+        concurrency = 16
+        timeout = 10
+        retries = 2
+        risk_field = "result.risk"
+        [headers]
+        X-Api-Key = "MY_DETECTOR_KEY"       # header name = environment variable that holds its value
+    """
+    path = Path(path)
+    try:
+        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise ValueError(f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
+    spec = data.pop("detector", None) or data.pop("url", None)
+    data.pop("url", None)
+    if "risk_field" in data:
+        data["risk_field"] = parse_risk_field(data["risk_field"])
+    if not all(isinstance(v, str) for v in data.get("headers", {}).values()):
+        raise ValueError(f"{path}: headers: each value names an environment variable (a string)")
+    try:
+        return spec, DetectorOptions(**data)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+
+
+def override(options: DetectorOptions, **flags: Any) -> DetectorOptions:
+    """``options`` with every flag that was given (not None) put in its place."""
+    known = {f.name for f in fields(DetectorOptions)}
+    return replace(options, **{k: v for k, v in flags.items() if v is not None and k in known})

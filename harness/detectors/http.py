@@ -1,0 +1,176 @@
+"""Detectors behind an HTTP endpoint: ``POST {url}`` (``/v1/consensus`` when the URL has no path).
+
+The client is httpx, on aiohttp's connection pool (httpx-aiohttp): httpx's own pool costs milliseconds of CPU per
+request at high concurrency, which capped throughput far below what the detector could serve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import email.utils
+import os
+import time
+from dataclasses import replace
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import httpx
+import orjson
+from httpx_aiohttp import AiohttpTransport
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+from harness.detectors.options import DetectorOptions
+from harness.redact import redact_url
+from harness.response import parse_prediction
+from harness.types import DetectorError, Prediction, Request
+
+DEFAULT_PATH = "/v1/consensus"
+MAX_RETRY_AFTER_S = 120.0
+
+
+class _Transient(Exception):
+    """A failure worth another try: connection trouble, a timeout, 429 or 5xx."""
+
+    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind, self.message, self.retry_after = kind, message, retry_after
+
+
+def endpoint(url: str) -> str:
+    """The URL to post to: the given one, or its ``/v1/consensus`` when it has no path."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        raise ValueError(f"detector URL {redact_url(url)!r} has no host")
+    if parts.path in ("", "/"):
+        parts = parts._replace(path=DEFAULT_PATH)
+    return urlunsplit(parts)
+
+
+def split_credentials(url: str) -> tuple[str, str | None]:
+    """(url without user:password, a Basic ``Authorization`` value for them or None)."""
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=netloc)), "Basic " + base64.b64encode(pair).decode()
+
+
+def headers_from_env(options: DetectorOptions, basic_auth: str | None = None) -> dict[str, str]:
+    """Request headers whose values come from the environment. A named variable that is unset is an error."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    token = os.environ.get(options.token_env)
+    if token and basic_auth:
+        raise ValueError(f"the detector URL carries credentials and {options.token_env} is set: use one of them")
+    if token or basic_auth:
+        headers["Authorization"] = f"Bearer {token}" if token else str(basic_auth)
+    for name, env in options.headers.items():
+        if env not in os.environ:
+            raise ValueError(f"header {name}: environment variable {env} is not set")
+        headers[name] = os.environ[env]
+    return headers
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header (seconds, or an HTTP date) as seconds from now; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), MAX_RETRY_AFTER_S)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(0.0, when.timestamp() - time.time()), MAX_RETRY_AFTER_S)
+
+
+class HttpDetector:
+    """Posts each request as JSON; retries transient failures with exponential backoff and jitter."""
+
+    def __init__(self, url: str, options: DetectorOptions) -> None:
+        self.url, basic_auth = split_credentials(endpoint(url))
+        self.name = redact_url(self.url)
+        self._options = options
+        self._headers = headers_from_env(options, basic_auth)
+        self._backoff = wait_exponential_jitter(initial=options.backoff_initial, max=options.backoff_max)
+        limits = httpx.Limits(max_connections=options.concurrency, max_keepalive_connections=options.concurrency)
+        self._client = httpx.AsyncClient(
+            transport=AiohttpTransport(limits=limits, trust_env=False),
+            timeout=httpx.Timeout(options.timeout),
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    def secrets(self) -> list[str]:
+        """Header values that must never be written anywhere."""
+        return [v for k, v in self._headers.items() if k not in ("Content-Type", "Accept")]
+
+    def _wait(self, state: Any) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, _Transient) and exc.retry_after is not None:
+            return exc.retry_after
+        return self._backoff(state)
+
+    async def assess(self, request: Request) -> Prediction:
+        body = orjson.dumps(request)
+        attempts = 0
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._options.retries + 1),
+            wait=self._wait,
+            retry=retry_if_exception_type(_Transient),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts += 1
+                    prediction = await self._post(body)
+                    return replace(prediction, attempts=attempts)
+        except _Transient as exc:
+            raise DetectorError(exc.kind, exc.message, attempts) from None
+        except DetectorError as exc:
+            exc.attempts = attempts
+            raise
+        raise AssertionError("unreachable: tenacity either returns or re-raises")
+
+    async def _post(self, body: bytes) -> Prediction:
+        try:
+            async with asyncio.timeout(self._options.timeout):
+                async with self._client.stream("POST", self.url, content=body, headers=self._headers) as resp:
+                    payload = await self._read_capped(resp)
+        except (TimeoutError, httpx.TimeoutException):
+            raise _Transient("timeout", f"no answer within {self._options.timeout:g} s") from None
+        except httpx.TransportError as exc:
+            raise _Transient("connection", f"{type(exc).__name__}: {exc}"[:300]) from None
+        return self._interpret(resp, payload)
+
+    async def _read_capped(self, resp: httpx.Response) -> bytes:
+        cap = self._options.max_response_bytes
+        declared = resp.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > cap:
+            raise DetectorError("invalid_response", f"response of {int(declared):,} bytes exceeds the {cap:,}-byte cap")
+        chunks, size = [], 0
+        async for chunk in resp.aiter_raw():
+            size += len(chunk)
+            if size > cap:
+                raise DetectorError("invalid_response", f"response exceeds the {cap:,}-byte cap")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _interpret(self, resp: httpx.Response, payload: bytes) -> Prediction:
+        status = resp.status_code
+        if status == 429 or status >= 500:
+            raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(resp.headers.get("retry-after")))
+        if not 200 <= status < 300:
+            raise DetectorError("http_status", f"HTTP {status}: {payload[:200].decode('utf-8', 'replace')}")
+        try:
+            reply = orjson.loads(payload)
+        except orjson.JSONDecodeError as exc:
+            text = payload[:2000].decode("utf-8", "replace")
+            raise DetectorError("invalid_response", f"response is not JSON: {exc}", raw=text) from None
+        return parse_prediction(reply, self._options.risk_field)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

@@ -1,0 +1,28 @@
+"""Settings shared by every detector adapter, whether they come from flags or a TOML file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorOptions:
+    """How to call a detector. ``headers`` maps a header name to the environment variable holding its value."""
+
+    concurrency: int = 8
+    timeout: float = 30.0
+    retries: int = 3
+    risk_field: tuple[str, ...] = ("false_consensus_risk",)
+    headers: dict[str, str] = field(default_factory=dict)
+    token_env: str = "FCB_DETECTOR_TOKEN"
+    max_response_bytes: int = 4 * 1024 * 1024
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {self.timeout}")
+        if self.retries < 0:
+            raise ValueError(f"retries must be 0 or more, got {self.retries}")

@@ -1,0 +1,125 @@
+"""The run folder: ``predictions.jsonl`` (appended as cases finish, the run's source of truth) and ``run.json``.
+
+A run killed part-way leaves a journal whose last line may be torn; `read_journal` cuts it off so that resuming
+repeats only the cases that had not finished.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from harness.types import RISKS, DetectorError, Outcome, Prediction
+
+PREDICTIONS = "predictions.jsonl"
+MANIFEST = "run.json"
+
+
+def atomic_write(path: str | Path, data: bytes) -> None:
+    """Write a file so that a reader sees the old content or the new, never half of it."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def record(
+    case_id: str,
+    content_hash: str,
+    prediction: Prediction | None,
+    error: DetectorError | None,
+    attempts: int,
+    latency_s: float,
+) -> dict[str, Any]:
+    """One journal line for a finished case: its prediction, or the error that stands for it."""
+    rec: dict[str, Any] = {"id": case_id, "hash": content_hash, "attempts": attempts, "latency_s": round(latency_s, 6)}
+    if prediction is not None:
+        rec.update(risk=prediction.risk, score=prediction.score, response=prediction.extra, error=None)
+    else:
+        assert error is not None
+        err = {"kind": error.kind, "message": error.message}
+        if error.raw is not None:
+            err["raw"] = error.raw
+        rec.update(risk=None, score=None, error=err)
+    return rec
+
+
+def outcome_of(rec: dict[str, Any]) -> Outcome:
+    """The compact outcome a journal record stands for."""
+    error = rec.get("error")
+    return Outcome(
+        case_id=rec["id"],
+        content_hash=rec["hash"],
+        risk=rec["risk"] if rec.get("risk") in RISKS else None,
+        score=rec.get("score"),
+        error_kind=error["kind"] if error else None,
+        attempts=int(rec.get("attempts", 1)),
+        latency_s=float(rec.get("latency_s", 0.0)),
+    )
+
+
+def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]:
+    """Outcomes in a journal by case id (a later line for the same id wins).
+
+    A last line without its newline is a write cut short by a crash: with ``repair`` it is truncated away.
+    A malformed line elsewhere is an error that names the file and line.
+    """
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data) and repair:
+        with open(path, "r+b") as f:
+            f.truncate(complete)
+    outcomes: dict[str, Outcome] = {}
+    for line_no, line in enumerate(data[:complete].splitlines(), start=1):
+        try:
+            outcome = outcome_of(orjson.loads(line))
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
+        outcomes[outcome.case_id] = outcome
+    return outcomes
+
+
+class JournalWriter:
+    """Appends records to ``predictions.jsonl``; each line reaches the OS as soon as its case finishes.
+
+    Any of ``secrets`` that a detector echoes back is replaced by ``[REDACTED]`` before it reaches the disk.
+    """
+
+    def __init__(self, path: str | Path, secrets: list[str] | None = None) -> None:
+        self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
+        self._secrets = [s.encode() for s in secrets or [] if s]
+
+    def write(self, rec: dict[str, Any]) -> None:
+        line = orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS)
+        for secret in self._secrets:
+            line = line.replace(secret, b"[REDACTED]")
+        self._file.write(line + b"\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+
+
+def write_manifest(run_dir: str | Path, manifest: dict[str, Any]) -> None:
+    atomic_write(Path(run_dir) / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
+    path = Path(run_dir) / MANIFEST
+    return orjson.loads(path.read_bytes()) if path.exists() else None

@@ -1,0 +1,300 @@
+"""Metrics from predictions and labels: pure functions over arrays, in the fixed label order of `RISKS`.
+
+Encoding used throughout: ``y_true`` holds 0, 1, 2 for low, medium, high; ``y_pred`` holds the same codes, or
+`ERROR` (3) for a case whose detector failed. An errored case always counts as wrong; it is never dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome
+
+ERROR = 3
+CODE = {r: i for i, r in enumerate(RISKS)}
+Z95 = 1.959963984540054  # the 97.5% point of the standard normal
+
+
+def encode(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> tuple[np.ndarray, np.ndarray]:
+    """Arrays ``(y_true, y_pred)`` of shape (n,) for the labelled cases that have an outcome."""
+    pairs = [(CODE[lab.expected_risk], _pred_code(outcomes[lab.case_id])) for lab in labels if lab.case_id in outcomes]
+    arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    return arr[:, 0], arr[:, 1]
+
+
+def _pred_code(outcome: Outcome) -> int:
+    return ERROR if outcome.risk is None else CODE[outcome.risk]
+
+
+def confusion(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    """The 3x4 confusion matrix: rows expected low/medium/high, columns predicted low/medium/high/error."""
+    return np.bincount(y_true * 4 + y_pred, minlength=12).reshape(3, 4)
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den with 0 where den is 0 (scikit-learn's ``zero_division=0``)."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
+
+
+def per_class(cm: np.ndarray) -> dict[str, np.ndarray]:
+    """Precision, recall, F1 and support per risk class from a 3x4 (or batched Bx3x4) confusion matrix.
+
+    Recall's denominator includes errored cases (a miss); precision's counts only answered predictions.
+    """
+    tp = np.diagonal(cm[..., :3, :3], axis1=-2, axis2=-1)
+    support = cm.sum(axis=-1)
+    predicted = cm[..., :3, :3].sum(axis=-2)
+    precision, recall = _safe_div(tp, predicted), _safe_div(tp, support)
+    f1 = _safe_div(2 * precision * recall, precision + recall)
+    return {"precision": precision, "recall": recall, "f1": f1, "support": support}
+
+
+def present_classes(cm: np.ndarray) -> np.ndarray:
+    """Boolean mask of the classes that occur as a label or as a prediction (scikit-learn's default labels)."""
+    return (cm.sum(axis=1) > 0) | (cm[:, :3].sum(axis=0) > 0)
+
+
+def macro_f1(cm: np.ndarray, classes: np.ndarray | None = None) -> np.ndarray:
+    """Mean F1 over ``classes`` (default: the present ones); works on one matrix or a batch."""
+    mask = present_classes(cm if cm.ndim == 2 else cm.sum(axis=0)) if classes is None else classes
+    if not mask.any():
+        return np.zeros(cm.shape[:-2])
+    return per_class(cm)["f1"][..., mask].mean(axis=-1)
+
+
+def accuracy(cm: np.ndarray) -> np.ndarray:
+    """Share of cases whose prediction equals the label; errors are wrong. 0 for an empty matrix."""
+    return _safe_div(np.trace(cm[..., :3, :3], axis1=-2, axis2=-1), cm.sum(axis=(-2, -1)))
+
+
+def quadratic_kappa(cm: np.ndarray) -> float | None:
+    """Quadratic-weighted Cohen's kappa over the answered cases (the 3x3 part); None when undefined."""
+    observed = cm[:, :3].astype(float)
+    n = observed.sum()
+    if n == 0:
+        return None
+    idx = np.arange(3)
+    weights = (idx[:, None] - idx[None, :]) ** 2 / 4.0
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
+    den = (weights * expected).sum()
+    return None if den == 0 else float(1.0 - (weights * observed).sum() / den)
+
+
+def wilson_interval(k: int, n: int) -> tuple[float, float] | None:
+    """95% Wilson score interval for k successes in n trials; None when n is 0."""
+    if n == 0:
+        return None
+    p, z2 = k / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # At k = 0 or k = n the bound is exactly 0 or 1; rounding must not leave the observed rate outside
+    lower = 0.0 if k == 0 else max(0.0, centre - half)
+    upper = 1.0 if k == n else min(1.0, centre + half)
+    return float(lower), float(upper)
+
+
+def bootstrap_confusions(
+    y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int = 1000, seed: int = 0, chunk: int = 100
+) -> np.ndarray:
+    """Confusion matrices of ``n_boot`` resamples (with replacement) of the cases: shape (n_boot, 3, 4).
+
+    Seeded, so the same inputs give the same intervals. Built in chunks to keep memory at chunk x n.
+    """
+    n = len(y_true)
+    rng = np.random.default_rng(seed)
+    codes = y_true * 4 + y_pred
+    out = np.empty((n_boot, 3, 4), dtype=np.int64)
+    for start in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - start)
+        sample = codes[rng.integers(0, n, size=(b, n))] + 12 * np.arange(b)[:, None]
+        out[start : start + b] = np.bincount(sample.ravel(), minlength=12 * b).reshape(b, 3, 4)
+    return out
+
+
+def percentile_interval(values: np.ndarray) -> tuple[float, float]:
+    """The central 95% of bootstrap values."""
+    lo, hi = np.percentile(values, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def roc_auc(y_binary: np.ndarray, scores: np.ndarray) -> float | None:
+    """Area under the ROC curve (Mann-Whitney form, ties count half); None without both classes."""
+    from scipy.stats import rankdata
+
+    pos = y_binary.astype(bool)
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if n_pos == 0 or n_neg == 0:
+        return None
+    ranks = rankdata(scores)
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def average_precision(y_binary: np.ndarray, scores: np.ndarray) -> float | None:
+    """Average precision: sum over score thresholds of (recall step) x precision; None without positives."""
+    n_pos = int(y_binary.sum())
+    if n_pos == 0:
+        return None
+    order = np.argsort(-scores, kind="mergesort")
+    s, y = scores[order], y_binary[order]
+    last_of_tie = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]
+    tps = np.cumsum(y)[last_of_tie]
+    precision = tps / (last_of_tie + 1)
+    recall = tps / n_pos
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def brier(y_binary: np.ndarray, scores: np.ndarray) -> float | None:
+    """Mean squared difference between the score and the 0/1 outcome; None for no cases."""
+    return float(np.mean((scores - y_binary) ** 2)) if len(scores) else None
+
+
+def score_metrics(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, Any] | None:
+    """ROC-AUC, average precision and Brier score of ``risk_score`` for high risk versus the rest.
+
+    Only cases with a score take part; None when no detector answer carried one.
+    """
+    pairs = [
+        (lab.expected_risk == "high", out.score)
+        for lab in labels
+        if (out := outcomes.get(lab.case_id)) is not None and out.score is not None
+    ]
+    if not pairs:
+        return None
+    y = np.array([p[0] for p in pairs], dtype=float)
+    s = np.array([p[1] for p in pairs], dtype=float)
+    return {
+        "n_scored": len(pairs),
+        "roc_auc": roc_auc(y, s),
+        "average_precision": average_precision(y, s),
+        "brier": brier(y, s),
+    }
+
+
+def group_accuracy(correct: Sequence[bool]) -> dict[str, Any]:
+    """n, accuracy and its 95% Wilson interval for one group of cases."""
+    n, k = len(correct), int(sum(correct))
+    interval = wilson_interval(k, n)
+    return {"n": n, "correct": k, "accuracy": k / n if n else None, "ci95": list(interval) if interval else None}
+
+
+def _family_keys(lab: CaseLabels) -> list[str]:
+    if not lab.families:
+        return ["(no model_family)"]
+    keys = [f"family:{f}" for f in lab.families]
+    if lab.families_complete:
+        keys.append("single-family" if len(lab.families) == 1 else "mixed-family")
+    else:
+        keys.append("partly labelled")
+    return keys
+
+
+BREAKDOWNS: dict[str, Callable[[CaseLabels], Iterable[str]]] = {
+    "model_family": _family_keys,
+    "saw_other_answers": lambda lab: [str(lab.any_saw_other_answers).lower()],
+    "shared_context": lambda lab: [str(lab.any_shared_context).lower()],
+    "n_answers": lambda lab: [str(lab.n_answers)],
+    "evidence": lambda lab: ["present" if lab.has_evidence else "absent"],
+    "tags": lambda lab: lab.tags or ["(none)"],
+}
+"""Each breakdown maps a case to the groups it belongs to (a case can be in several, e.g. several tags)."""
+
+
+def breakdowns(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
+    """Accuracy by group for every breakdown in `BREAKDOWNS`, over cases with an outcome."""
+    result: dict[str, dict[str, Any]] = {}
+    for name, keys_of in BREAKDOWNS.items():
+        groups: dict[str, list[bool]] = defaultdict(list)
+        for lab in labels:
+            if (out := outcomes.get(lab.case_id)) is not None:
+                for key in keys_of(lab):
+                    groups[key].append(out.risk == lab.expected_risk)
+        result[name] = {key: group_accuracy(groups[key]) for key in sorted(groups, key=_natural)}
+    return result
+
+
+def _natural(key: str) -> tuple[int, str]:
+    return (int(key), "") if key.isdigit() else (1 << 30, key)
+
+
+def per_category(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
+    """Accuracy with n and 95% interval per category, and how the detector's predictions were spread."""
+    result = {}
+    for cat in CATEGORIES:
+        rows = [(lab, outcomes[lab.case_id]) for lab in labels if lab.category == cat and lab.case_id in outcomes]
+        if not rows:
+            continue
+        spread = Counter(out.risk or "error" for _, out in rows)
+        entry = group_accuracy([out.risk == lab.expected_risk for lab, out in rows])
+        entry["expected_risk"] = (
+            rows[0][0].expected_risk if len({lab.expected_risk for lab, _ in rows}) == 1 else "mixed"
+        )
+        entry["predicted"] = {r: spread.get(r, 0) for r in (*RISKS, "error")}
+        result[cat] = entry
+    return result
+
+
+def operational(outcomes: Iterable[Outcome], wall_s: float) -> dict[str, Any]:
+    """Cases, errors by kind, retries, wall time, throughput and latency percentiles."""
+    outs = list(outcomes)
+    errors = Counter(o.error_kind for o in outs if o.error_kind)
+    latency = np.array([o.latency_s for o in outs], dtype=float)
+    pct = {f"p{q}": float(np.percentile(latency, q)) for q in (50, 90, 99)} if len(latency) else {}
+    return {
+        "cases": len(outs),
+        "errors": sum(errors.values()),
+        "errors_by_kind": {k: errors[k] for k in ERROR_KINDS if errors.get(k)},
+        "retries": sum(max(0, o.attempts - 1) for o in outs),
+        "wall_s": wall_s,
+        "cases_per_s": len(outs) / wall_s if wall_s > 0 else None,
+        "latency_s": pct,
+    }
+
+
+def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int, seed: int) -> dict[str, Any]:
+    """Accuracy, macro-F1 (with bootstrap intervals), per-class scores, kappa, high-risk recall, false alarms."""
+    classes = present_classes(cm)
+    pc = per_class(cm)
+    out: dict[str, Any] = {
+        "accuracy": float(accuracy(cm)),
+        "macro_f1": float(macro_f1(cm, classes)),
+        "macro_f1_classes": [r for r, keep in zip(RISKS, classes, strict=True) if keep],
+        "per_class": {
+            r: {k: (int(v[i]) if k == "support" else float(v[i])) for k, v in pc.items()} for i, r in enumerate(RISKS)
+        },
+        "weighted_kappa": quadratic_kappa(cm),
+        "high_risk_recall": float(pc["recall"][2]) if cm[2].sum() else None,
+        "false_alarm_rate": float(cm[0, 2] / cm[0].sum()) if cm[0].sum() else None,
+    }
+    if len(y_true) and n_boot > 0:
+        boots = bootstrap_confusions(y_true, y_pred, n_boot=n_boot, seed=seed)
+        out["accuracy_ci95"] = list(percentile_interval(accuracy(boots)))
+        out["macro_f1_ci95"] = list(percentile_interval(macro_f1(boots, classes)))
+        out["bootstrap"] = {"resamples": n_boot, "seed": seed, "method": "percentile"}
+    return out
+
+
+def compute(
+    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, wall_s: float, n_boot: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """Every metric of a run. ``labels`` are the cases in scope; ``outcomes`` those that finished, by case id."""
+    y_true, y_pred = encode(labels, outcomes)
+    cm = confusion(y_true, y_pred)
+    return {
+        "n_cases": len(y_true),
+        "n_not_run": sum(1 for lab in labels if lab.case_id not in outcomes),
+        "confusion_matrix": {
+            "rows": list(RISKS),
+            "columns": [*RISKS, "error"],
+            "counts": cm.tolist(),
+        },
+        **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
+        "scores": score_metrics(labels, outcomes),
+        "per_category": per_category(labels, outcomes),
+        "breakdowns": breakdowns(labels, outcomes),
+        "operational": operational((outcomes[lab.case_id] for lab in labels if lab.case_id in outcomes), wall_s),
+    }

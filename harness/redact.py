@@ -1,0 +1,27 @@
+"""Keep secrets out of everything the harness writes: URLs lose their credentials and secret-looking query values."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+_SECRET_PARAM = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig)", re.IGNORECASE)
+MASK = "REDACTED"
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any user:password and secret-looking query values replaced by ``REDACTED``."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, MASK if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe=MASK)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def redact_spec(spec: str) -> str:
+    """A detector spec fit to store: URLs are redacted, other specs name code and are kept as they are."""
+    return redact_url(spec) if spec.startswith(("http://", "https://")) else spec

@@ -1,0 +1,177 @@
+"""Render a run's metrics document: the terminal summary, ``report.md`` and ``metrics.json``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+from tabulate import tabulate
+
+from harness.journal import atomic_write
+
+METRICS_FILE = "metrics.json"
+REPORT_FILE = "report.md"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(interval: list[float] | None, fmt: Any = _pct) -> str:
+    return "" if not interval else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
+
+
+def headline_rows(m: dict[str, Any]) -> list[list[str]]:
+    """(metric, value, 95% interval) rows for the figures a reader looks at first."""
+    ops = m["operational"]
+    rows = [
+        ["accuracy", _pct(m["accuracy"]), _ci(m.get("accuracy_ci95"))],
+        ["macro-F1", _num(m["macro_f1"]), _ci(m.get("macro_f1_ci95"), _num)],
+        ["weighted kappa (quadratic)", _num(m["weighted_kappa"]), ""],
+        ["high-risk recall", _pct(m["high_risk_recall"]), ""],
+        ["false-alarm rate (low called high)", _pct(m["false_alarm_rate"]), ""],
+        ["error rate", _pct(ops["errors"] / ops["cases"] if ops["cases"] else None), ""],
+    ]
+    if s := m.get("scores"):
+        rows += [
+            [f"ROC-AUC, high vs rest (n={s['n_scored']})", _num(s["roc_auc"]), ""],
+            ["average precision, high vs rest", _num(s["average_precision"]), ""],
+            ["Brier score, high vs rest", _num(s["brier"]), ""],
+        ]
+    return rows
+
+
+def confusion_rows(m: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    cm = m["confusion_matrix"]
+    header = ["expected \\ predicted", *cm["columns"]]
+    return header, [[row, *counts] for row, counts in zip(cm["rows"], cm["counts"], strict=True)]
+
+
+def class_rows(m: dict[str, Any]) -> list[list[Any]]:
+    return [
+        [r, _num(v["precision"]), _num(v["recall"]), _num(v["f1"]), v["support"]] for r, v in m["per_class"].items()
+    ]
+
+
+def category_rows(m: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for cat, v in m["per_category"].items():
+        p = v["predicted"]
+        rows.append(
+            [
+                cat,
+                v["expected_risk"],
+                v["n"],
+                _pct(v["accuracy"]),
+                _ci(v["ci95"]),
+                p["low"],
+                p["medium"],
+                p["high"],
+                p["error"],
+            ]
+        )
+    return rows
+
+
+CATEGORY_HEADER = ["category", "expected", "n", "accuracy", "95% CI", "low", "medium", "high", "error"]
+
+
+def group_rows(groups: dict[str, Any]) -> list[list[Any]]:
+    return [[key, v["n"], _pct(v["accuracy"]), _ci(v["ci95"])] for key, v in groups.items()]
+
+
+def operational_rows(m: dict[str, Any]) -> list[list[Any]]:
+    ops = m["operational"]
+    lat = ops["latency_s"]
+    kinds = ", ".join(f"{k} {n}" for k, n in ops["errors_by_kind"].items()) or "none"
+    return [
+        ["cases run", ops["cases"]],
+        ["cases not run", m["n_not_run"]],
+        ["errors", f"{ops['errors']} ({kinds})"],
+        ["retries", ops["retries"]],
+        ["wall time", f"{ops['wall_s']:.2f} s"],
+        ["throughput", f"{ops['cases_per_s']:.1f} cases/s" if ops["cases_per_s"] else "n/a"],
+        [
+            "latency p50 / p90 / p99",
+            " / ".join(f"{1000 * lat[k]:.1f} ms" for k in ("p50", "p90", "p99")) if lat else "n/a",
+        ],
+    ]
+
+
+def _title(doc: dict[str, Any]) -> list[str]:
+    ds, det = doc["dataset"], doc["detector"]
+    status = "complete" if doc["complete"] else "INCOMPLETE"
+    lines = [
+        f"detector: {det['spec']}",
+        f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} valid cases)",
+        f"run: {status}; harness {doc['harness_version']}; {doc['created']}",
+    ]
+    if ds["skipped_invalid"]:
+        lines.append(f"skipped: {ds['skipped_invalid']} invalid line(s), listed in metrics.json")
+    return lines
+
+
+def render_summary(doc: dict[str, Any]) -> str:
+    """The terminal summary of a run."""
+    m = doc["metrics"]
+    fmt = "simple"
+    header, cm_rows = confusion_rows(m)
+    parts = [
+        "\n".join(_title(doc)),
+        tabulate(headline_rows(m), headers=["metric", "value", "95% CI"], tablefmt=fmt),
+        tabulate(cm_rows, headers=header, tablefmt=fmt),
+        tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt),
+        tabulate(
+            group_rows(m["breakdowns"]["model_family"]),
+            headers=["model_family", "n", "accuracy", "95% CI"],
+            tablefmt=fmt,
+        ),
+        tabulate(operational_rows(m), tablefmt=fmt),
+    ]
+    return "\n\n".join(parts)
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """``report.md``: every table of the summary plus all breakdowns."""
+    m = doc["metrics"]
+    fmt = "github"
+    header, cm_rows = confusion_rows(m)
+    out = ["# False-consensus detector report", "", *(f"- {line}" for line in _title(doc)), ""]
+    out += ["## Headline", "", tabulate(headline_rows(m), headers=["metric", "value", "95% CI"], tablefmt=fmt), ""]
+    if boot := m.get("bootstrap"):
+        out += [
+            f"Intervals: {boot['resamples']} bootstrap resamples of the cases (seed {boot['seed']}, "
+            f"{boot['method']}); per-group intervals are Wilson score intervals. Errors count as wrong.",
+            "",
+        ]
+    out += ["## Confusion matrix", "", tabulate(cm_rows, headers=header, tablefmt=fmt), ""]
+    out += [
+        "## Per class",
+        "",
+        tabulate(class_rows(m), headers=["risk", "precision", "recall", "F1", "support"], tablefmt=fmt),
+        "",
+    ]
+    out += ["## Per category", "", tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt), ""]
+    for name, groups in m["breakdowns"].items():
+        out += [
+            f"## By {name}",
+            "",
+            tabulate(group_rows(groups), headers=[name, "n", "accuracy", "95% CI"], tablefmt=fmt),
+            "",
+        ]
+    out += ["## Operational", "", tabulate(operational_rows(m), headers=["", ""], tablefmt=fmt), ""]
+    if doc["dataset"]["problems"]:
+        out += ["## Problems in the cases file", "", *(f"- `{p}`" for p in doc["dataset"]["problems"]), ""]
+    return "\n".join(out)
+
+
+def write_reports(run_dir: str | Path, doc: dict[str, Any]) -> None:
+    """Write ``metrics.json`` and ``report.md`` into the run folder, each atomically."""
+    run_dir = Path(run_dir)
+    atomic_write(run_dir / METRICS_FILE, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    atomic_write(run_dir / REPORT_FILE, render_markdown(doc).encode())

@@ -1,0 +1,78 @@
+"""Read a detector's reply into a `Prediction`, or explain why it is not one."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.types import RISKS, DetectorError, Prediction
+
+RISK_FIELD = ("false_consensus_risk",)
+
+
+def parse_risk_field(dotted: str | None) -> tuple[str, ...]:
+    """``"a.b.c"`` to a path of keys; None gives the standard ``false_consensus_risk``."""
+    if not dotted:
+        return RISK_FIELD
+    parts = tuple(dotted.split("."))
+    if not all(parts):
+        raise ValueError(f"--risk-field {dotted!r}: empty key in dotted path")
+    return parts
+
+
+def _invalid(reason: str, raw: Any = None) -> DetectorError:
+    text = None if raw is None else _preview(raw)
+    return DetectorError("invalid_response", reason, raw=text)
+
+
+def _preview(raw: Any, limit: int = 2000) -> str:
+    text = raw if isinstance(raw, str) else repr(raw)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def _dig(body: dict[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = body
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            raise _invalid(f"missing {'.'.join(path)}", body)
+        node = node[key]
+    return node
+
+
+def _score(value: Any, body: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        kind = type(value).__name__
+        raise _invalid(f"risk_score must be a number in [0, 1], got a {kind}: {_preview(value, 40)}", body)
+    try:
+        score = float(value)
+    except OverflowError:
+        raise _invalid("risk_score is an integer too large for a number in [0, 1]", body) from None
+    if not math.isfinite(score):
+        raise _invalid(f"risk_score must be a number in [0, 1], got {score}", body)
+    if not 0.0 <= score <= 1.0:
+        raise _invalid(f"risk_score {score} is outside [0, 1]", body)
+    return score
+
+
+def parse_prediction(body: Any, risk_field: tuple[str, ...] = RISK_FIELD) -> Prediction:
+    """A detector's reply (a decoded JSON value, or a bare risk string) as a `Prediction`.
+
+    Raises `DetectorError` of kind ``invalid_response`` when the reply is not a JSON object with the risk at
+    ``risk_field`` in ``low|medium|high``, or when an optional ``risk_score`` is not a number in [0, 1].
+    Everything else in the reply is kept in ``Prediction.extra``.
+    """
+    if isinstance(body, str):
+        body = {risk_field[-1]: body} if len(risk_field) == 1 else body
+    if not isinstance(body, dict):
+        raise _invalid(f"expected a JSON object, got {type(body).__name__}", body)
+    risk = _dig(body, risk_field)
+    if not isinstance(risk, str):
+        raise _invalid(f"{'.'.join(risk_field)} must be a string, got {type(risk).__name__}", body)
+    if risk not in RISKS:
+        raise _invalid(f"{'.'.join(risk_field)} {risk[:40]!r} is not one of low, medium, high", body)
+    score = body.get("risk_score")
+    if score is not None:
+        score = _score(score, body)
+    dropped = {"risk_score", risk_field[0]} if len(risk_field) == 1 else {"risk_score"}
+    extra = {k: v for k, v in body.items() if k not in dropped}
+    return Prediction(risk=risk, score=score, extra=extra)  # type: ignore[arg-type]

@@ -1,0 +1,304 @@
+"""Run a detector over a cases file: validate, strip labels, call the detector, journal, compute metrics.
+
+The journal (``predictions.jsonl``) is the run's source of truth: metrics are always recomputed from it and the
+case labels, so a resumed run and an uninterrupted one end with the same figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.cases import Problem, Scan, iter_cases, scan
+from harness.detectors import load_detector
+from harness.detectors.options import DetectorOptions
+from harness.journal import (
+    PREDICTIONS,
+    JournalWriter,
+    outcome_of,
+    read_journal,
+    read_manifest,
+    record,
+    write_manifest,
+)
+from harness.metrics import compute
+from harness.redact import redact_spec
+from harness.report import write_reports
+from harness.request import build_request
+from harness.types import CaseLabels, Detector, DetectorError, Outcome, Prediction, RunResult
+
+METRICS_VERSION = 1
+
+
+class RunError(Exception):
+    """A run that cannot start or continue; the message says why."""
+
+
+class InvalidCases(RunError):
+    """The cases file has errors; ``problems`` lists them all."""
+
+    def __init__(self, scan_result: Scan) -> None:
+        errors = scan_result.errors
+        super().__init__(f"{scan_result.path}: {len(errors)} problem(s) in {scan_result.invalid_lines} line(s)")
+        self.problems: list[Problem] = errors
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """Everything that decides what a run does. ``out`` None makes a new folder under ``results_root``."""
+
+    cases: str
+    detector: str
+    options: DetectorOptions = field(default_factory=DetectorOptions)
+    out: str | None = None
+    results_root: str = "results"
+    resume: bool = False
+    limit: int | None = None
+    anonymize_agents: bool = False
+    skip_invalid: bool = False
+    strict: bool = False
+    progress: bool = False
+    n_boot: int = 1000
+    seed: int = 0
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", redact_spec(spec).split("://")[-1]).strip("-")[:40] or "detector"
+
+
+def new_run_dir(root: str, spec: str) -> Path:
+    """A fresh folder ``ROOT/<UTC time>-<detector>``, with a numeric suffix if that name is taken."""
+    base = Path(root) / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{_slug(spec)}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+def _identity(settings: EvalSettings, scanned: Scan) -> dict[str, Any]:
+    """What must not change between a run and its resumption."""
+    return {
+        "dataset_sha256": scanned.sha256,
+        "detector": redact_spec(settings.detector),
+        "limit": settings.limit,
+        "anonymize_agents": settings.anonymize_agents,
+        "risk_field": ".".join(settings.options.risk_field),
+    }
+
+
+def _check_resume(run_dir: Path, identity: dict[str, Any]) -> dict[str, Any]:
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        raise RunError(f"{run_dir}: not a run folder (no run.json); nothing to resume")
+    changed = [k for k, v in identity.items() if manifest["identity"].get(k) != v]
+    if changed:
+        detail = "; ".join(f"{k} was {manifest['identity'].get(k)!r}, now {identity[k]!r}" for k in changed)
+        raise RunError(f"{run_dir}: refusing to resume, the run changed: {detail}")
+    return manifest
+
+
+def _settings_record(settings: EvalSettings) -> dict[str, Any]:
+    options = asdict(settings.options)
+    # headers map a header name to the environment variable that holds its value: no secret is stored
+    options["risk_field"] = ".".join(options["risk_field"])
+    return {
+        "limit": settings.limit,
+        "anonymize_agents": settings.anonymize_agents,
+        "skip_invalid": settings.skip_invalid,
+        "strict": settings.strict,
+        "bootstrap_resamples": settings.n_boot,
+        "seed": settings.seed,
+        **options,
+    }
+
+
+def _pending(settings: EvalSettings, todo: list[CaseLabels]) -> Iterator[tuple[CaseLabels, dict[str, Any]]]:
+    by_line = {lab.line: lab for lab in todo}
+    for line_no, case in iter_cases(settings.cases, [lab.line for lab in todo]):
+        yield by_line[line_no], case
+
+
+async def _assess(detector: Detector, request: Any) -> tuple[Prediction | None, DetectorError | None]:
+    try:
+        return await detector.assess(request), None
+    except DetectorError as exc:
+        return None, exc
+    except Exception as exc:  # a broken adapter or detector costs one case, never the run
+        return None, DetectorError("detector_exception", f"{type(exc).__name__}: {exc}"[:500])
+
+
+async def _worker(
+    source: Iterator[tuple[CaseLabels, dict[str, Any]]],
+    detector: Detector,
+    journal: JournalWriter,
+    outcomes: dict[str, Outcome],
+    settings: EvalSettings,
+    bar: Any,
+) -> None:
+    for lab, case in source:
+        started = time.perf_counter()
+        prediction, error = await _assess(detector, build_request(case, anonymize_agents=settings.anonymize_agents))
+        attempts = prediction.attempts if prediction else error.attempts  # type: ignore[union-attr]
+        rec = record(lab.case_id, lab.content_hash, prediction, error, attempts, time.perf_counter() - started)
+        journal.write(rec)
+        outcomes[lab.case_id] = outcome_of(rec)
+        if bar is not None:
+            bar.update(1)
+            if error is not None:
+                bar.set_postfix(errors=sum(1 for o in outcomes.values() if o.error_kind), refresh=False)
+
+
+async def _run_workers(
+    settings: EvalSettings,
+    detector: Detector,
+    todo: list[CaseLabels],
+    journal: JournalWriter,
+    outcomes: dict[str, Outcome],
+) -> bool:
+    """Run the pending cases; returns False when interrupted by SIGINT/SIGTERM."""
+    bar = None
+    if settings.progress and todo:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), unit="case", file=sys.stderr, dynamic_ncols=True)
+    source = _pending(settings, todo)
+    n_workers = min(settings.options.concurrency, max(1, len(todo)))
+    tasks = [
+        asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, bar)) for _ in range(n_workers)
+    ]
+    interrupted = False
+
+    def stop() -> None:
+        nonlocal interrupted
+        interrupted = True
+        for t in tasks:
+            t.cancel()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop)
+    try:
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(sig)
+        if bar is not None:
+            bar.close()
+    for r in results:
+        if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
+            raise r
+    return not interrupted
+
+
+async def run(settings: EvalSettings, detector: Detector | None = None) -> RunResult:
+    """Evaluate a detector on a cases file and write the run folder. See `EvalSettings` for the knobs.
+
+    Raises `InvalidCases` before any detector call when the file has errors (unless ``skip_invalid``), and
+    `RunError` when a run folder cannot be resumed.
+    """
+    scanned = scan(settings.cases, strict=settings.strict)
+    if scanned.errors and not settings.skip_invalid:
+        raise InvalidCases(scanned)
+    labels = scanned.labels[: settings.limit] if settings.limit is not None else scanned.labels
+    identity = _identity(settings, scanned)
+    if settings.resume:
+        if settings.out is None:
+            raise RunError("resume needs the run folder")
+        run_dir = Path(settings.out)
+        manifest = _check_resume(run_dir, identity)
+    else:
+        run_dir = Path(settings.out) if settings.out else new_run_dir(settings.results_root, settings.detector)
+        if (run_dir / PREDICTIONS).exists():
+            raise RunError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "identity": identity,
+            "cases": os.path.abspath(settings.cases),
+            "settings": _settings_record(settings),
+            "created": _now(),
+            "sessions": [],
+        }
+    hashes = {lab.case_id: lab.content_hash for lab in labels}
+    outcomes = {cid: o for cid, o in read_journal(run_dir / PREDICTIONS).items() if hashes.get(cid) == o.content_hash}
+    todo = [lab for lab in labels if lab.case_id not in outcomes]
+
+    owned = detector is None
+    detector = detector or load_detector(settings.detector, settings.options)
+    secrets = detector.secrets() if hasattr(detector, "secrets") else []
+    write_manifest(run_dir, manifest)
+    journal = JournalWriter(run_dir / PREDICTIONS, secrets=secrets)
+    started = time.perf_counter()
+    try:
+        complete = await _run_workers(settings, detector, todo, journal, outcomes)
+    finally:
+        journal.close()
+        if owned:
+            await detector.aclose()
+    wall = time.perf_counter() - started
+    manifest["sessions"].append({"started": _now(), "wall_s": wall, "cases": len(todo)})
+    write_manifest(run_dir, manifest)
+    metrics = compute(
+        labels,
+        outcomes,
+        wall_s=sum(s["wall_s"] for s in manifest["sessions"]),
+        n_boot=settings.n_boot,
+        seed=settings.seed,
+    )
+    finished = complete and not metrics["n_not_run"] and len(labels) == len(scanned.labels)
+    document = _document(settings, scanned, detector, metrics, complete=finished)
+    write_reports(run_dir, document)
+    return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"])
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _document(
+    settings: EvalSettings, scanned: Scan, detector: Detector, metrics: dict[str, Any], *, complete: bool
+) -> dict[str, Any]:
+    skipped = scanned.invalid_lines
+    return {
+        "metrics_version": METRICS_VERSION,
+        "harness_version": __version__,
+        "created": _now(),
+        "complete": complete and skipped == 0,
+        "dataset": {
+            "path": os.path.abspath(settings.cases),
+            "name": Path(settings.cases).name,
+            "sha256": scanned.sha256,
+            "cases": len(scanned.labels),
+            "lines": scanned.lines,
+            "skipped_invalid": skipped,
+            "problems": [str(p) for p in scanned.problems[:200]],
+        },
+        "detector": {"spec": redact_spec(settings.detector), "name": redact_spec(getattr(detector, "name", ""))},
+        "settings": _settings_record(settings),
+        "metrics": metrics,
+    }
+
+
+def evaluate(cases: str, detector: str | Detector, **kwargs: Any) -> RunResult:
+    """Synchronous entry point for the Python API: ``evaluate("cases.jsonl", "builtin:agreement")``.
+
+    ``detector`` is a spec string or an object with ``async assess(request)``; other keyword arguments are
+    `EvalSettings` fields (``options`` takes a `DetectorOptions`).
+    """
+    if isinstance(detector, str):
+        return asyncio.run(run(EvalSettings(cases=cases, detector=detector, **kwargs)))
+    name = getattr(detector, "name", type(detector).__name__)
+    return asyncio.run(run(EvalSettings(cases=cases, detector=name, **kwargs), detector))

@@ -1,0 +1,148 @@
+"""The whole contract of the harness in one place: read this file first.
+
+A *case* (one line of ``cases.jsonl``) holds a question, agent answers and labels. The harness turns it into a
+*request* that carries no label, hands the request to a *detector*, and records the detector's *prediction* (or
+the error that stood in its place). Metrics are computed from predictions and the labels kept in `CaseLabels`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypedDict
+
+RISKS: tuple[str, ...] = ("low", "medium", "high")
+"""Risk levels in their fixed order; every matrix and array in the harness uses this order."""
+
+Risk = Literal["low", "medium", "high"]
+
+CATEGORY_RISK: dict[str, Risk] = {
+    "majority_wrong_fact": "high",
+    "echo_cascade": "high",
+    "anchoring_injected_premise": "high",
+    "lone_correct_dissenter": "high",
+    "numeric_consensus_error": "high",
+    "genuine_agreement_correct": "low",
+    "genuine_disagreement": "medium",
+    "correct_but_unsupported": "medium",
+}
+"""The risk an ideal detector gives each category (the label scheme in the README)."""
+
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_RISK)
+
+ERROR_KINDS: tuple[str, ...] = ("invalid_response", "timeout", "connection", "http_status", "detector_exception")
+"""Kinds of per-case error. A case with an error is counted, as wrong, never dropped."""
+
+
+class Answer(TypedDict):
+    agent_id: str
+    text: str
+
+
+class Request(TypedDict, total=False):
+    """What a detector receives: ``task`` and ``answers`` always, ``evidence`` only when the case has some."""
+
+    task: str
+    answers: list[Answer]
+    evidence: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """A detector's answer for one request. ``extra`` keeps whatever else the detector returned."""
+
+    risk: Risk
+    score: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 1
+
+
+class DetectorError(Exception):
+    """A detector failed on one case. ``kind`` is one of `ERROR_KINDS`; ``attempts`` counts tries made."""
+
+    def __init__(self, kind: str, message: str, attempts: int = 1, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.attempts = attempts
+        self.raw = raw
+
+
+class Detector(Protocol):
+    """Anything that can assess a request. Raise `DetectorError` for a failure that belongs to one case."""
+
+    name: str
+
+    async def assess(self, request: Request) -> Prediction: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CaseLabels:
+    """The compact per-case record that metrics need: labels and breakdown keys, no text."""
+
+    line: int
+    case_id: str
+    content_hash: str
+    category: str
+    expected_risk: Risk
+    majority_correct: bool | None
+    n_answers: int
+    has_evidence: bool
+    families: tuple[str, ...]  # distinct model_family labels, sorted; empty when no answer has one
+    families_complete: bool  # every answer carries a model_family
+    any_saw_other_answers: bool
+    any_shared_context: bool
+    tags: tuple[str, ...]
+    source_dataset: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened to one case in a run: a prediction or an error, with attempts and latency."""
+
+    case_id: str
+    content_hash: str
+    risk: Risk | None
+    score: float | None
+    error_kind: str | None
+    attempts: int
+    latency_s: float
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What `harness.run` returns: the run folder, the metrics document and the per-case records."""
+
+    run_dir: str
+    metrics: dict[str, Any]
+    labels: list[CaseLabels]
+    outcomes: list[Outcome]
+    complete: bool
+
+    def frame(self) -> Any:
+        """Per-case results as a pandas DataFrame (one row per evaluated case)."""
+        import pandas as pd  # imported here: the CLI never pays for pandas
+
+        by_id = {o.case_id: o for o in self.outcomes}
+        rows = []
+        for lab in self.labels:
+            out = by_id.get(lab.case_id)
+            rows.append(
+                {
+                    "id": lab.case_id,
+                    "category": lab.category,
+                    "expected_risk": lab.expected_risk,
+                    "predicted_risk": out.risk if out else None,
+                    "risk_score": out.score if out else None,
+                    "error": out.error_kind if out else "not_run",
+                    "correct": bool(out and out.risk == lab.expected_risk),
+                    "attempts": out.attempts if out else 0,
+                    "latency_s": out.latency_s if out else None,
+                    "n_answers": lab.n_answers,
+                    "has_evidence": lab.has_evidence,
+                    "families": ",".join(lab.families),
+                    "tags": ",".join(lab.tags),
+                }
+            )
+        return pd.DataFrame(rows)

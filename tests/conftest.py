@@ -1,0 +1,63 @@
+"""Shared fixtures: a real detector server on 127.0.0.1 and the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = Path(__file__).resolve().parent / "servers" / "detector_server.py"
+EMBEDDED = ROOT / "harness" / "data" / "embedded_cases.jsonl"
+
+
+class Server:
+    def __init__(self, proc: subprocess.Popen, port: int) -> None:
+        self.proc, self.port = proc, port
+        self.url = f"http://127.0.0.1:{port}"
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(f"{self.url}/stats", timeout=5) as resp:
+            return json.loads(resp.read())
+
+
+@pytest.fixture
+def detector_server() -> Iterator[Callable[..., Server]]:
+    """Start test detector servers (each on a free port); all are stopped when the test ends."""
+    started: list[subprocess.Popen] = []
+
+    def start(*args: str) -> Server:
+        proc = subprocess.Popen([sys.executable, str(SERVER), *args], stdout=subprocess.PIPE, text=True)
+        started.append(proc)
+        line = proc.stdout.readline() if proc.stdout else ""
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"test server did not start: {line!r}")
+        return Server(proc, int(line.split()[1]))
+
+    yield start
+    for proc in started:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m harness ARGS`` in a subprocess, as a user would run ``fcb``."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=ROOT,
+    )
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,189 @@
+"""The fcb command as a user runs it: validation gates, skipped cases, error gates, callables, secrets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from casegen import write_cases
+from conftest import read_jsonl, run_cli
+
+CALLABLES = '''
+import asyncio, time
+
+def sync_detector(request):
+    return "high" if len(request["answers"]) > 4 else {"false_consensus_risk": "low", "risk_score": 0.2, "why": "x"}
+
+async def async_detector(request):
+    await asyncio.sleep(0)
+    return {"false_consensus_risk": "medium"}
+
+def broken(request):
+    if len(request["answers"]) == 3:
+        raise RuntimeError("detector bug")
+    return "low"
+
+def slow(request):
+    time.sleep(5 if len(request["answers"]) == 3 else 0)
+    return "low"
+
+def garbage(request):
+    return ["not", "a", "dict"] if len(request["answers"]) == 3 else "critical"
+'''
+
+
+def _metrics(run_dir: Path) -> dict:
+    return json.loads((run_dir / "metrics.json").read_text())
+
+
+def test_invalid_file_stops_before_any_detector_call(tmp_path: Path, detector_server) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 10)
+    lines = cases.read_text().splitlines()
+    bad = json.loads(lines[3])
+    bad["answers"][0]["correct"] = "yes"
+    lines[3] = json.dumps(bad)
+    lines[6] = lines[6].replace('"expected_risk": "', '"expected_risk": "x')
+    cases.write_text("\n".join(lines) + "\n")
+    server = detector_server()
+
+    proc = run_cli("eval", str(cases), "-d", server.url, "--out", str(tmp_path / "run"), "--quiet")
+    assert proc.returncode == 1
+    assert f"{cases}:4: answers[0].correct: 'yes' is not of type 'boolean'" in proc.stderr
+    assert f"{cases}:7: expected_risk: " in proc.stderr
+    assert server.stats()["count"] == 0
+
+    proc = run_cli("eval", str(cases), "-d", server.url, "--out", str(tmp_path / "run"), "--quiet", "--skip-invalid")
+    assert proc.returncode == 0, proc.stderr
+    doc = _metrics(tmp_path / "run")
+    assert doc["dataset"]["skipped_invalid"] == 2 and not doc["complete"]
+    assert doc["metrics"]["n_cases"] == 8 and server.stats()["count"] == 8
+    assert any(":4: answers[0].correct" in p for p in doc["dataset"]["problems"])
+    assert "Problems in the cases file" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_validate_and_stats_commands(tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 24)
+    ok = run_cli("validate", str(cases))
+    assert ok.returncode == 0 and "24 valid case(s)" in ok.stderr
+    (tmp_path / "bad.jsonl").write_text(cases.read_text().splitlines()[0] + "\n{broken\n")
+    bad = run_cli("validate", str(tmp_path / "bad.jsonl"))
+    assert bad.returncode == 1 and f"{tmp_path / 'bad.jsonl'}:2: (line): invalid JSON" in bad.stderr
+
+    stats = run_cli("stats", str(cases), "--format", "json")
+    counts = json.loads(stats.stdout)["counts"]
+    assert counts["category"] == {c: 3 for c in counts["category"]} and len(counts["category"]) == 8
+    assert sum(counts["answers"].values()) == 24
+    assert counts["evidence"] == {"absent": 18, "present": 6}  # casegen puts evidence on every fourth case
+
+
+def test_python_callables_sync_async_and_failures(tmp_path: Path) -> None:
+    (tmp_path / "dets.py").write_text(CALLABLES)
+    cases = write_cases(tmp_path / "cases.jsonl", 40)
+    expected = [c for c in read_jsonl(cases)]
+
+    def run(name: str, *extra: str) -> list[dict]:
+        out = tmp_path / name
+        proc = run_cli("eval", str(cases), "-d", f"{tmp_path / 'dets.py'}:{name}", "--out", str(out), "-q", *extra)
+        assert proc.returncode == 0, proc.stderr
+        return read_jsonl(out / "predictions.jsonl")
+
+    by_id = {r["id"]: r for r in run("sync_detector")}
+    for case in expected:
+        want = "high" if len(case["answers"]) > 4 else "low"
+        assert by_id[case["id"]]["risk"] == want
+    assert all(r["response"] == {"why": "x"} for r in by_id.values() if r["risk"] == "low")
+    assert {r["risk"] for r in run("async_detector")} == {"medium"}
+
+    broken = run("broken")
+    three = {c["id"] for c in expected if len(c["answers"]) == 3}
+    assert three and {r["id"] for r in broken if r["error"]} == three
+    assert {r["error"]["kind"] for r in broken if r["error"]} == {"detector_exception"}
+
+    slow = run("slow", "--timeout", "0.5", "--concurrency", "8")
+    assert {r["id"] for r in slow if r["error"]} == three
+    assert {r["error"]["kind"] for r in slow if r["error"]} == {"timeout"}
+
+    garbage = run("garbage")
+    assert all(r["error"]["kind"] == "invalid_response" for r in garbage)
+    assert len(garbage) == 40  # never dropped from the counts
+
+
+def test_fail_on_error_gate(tmp_path: Path, detector_server) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 30)
+    server = detector_server("--garbage-every", "3")
+    args = ["eval", str(cases), "-d", server.url, "-q", "--results", str(tmp_path)]
+    assert run_cli(*args, "--fail-on-error", "0.9").returncode == 0
+    failed = run_cli(*args, "--fail-on-error", "0.01")
+    assert failed.returncode == 1 and "exceeds --fail-on-error" in failed.stderr
+
+
+def test_status_errors_retry_policy_and_retry_after(tmp_path: Path, detector_server) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 4)
+    bad_request = detector_server("--status", "400")
+    out = tmp_path / "r400"
+    assert run_cli("eval", str(cases), "-d", bad_request.url, "--out", str(out), "-q").returncode == 0
+    records = read_jsonl(out / "predictions.jsonl")
+    assert {(r["error"]["kind"], r["attempts"]) for r in records} == {("http_status", 1)}  # no retry on 4xx
+    assert bad_request.stats()["count"] == 4
+
+    unavailable = detector_server("--status", "503")
+    out = tmp_path / "r503"
+    args = ["--retries", "2", "--out", str(out), "-q"]
+    assert run_cli("eval", str(cases), "-d", unavailable.url, *args).returncode == 0
+    assert {r["attempts"] for r in read_jsonl(out / "predictions.jsonl")} == {3}
+    assert unavailable.stats()["count"] == 12
+
+    throttled = detector_server("--throttle-once", "1")
+    out = tmp_path / "r429"
+    assert run_cli("eval", str(cases), "-d", throttled.url, "--out", str(out), "-q").returncode == 0
+    records = read_jsonl(out / "predictions.jsonl")
+    assert all(r["error"] is None and r["attempts"] == 2 for r in records)
+    # Retry-After: 1 is honoured, not replaced by the much shorter first backoff step
+    assert min(r["latency_s"] for r in records) >= 1.0
+
+
+def test_secrets_never_reach_results_and_agents_can_be_anonymised(tmp_path: Path, detector_server) -> None:
+    token, other = "tok-SECRET-1234567890", "hdr-SECRET-0987654321"
+    record = tmp_path / "seen.jsonl"
+    server = detector_server("--echo-headers", "--record", str(record))
+    cases = write_cases(tmp_path / "cases.jsonl", 12)
+    out = tmp_path / "results" / "run"
+    proc = run_cli(
+        "eval", str(cases), "-d", server.url + "/v1/consensus?api_key=k-SECRET", "--out", str(out),
+        "--header", "X-Extra=MY_EXTRA", "--anonymize-agents",
+        env={"FCB_DETECTOR_TOKEN": token, "MY_EXTRA": other},
+    )
+    assert proc.returncode == 0, proc.stderr
+    seen = read_jsonl(record)
+    assert len(seen) == 12
+    headers = [{k.lower(): v for k, v in r["headers"].items()} for r in seen]
+    assert all(h["authorization"] == f"Bearer {token}" and h["x-extra"] == other for h in headers)
+    for r in seen:
+        ids = [a["agent_id"] for a in r["body"]["answers"]]
+        assert ids == [f"agent-{i}" for i in range(1, len(ids) + 1)]
+    assert "[REDACTED]" in (out / "predictions.jsonl").read_text()  # the echoed headers were scrubbed
+
+    with_credentials = server.url.replace("http://", "http://user:pw-SECRET@")
+    out2 = tmp_path / "results" / "run2"
+    proc2 = run_cli("eval", str(cases), "-d", with_credentials, "--out", str(out2))
+    assert proc2.returncode == 0, proc2.stderr
+    last = {k.lower(): v for k, v in read_jsonl(record)[-1]["headers"].items()}
+    assert last["authorization"].startswith("Basic ")
+    written = "".join(p.read_text() for p in (tmp_path / "results").rglob("*") if p.is_file())
+    assert "SECRET" not in written + proc.stdout + proc.stderr + proc2.stdout + proc2.stderr
+    assert json.loads((out2 / "metrics.json").read_text())["detector"]["spec"].startswith("http://REDACTED@127.0.0.1")
+    refused = run_cli("eval", "--resume", str(out2))  # the stored URL has no credentials left to reuse
+    assert refused.returncode == 2 and "pass --detector again" in refused.stderr
+
+
+def test_detector_config_file(tmp_path: Path, detector_server) -> None:
+    server = detector_server("--status", "503")
+    config = tmp_path / "det.toml"
+    config.write_text(f'detector = "{server.url}"\nretries = 0\ntimeout = 5\nconcurrency = 2\n')
+    cases = write_cases(tmp_path / "cases.jsonl", 3)
+    out = tmp_path / "run"
+    assert run_cli("eval", str(cases), "--detector-config", str(config), "--out", str(out), "-q").returncode == 0
+    assert {r["attempts"] for r in read_jsonl(out / "predictions.jsonl")} == {1}
+    config.write_text('detector = "builtin:agreement"\nretrys = 1\n')
+    proc = run_cli("eval", str(cases), "--detector-config", str(config), "-q")
+    assert proc.returncode == 2 and "unknown key 'retrys'" in proc.stderr

@@ -1,0 +1,87 @@
+"""Small parts checked on hand-worked examples: built-in detectors, redaction, endpoints, Retry-After, imports."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from email.utils import formatdate
+
+import pytest
+
+from harness.detectors import load_detector
+from harness.detectors.builtin import agreement_share, answer_key
+from harness.detectors.http import endpoint, retry_after_seconds, split_credentials
+from harness.redact import redact_spec, redact_url
+
+
+def test_answer_key_prefers_the_last_number() -> None:
+    assert answer_key("I checked 12 rows and got 1,234") == ("number", 1234.0)
+    assert answer_key("Canberra is the capital")[0] == "words"
+
+
+@pytest.mark.parametrize(
+    ("texts", "share"),
+    [
+        (["It is 42.", "42", "The answer is 42"], 1.0),
+        (["It is 42.", "42", "41", "42", "42"], 0.8),  # 4 of 5 say 42
+        (["1", "2", "3", "4"], 0.25),
+        (["The capital is Canberra.", "Canberra is the capital.", "The capital is Sydney."], 2 / 3),
+    ],
+)
+def test_agreement_share(texts: list[str], share: float) -> None:
+    assert agreement_share(texts) == pytest.approx(share)
+
+
+def _risk(spec: str, texts: list[str]) -> str:
+    request = {"task": "q", "answers": [{"agent_id": str(i), "text": t} for i, t in enumerate(texts)]}
+    return asyncio.run(load_detector(spec).assess(request)).risk
+
+
+def test_builtin_detectors() -> None:
+    assert _risk("builtin:agreement", ["7", "7", "7"]) == "low"  # unanimous
+    assert _risk("builtin:agreement", ["7", "7", "7", "8"]) == "high"  # a majority with a dissenter
+    assert _risk("builtin:agreement", ["7", "8", "9"]) == "medium"  # no 60% majority
+    assert _risk("builtin:always-low", ["7", "8"]) == "low"
+    with pytest.raises(ValueError, match="builtin:agreement"):
+        load_detector("builtin:nope")
+
+
+def test_bad_specs_explain_themselves(tmp_path) -> None:
+    with pytest.raises(ValueError, match="does not exist"):
+        load_detector(str(tmp_path / "missing.py") + ":f")
+    with pytest.raises(ValueError, match="cannot import"):
+        load_detector("no_such_module_here:f")
+    with pytest.raises(ValueError, match="module:function"):
+        load_detector("just-a-word")
+
+
+def test_redaction() -> None:
+    assert redact_url("https://u:p@h.example:8443/x?api_key=abc&mode=fast") == (
+        "https://REDACTED@h.example:8443/x?api_key=REDACTED&mode=fast"
+    )
+    assert redact_spec("pkg.mod:fn") == "pkg.mod:fn"
+    url, auth = split_credentials("http://user:pa%3Ass@127.0.0.1:9/v1/consensus")
+    assert url == "http://127.0.0.1:9/v1/consensus" and auth == "Basic dXNlcjpwYTpzcw=="  # base64 of user:pa:ss
+
+
+def test_endpoint_default_path() -> None:
+    assert endpoint("http://127.0.0.1:8765") == "http://127.0.0.1:8765/v1/consensus"
+    assert endpoint("http://127.0.0.1:8765/") == "http://127.0.0.1:8765/v1/consensus"
+    assert endpoint("http://127.0.0.1:8765/custom") == "http://127.0.0.1:8765/custom"
+
+
+def test_retry_after_forms() -> None:
+    assert retry_after_seconds("3") == 3.0
+    assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None
+    assert retry_after_seconds("100000") == 120.0  # capped
+    in_ten = retry_after_seconds(formatdate(time.time() + 10, usegmt=True))
+    assert in_ten is not None and 8.0 <= in_ten <= 10.0
+
+
+def test_cli_start_does_not_import_heavy_libraries() -> None:
+    heavy = "('numpy', 'pandas', 'sklearn', 'httpx')"
+    code = f"import sys, harness.cli; print(sorted(m for m in {heavy} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
