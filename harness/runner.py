@@ -241,7 +241,7 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     secrets = detector.secrets() if hasattr(detector, "secrets") else []
     write_manifest(run_dir, manifest)
     journal = JournalWriter(run_dir / PREDICTIONS, secrets=secrets)
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), _now()
     try:
         complete = await _run_workers(settings, detector, todo, journal, outcomes)
     finally:
@@ -249,7 +249,7 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
         if owned:
             await detector.aclose()
     wall = time.perf_counter() - started
-    manifest["sessions"].append({"started": _now(), "wall_s": wall, "cases": len(todo)})
+    manifest["sessions"].append({"started": started_at, "wall_s": wall, "cases": len(todo)})
     write_manifest(run_dir, manifest)
     metrics = compute(
         labels,

@@ -81,7 +81,7 @@ def test_retry_after_forms() -> None:
 
 
 def test_cli_start_does_not_import_heavy_libraries() -> None:
-    heavy = "('numpy', 'pandas', 'sklearn', 'httpx')"
+    heavy = "('numpy', 'pandas', 'sklearn', 'aiohttp')"
     code = f"import sys, harness.cli; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

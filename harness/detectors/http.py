@@ -1,12 +1,13 @@
 """Detectors behind an HTTP endpoint: ``POST {url}`` (``/v1/consensus`` when the URL has no path).
 
-The client is httpx, on aiohttp's connection pool (httpx-aiohttp): httpx's own pool costs milliseconds of CPU per
-request at high concurrency, which capped throughput far below what the detector could serve.
+The client is aiohttp. httpx was measured first against a local detector that waits 50 ms: at concurrency 64 its
+connection pool spent about 10 ms of CPU per request and reached 8% of the ideal throughput (httpcore's pool scans
+every connection for every connection); on aiohttp's pool it reached 81% but mapped disconnects to connect timeouts.
+Plain aiohttp reached 87%, at 0.15 ms of CPU per request, and has a true whole-request timeout.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import email.utils
 import os
@@ -15,9 +16,8 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import httpx
+import aiohttp
 import orjson
-from httpx_aiohttp import AiohttpTransport
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from harness.detectors.options import DetectorOptions
@@ -95,13 +95,18 @@ class HttpDetector:
         self._options = options
         self._headers = headers_from_env(options, basic_auth)
         self._backoff = wait_exponential_jitter(initial=options.backoff_initial, max=options.backoff_max)
-        limits = httpx.Limits(max_connections=options.concurrency, max_keepalive_connections=options.concurrency)
-        self._client = httpx.AsyncClient(
-            transport=AiohttpTransport(limits=limits, trust_env=False),
-            timeout=httpx.Timeout(options.timeout),
-            follow_redirects=False,
-            trust_env=False,
-        )
+        self._session: aiohttp.ClientSession | None = None  # made inside the running event loop
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=self._options.concurrency, limit_per_host=0)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=self._options.timeout),  # the whole request, body included
+                headers=self._headers,
+                trust_env=False,
+            )
+        return self._session
 
     def secrets(self) -> list[str]:
         """Header values that must never be written anywhere."""
@@ -137,32 +142,30 @@ class HttpDetector:
 
     async def _post(self, body: bytes) -> Prediction:
         try:
-            async with asyncio.timeout(self._options.timeout):
-                async with self._client.stream("POST", self.url, content=body, headers=self._headers) as resp:
-                    payload = await self._read_capped(resp)
-        except (TimeoutError, httpx.TimeoutException):
+            async with self._client().post(self.url, data=body, allow_redirects=False) as resp:
+                payload = await self._read_capped(resp)
+        except TimeoutError:
             raise _Transient("timeout", f"no answer within {self._options.timeout:g} s") from None
-        except httpx.TransportError as exc:
+        except (aiohttp.ClientError, OSError) as exc:  # refused, reset, disconnected, malformed HTTP
             raise _Transient("connection", f"{type(exc).__name__}: {exc}"[:300]) from None
-        return self._interpret(resp, payload)
+        return self._interpret(resp.status, resp.headers.get("Retry-After"), payload)
 
-    async def _read_capped(self, resp: httpx.Response) -> bytes:
+    async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
         cap = self._options.max_response_bytes
-        declared = resp.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > cap:
-            raise DetectorError("invalid_response", f"response of {int(declared):,} bytes exceeds the {cap:,}-byte cap")
-        chunks, size = [], 0
-        async for chunk in resp.aiter_raw():
-            size += len(chunk)
-            if size > cap:
+        if resp.content_length is not None and resp.content_length > cap:
+            raise DetectorError(
+                "invalid_response", f"response of {resp.content_length:,} bytes exceeds the {cap:,}-byte cap"
+            )
+        body = bytearray()
+        async for chunk in resp.content.iter_any():
+            body += chunk
+            if len(body) > cap:
                 raise DetectorError("invalid_response", f"response exceeds the {cap:,}-byte cap")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return bytes(body)
 
-    def _interpret(self, resp: httpx.Response, payload: bytes) -> Prediction:
-        status = resp.status_code
+    def _interpret(self, status: int, retry_after: str | None, payload: bytes) -> Prediction:
         if status == 429 or status >= 500:
-            raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(resp.headers.get("retry-after")))
+            raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after))
         if not 200 <= status < 300:
             raise DetectorError("http_status", f"HTTP {status}: {payload[:200].decode('utf-8', 'replace')}")
         try:
@@ -173,4 +176,5 @@ class HttpDetector:
         return parse_prediction(reply, self._options.risk_field)
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._session is not None:
+            await self._session.close()
