@@ -139,13 +139,36 @@ async def _assess(detector: Detector, request: Any) -> tuple[Prediction | None, 
         return None, DetectorError("detector_exception", f"{type(exc).__name__}: {exc}"[:500])
 
 
+class _Progress:
+    """A tqdm bar on a terminal (cases/s and errors so far), or nothing."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.errors = 0
+        self._bar = None
+        if enabled and total:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, unit="case", file=sys.stderr, dynamic_ncols=True)
+
+    def step(self, failed: bool) -> None:
+        self.errors += failed
+        if self._bar is not None:
+            if failed:
+                self._bar.set_postfix(errors=self.errors, refresh=False)
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
 async def _worker(
     source: Iterator[tuple[CaseLabels, dict[str, Any]]],
     detector: Detector,
     journal: JournalWriter,
     outcomes: dict[str, Outcome],
     settings: EvalSettings,
-    bar: Any,
+    progress: _Progress,
 ) -> None:
     for lab, case in source:
         started = time.perf_counter()
@@ -154,10 +177,7 @@ async def _worker(
         rec = record(lab.case_id, lab.content_hash, prediction, error, attempts, time.perf_counter() - started)
         journal.write(rec)
         outcomes[lab.case_id] = outcome_of(rec)
-        if bar is not None:
-            bar.update(1)
-            if error is not None:
-                bar.set_postfix(errors=sum(1 for o in outcomes.values() if o.error_kind), refresh=False)
+        progress.step(error is not None)
 
 
 async def _run_workers(
@@ -168,15 +188,12 @@ async def _run_workers(
     outcomes: dict[str, Outcome],
 ) -> bool:
     """Run the pending cases; returns False when interrupted by SIGINT/SIGTERM."""
-    bar = None
-    if settings.progress and todo:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(todo), unit="case", file=sys.stderr, dynamic_ncols=True)
+    progress = _Progress(len(todo), settings.progress)
     source = _pending(settings, todo)
     n_workers = min(settings.options.concurrency, max(1, len(todo)))
     tasks = [
-        asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, bar)) for _ in range(n_workers)
+        asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, progress))
+        for _ in range(n_workers)
     ]
     interrupted = False
 
@@ -196,8 +213,7 @@ async def _run_workers(
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
-        if bar is not None:
-            bar.close()
+        progress.close()
     for r in results:
         if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError):
             raise r
