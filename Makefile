@@ -8,7 +8,9 @@ DETECTOR ?=
 CASES ?=
 ARGS ?=
 
-.PHONY: eval test lint stats validate clean
+PORT ?= 8765
+
+.PHONY: eval serve test lint stats validate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +21,10 @@ $(STAMP): pyproject.toml
 ## make eval [DETECTOR=url|builtin:NAME|module:function|file.py:function] [CASES=path/to/cases.jsonl] [ARGS=...]
 eval: $(STAMP)
 	$(BIN)/fcb eval $(CASES) $(if $(DETECTOR),--detector '$(DETECTOR)') $(ARGS)
+
+## make serve [DETECTOR=builtin:NAME|module:function|file.py:function] [PORT=8765]
+serve: $(STAMP)
+	$(BIN)/fcb serve --detector '$(or $(DETECTOR),builtin:agreement)' --port $(PORT) $(ARGS)
 
 stats: $(STAMP)
 	$(BIN)/fcb stats $(CASES)

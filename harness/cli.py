@@ -168,6 +168,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from harness.service import serve
+
+    try:
+        serve(args.detector, host=args.host, port=args.port, workers=args.workers, max_body=args.max_body)
+    except ValueError as exc:
+        print(f"fcb serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
 def _rate(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -217,6 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("serve", help="serve a detector over HTTP at POST /v1/consensus")
+    p.add_argument("-d", "--detector", default="builtin:agreement", help="builtin:NAME, module:function or file.py:fn")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="larger bodies get 413")
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

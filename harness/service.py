@@ -1,0 +1,243 @@
+"""``fcb serve``: any detector the harness can load, served over HTTP at ``POST /v1/consensus``.
+
+FastAPI on uvicorn. The request model carries the case schema's limits, so a request the harness could never send
+is refused with 422 naming the field; bodies over the limit get 413 before they are parsed; a detector failure is a
+500 with an error id and no stack trace; ``FCB_API_KEY`` turns on bearer-token auth.
+"""
+
+import hmac
+import logging
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from harness import __version__
+from harness.detectors import load_detector
+from harness.types import Detector, DetectorError
+
+DETECTOR_ENV = "FCB_SERVE_DETECTOR"
+MAX_BODY_ENV = "FCB_SERVE_MAX_BODY"
+API_KEY_ENV = "FCB_API_KEY"
+DEFAULT_MAX_BODY = 1024 * 1024
+
+log = logging.getLogger("fcb.serve")
+
+TaskText = Annotated[str, StringConstraints(min_length=1, max_length=8000)]
+AgentId = Annotated[str, StringConstraints(min_length=1, max_length=80)]
+AnswerText = Annotated[str, StringConstraints(min_length=1, max_length=16000)]
+EvidenceText = Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+
+
+class AnswerIn(BaseModel):
+    """One agent's answer."""
+
+    model_config = ConfigDict(extra="forbid")
+    agent_id: AgentId
+    text: AnswerText
+
+
+class ConsensusRequest(BaseModel):
+    """What a detector receives: the question as ``task``, 2 to 16 answers, optional evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+    task: TaskText
+    answers: Annotated[list[AnswerIn], Field(min_length=2, max_length=16)]
+    evidence: Annotated[list[EvidenceText], Field(min_length=1, max_length=20)] | None = None
+
+    @model_validator(mode="after")
+    def _unique_agents(self) -> "ConsensusRequest":
+        seen: set[str] = set()
+        for i, answer in enumerate(self.answers):
+            if answer.agent_id in seen:
+                raise ValueError(f"answers[{i}].agent_id: duplicate agent_id {answer.agent_id!r}")
+            seen.add(answer.agent_id)
+        return self
+
+
+class ConsensusResponse(BaseModel):
+    """The detector's verdict. ``details`` holds whatever else the detector returned."""
+
+    model_config = ConfigDict(extra="forbid")
+    false_consensus_risk: Literal["low", "medium", "high"]
+    risk_score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorResponse(BaseModel):
+    """A failure: ``error`` says what happened; ``error_id`` finds it in the server log."""
+
+    error: str
+    error_id: str | None = None
+
+
+class Problem(BaseModel):
+    field: str
+    message: str
+
+
+class ValidationErrorResponse(BaseModel):
+    """A request that breaks the contract: one entry per problem, each naming its field."""
+
+    error: Literal["invalid request"]
+    problems: list[Problem]
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    parts = [p for p in loc if p != "body"]
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(body)"
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    detector: str
+    version: str
+
+
+def _body_limit(app: Callable[..., Awaitable[None]], max_bytes: int) -> Callable[..., Awaitable[None]]:
+    """ASGI middleware: refuse a body over ``max_bytes`` with 413 before anything parses it."""
+
+    async def too_large(send: Callable[..., Awaitable[None]]) -> None:
+        body = b'{"error":"request body exceeds %d bytes"}' % max_bytes
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def middleware(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Any) -> None:
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+            return await too_large(send)
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > max_bytes:
+                return await too_large(send)
+            more = message.get("more_body", False)
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        return await app(scope, replay, send)
+
+    return middleware
+
+
+def create_app(detector_spec: str, *, max_body: int = DEFAULT_MAX_BODY, api_key: str | None = None) -> Any:
+    """The ASGI application serving ``detector_spec``; wrapped so oversized bodies never reach FastAPI."""
+    state: dict[str, Detector] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        state["detector"] = load_detector(detector_spec)
+        yield
+        await state["detector"].aclose()
+
+    app = FastAPI(title="fcb detector service", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
+    bearer = HTTPBearer(auto_error=False, description=f"Required when the server has {API_KEY_ENV} set.")
+
+    def authorise(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
+        if api_key is None:
+            return
+        given = credentials.credentials if credentials else ""
+        if not hmac.compare_digest(given.encode(), api_key.encode()):
+            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [{"field": _field(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
+        return JSONResponse({"error": "invalid request", "problems": problems}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.middleware("http")
+    async def access_log(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+        started = time.perf_counter()
+        response = await call_next(request)
+        ms = 1000 * (time.perf_counter() - started)
+        log.info("%s %s %d %.1fms", request.method, request.url.path, response.status_code, ms)
+        return response
+
+    @app.get("/healthz", response_model=Health)
+    async def healthz() -> Health:
+        return Health(status="ok", detector=detector_spec, version=__version__)
+
+    responses: dict[int | str, dict[str, Any]] = {
+        413: {"model": ErrorResponse, "description": "body over the size limit"},
+        422: {"model": ValidationErrorResponse, "description": "request breaks the contract"},
+        500: {"model": ErrorResponse, "description": "the detector failed"},
+    }
+    if api_key is not None:  # the document declares the bearer scheme only when the server enforces it
+        responses[401] = {"model": ErrorResponse, "description": "missing or wrong bearer token"}
+
+    @app.post(
+        "/v1/consensus",
+        response_model=ConsensusResponse,
+        dependencies=[Depends(authorise)] if api_key is not None else [],
+        responses=responses,
+    )
+    async def consensus(body: ConsensusRequest) -> ConsensusResponse | JSONResponse:
+        try:
+            prediction = await state["detector"].assess(body.model_dump(exclude_none=True))  # type: ignore[arg-type]
+        except Exception as exc:  # never a stack trace in the response; the id finds it in the log
+            error_id = uuid.uuid4().hex[:12]
+            kind = exc.kind if isinstance(exc, DetectorError) else "detector_exception"
+            log.error("error %s: %s: %s", error_id, kind, type(exc).__name__)
+            return JSONResponse({"error": f"detector failed ({kind})", "error_id": error_id}, status_code=500)
+        return ConsensusResponse(
+            false_consensus_risk=prediction.risk, risk_score=prediction.score, details=prediction.extra
+        )
+
+    return _body_limit(app, max_body) if max_body else app
+
+
+def app_from_env() -> Any:
+    """The factory uvicorn calls in each worker; settings arrive through the environment."""
+    return create_app(
+        os.environ[DETECTOR_ENV],
+        max_body=int(os.environ.get(MAX_BODY_ENV, DEFAULT_MAX_BODY)),
+        api_key=os.environ.get(API_KEY_ENV) or None,
+    )
+
+
+def serve(detector_spec: str, *, host: str, port: int, workers: int, max_body: int) -> None:
+    """Run uvicorn in the foreground until interrupted."""
+    import uvicorn
+
+    load_detector(detector_spec)  # fail here, with a clear message, rather than in every worker
+    os.environ[DETECTOR_ENV] = detector_spec
+    os.environ[MAX_BODY_ENV] = str(max_body)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    uvicorn.run(
+        "harness.service:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=False,
+        log_level="info",
+        timeout_keep_alive=5,
+    )
