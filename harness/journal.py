@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from harness.types import RISKS, DetectorError, Outcome, Prediction
+from harness.types import RISKS, CaseLabels, DetectorError, Outcome, Prediction
 
 PREDICTIONS = "predictions.jsonl"
 MANIFEST = "run.json"
@@ -35,15 +35,25 @@ def atomic_write(path: str | Path, data: bytes) -> None:
 
 
 def record(
-    case_id: str,
-    content_hash: str,
+    labels: CaseLabels,
     prediction: Prediction | None,
     error: DetectorError | None,
     attempts: int,
     latency_s: float,
 ) -> dict[str, Any]:
-    """One journal line for a finished case: its prediction, or the error that stands for it."""
-    rec: dict[str, Any] = {"id": case_id, "hash": content_hash, "attempts": attempts, "latency_s": round(latency_s, 6)}
+    """One journal line for a finished case: its prediction, or the error that stands for it.
+
+    The case's category and expected risk ride along so that leaderboards and comparisons can pair runs case by
+    case from their journals alone; they are written after the detector answered and never reach it.
+    """
+    rec: dict[str, Any] = {
+        "id": labels.case_id,
+        "hash": labels.content_hash,
+        "category": labels.category,
+        "expected": labels.expected_risk,
+        "attempts": attempts,
+        "latency_s": round(latency_s, 6),
+    }
     if prediction is not None:
         rec.update(risk=prediction.risk, score=prediction.score, response=prediction.extra, error=None)
     else:

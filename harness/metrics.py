@@ -243,7 +243,7 @@ def operational(outcomes: Iterable[Outcome], wall_s: float) -> dict[str, Any]:
     outs = list(outcomes)
     errors = Counter(o.error_kind for o in outs if o.error_kind)
     latency = np.array([o.latency_s for o in outs], dtype=float)
-    pct = {f"p{q}": float(np.percentile(latency, q)) for q in (50, 90, 99)} if len(latency) else {}
+    pct = {f"p{q}": float(np.percentile(latency, q)) for q in (50, 90, 95, 99)} if len(latency) else {}
     return {
         "cases": len(outs),
         "errors": sum(errors.values()),

@@ -174,7 +174,7 @@ async def _worker(
         started = time.perf_counter()
         prediction, error = await _assess(detector, build_request(case, anonymize_agents=settings.anonymize_agents))
         attempts = prediction.attempts if prediction else error.attempts  # type: ignore[union-attr]
-        rec = record(lab.case_id, lab.content_hash, prediction, error, attempts, time.perf_counter() - started)
+        rec = record(lab, prediction, error, attempts, time.perf_counter() - started)
         journal.write(rec)
         outcomes[lab.case_id] = outcome_of(rec)
         progress.step(error is not None)
