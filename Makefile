@@ -10,7 +10,7 @@ ARGS ?=
 
 PORT ?= 8765
 
-.PHONY: eval serve test lint stats validate clean
+.PHONY: eval serve test lint browser stats validate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check harness tests
 	$(BIN)/lint-imports
 
-test: lint
+# Debian's Chromium, for the test that opens the HTML leaderboard (installed once, as root, from Debian's packages)
+browser:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+test: lint browser
 	$(BIN)/python -m pytest -q
 
 clean:

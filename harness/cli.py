@@ -179,6 +179,124 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _write_or_print(text: str, out: str | None) -> None:
+    if out:
+        from harness.journal import atomic_write
+
+        atomic_write(out, text.encode())
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        print(text)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from harness.leaderboard import build_boards
+    from harness.leaderboard_report import RENDERERS
+    from harness.runs import RunLoadError, find_runs, load_run
+
+    try:
+        runs = [load_run(p) for p in find_runs(args.runs)]
+        if not runs:
+            raise RunLoadError(f"no runs found in {' '.join(args.runs)}")
+        boards = build_boards(
+            runs, metric=args.metric, include_incomplete=args.include_incomplete, n_boot=args.bootstrap, seed=args.seed
+        )
+    except (RunLoadError, ValueError) as exc:
+        print(f"fcb leaderboard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    _write_or_print(RENDERERS[args.format](boards), args.out)
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.compare import IncomparableRuns, compare_runs
+    from harness.compare_report import RENDERERS
+    from harness.runs import RunLoadError, load_run
+
+    try:
+        cmp = compare_runs(
+            load_run(args.baseline),
+            load_run(args.new),
+            max_drop=args.max_drop,
+            alpha=args.alpha,
+            n_boot=args.bootstrap,
+            seed=args.seed,
+        )
+    except (RunLoadError, IncomparableRuns) as exc:
+        print(f"fcb compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    _write_or_print(RENDERERS[args.format](cmp), args.out)
+    return EXIT_INVALID if cmp["regression"] else EXIT_OK
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tabulate import tabulate
+
+    from harness.plots import trend_png
+    from harness.runs import RunLoadError, find_runs, load_run
+
+    try:
+        runs = [load_run(p) for p in find_runs([args.results_dir])]
+    except RunLoadError as exc:
+        print(f"fcb history: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    runs = sorted((r for r in runs if not args.detector or r.detector == args.detector), key=lambda r: r.created)
+    if not runs:
+        print(
+            f"fcb history: no runs{' of ' + args.detector if args.detector else ''} in {args.results_dir}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    rows = [
+        [
+            r.created,
+            r.detector,
+            r.metric(args.metric),
+            f"{r.dataset['name']} {r.sha256[:12]}",
+            "" if r.complete else "incomplete",
+            str(r.path),
+        ]
+        for r in runs
+    ]
+    print(tabulate(rows, headers=["created", "detector", args.metric, "data set", "", "run"], tablefmt="simple"))
+    series: dict[str, list[tuple[str, float]]] = {}
+    for r in runs:
+        if (value := r.metric(args.metric)) is not None:
+            series.setdefault(f"{r.detector} @ {r.sha256[:8]}", []).append((r.created, value))
+    png = Path(args.results_dir) / f"history-{args.metric}.png"
+    from harness.journal import atomic_write
+
+    atomic_write(png, trend_png(series, args.metric))
+    print(f"wrote {png}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_baseline_save(args: argparse.Namespace) -> int:
+    import re
+    from pathlib import Path
+
+    import orjson
+
+    from harness.journal import atomic_write
+    from harness.runs import RunLoadError, baseline_document, load_run
+
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", args.name):
+        print(f"fcb baseline save: --name {args.name!r}: use letters, digits, '.', '_' and '-'", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        run = load_run(args.run)
+    except RunLoadError as exc:
+        print(f"fcb baseline save: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out = Path(args.dir) / f"{args.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(out, orjson.dumps(baseline_document(run, args.name)))
+    print(f"wrote {out}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _rate(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -236,6 +354,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="larger bodies get 413")
     p.set_defaults(func=cmd_serve)
+
+    metrics = ["accuracy", "macro_f1", "weighted_kappa", "high_risk_recall", "false_alarm_rate", "error_rate"]
+    p = sub.add_parser("leaderboard", help="rank detectors from run folders")
+    p.add_argument("runs", nargs="+", metavar="RESULT_DIR_OR_GLOB")
+    p.add_argument("--format", choices=["md", "html", "csv", "json"], default="md")
+    p.add_argument("--out", metavar="PATH", help="write here instead of standard output")
+    p.add_argument("--metric", choices=metrics, default="macro_f1", help="the ranking metric (default macro_f1)")
+    p.add_argument("--include-incomplete", action="store_true", help="rank interrupted or partial runs too")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="paired bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("compare", help="compare a run with a baseline; exit 1 on a significant regression")
+    p.add_argument("baseline", metavar="BASELINE", help="a run folder or a baseline file (results/baselines/*.json)")
+    p.add_argument("new", metavar="NEW", help="a run folder or a baseline file")
+    p.add_argument("--max-drop", type=float, default=0.01, help="largest tolerated drop of a headline metric")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired bootstrap")
+    p.add_argument("--format", choices=["text", "md", "json"], default="text")
+    p.add_argument("--out", metavar="PATH")
+    p.add_argument("--bootstrap", type=int, default=2000, metavar="N")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("history", help="each run's metric over time, and a trend plot")
+    p.add_argument("results_dir", metavar="RESULTS_DIR")
+    p.add_argument("--detector", help="only runs of this detector spec")
+    p.add_argument("--metric", choices=metrics, default="macro_f1")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("baseline", help="manage committed baselines")
+    bsub = p.add_subparsers(dest="baseline_command", required=True)
+    b = bsub.add_parser("save", help="save a run as results/baselines/NAME.json")
+    b.add_argument("run", metavar="RUN")
+    b.add_argument("--name", required=True)
+    b.add_argument("--dir", default="results/baselines", help="where baselines live (default results/baselines)")
+    b.set_defaults(func=cmd_baseline_save)
     return parser
 
 

@@ -17,6 +17,14 @@ from harness.types import RISKS, CaseLabels, DetectorError, Outcome, Prediction
 
 PREDICTIONS = "predictions.jsonl"
 MANIFEST = "run.json"
+METRICS = "metrics.json"
+REPORT = "report.md"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write(path: str | Path, data: bytes) -> None:
@@ -27,6 +35,7 @@ def atomic_write(path: str | Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
+            os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -72,17 +72,66 @@ def accuracy(cm: np.ndarray) -> np.ndarray:
     return _safe_div(np.trace(cm[..., :3, :3], axis1=-2, axis2=-1), cm.sum(axis=(-2, -1)))
 
 
-def quadratic_kappa(cm: np.ndarray) -> float | None:
-    """Quadratic-weighted Cohen's kappa over the answered cases (the 3x3 part); None when undefined."""
-    observed = cm[:, :3].astype(float)
-    n = observed.sum()
-    if n == 0:
-        return None
+def kappa_batch(cm: np.ndarray) -> np.ndarray:
+    """Quadratic-weighted Cohen's kappa over the answered cases of one or many matrices; NaN where undefined."""
+    observed = cm[..., :3].astype(float)
+    n = observed.sum(axis=(-2, -1))
     idx = np.arange(3)
     weights = (idx[:, None] - idx[None, :]) ** 2 / 4.0
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
-    den = (weights * expected).sum()
-    return None if den == 0 else float(1.0 - (weights * observed).sum() / den)
+    rows, cols = observed.sum(axis=-1), observed.sum(axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = rows[..., :, None] * cols[..., None, :] / n[..., None, None]
+        den = (weights * expected).sum(axis=(-2, -1))
+        kappa = 1.0 - (weights * observed).sum(axis=(-2, -1)) / den
+    return np.where((n > 0) & (den > 0), kappa, np.nan)
+
+
+def quadratic_kappa(cm: np.ndarray) -> float | None:
+    """Quadratic-weighted Cohen's kappa over the answered cases (the 3x3 part); None when undefined."""
+    value = float(kappa_batch(cm))
+    return None if np.isnan(value) else value
+
+
+def high_risk_recall_batch(cm: np.ndarray) -> np.ndarray:
+    """Share of high-risk cases predicted high (errors are misses); NaN without high-risk cases."""
+    support = cm[..., 2, :].sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(support > 0, cm[..., 2, 2] / support, np.nan)
+
+
+def false_alarm_batch(cm: np.ndarray) -> np.ndarray:
+    """Share of low-risk cases predicted high; NaN without low-risk cases."""
+    support = cm[..., 0, :].sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(support > 0, cm[..., 0, 2] / support, np.nan)
+
+
+def error_rate_batch(cm: np.ndarray) -> np.ndarray:
+    """Share of cases whose detector failed."""
+    return _safe_div(cm[..., :, 3].sum(axis=-1), cm.sum(axis=(-2, -1)))
+
+
+HEADLINE_METRICS: dict[str, bool] = {
+    "accuracy": True,
+    "macro_f1": True,
+    "weighted_kappa": True,
+    "high_risk_recall": True,
+    "false_alarm_rate": False,
+    "error_rate": False,
+}
+"""The headline metrics and whether higher is better."""
+
+
+def headline_batch(cm: np.ndarray, classes: np.ndarray) -> dict[str, np.ndarray]:
+    """Every headline metric of one or many confusion matrices (macro-F1 over the given ``classes``)."""
+    return {
+        "accuracy": accuracy(cm),
+        "macro_f1": macro_f1(cm, classes),
+        "weighted_kappa": kappa_batch(cm),
+        "high_risk_recall": high_risk_recall_batch(cm),
+        "false_alarm_rate": false_alarm_batch(cm),
+        "error_rate": error_rate_batch(cm),
+    }
 
 
 def wilson_interval(k: int, n: int) -> tuple[float, float] | None:
@@ -105,14 +154,27 @@ def bootstrap_confusions(
 
     Seeded, so the same inputs give the same intervals. Built in chunks to keep memory at chunk x n.
     """
+    return paired_bootstrap_confusions(y_true, [y_pred], n_boot=n_boot, seed=seed, chunk=chunk)[0]
+
+
+def paired_bootstrap_confusions(
+    y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int = 1000, seed: int = 0, chunk: int = 100
+) -> np.ndarray:
+    """Bootstrap confusion matrices of several prediction arrays on the *same* resamples: shape (k, n_boot, 3, 4).
+
+    Pairing matters: the difference between two detectors is measured on identical case draws, so case
+    difficulty cancels out. The draws depend only on (n, n_boot, seed, chunk).
+    """
     n = len(y_true)
     rng = np.random.default_rng(seed)
-    codes = y_true * 4 + y_pred
-    out = np.empty((n_boot, 3, 4), dtype=np.int64)
+    codes = [y_true * 4 + y_pred for y_pred in y_preds]
+    out = np.empty((len(codes), n_boot, 3, 4), dtype=np.int64)
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
-        sample = codes[rng.integers(0, n, size=(b, n))] + 12 * np.arange(b)[:, None]
-        out[start : start + b] = np.bincount(sample.ravel(), minlength=12 * b).reshape(b, 3, 4)
+        idx = rng.integers(0, n, size=(b, n))
+        offsets = 12 * np.arange(b)[:, None]
+        for k, c in enumerate(codes):
+            out[k, start : start + b] = np.bincount((c[idx] + offsets).ravel(), minlength=12 * b).reshape(b, 3, 4)
     return out
 
 

@@ -8,10 +8,7 @@ from typing import Any
 import orjson
 from tabulate import tabulate
 
-from harness.journal import atomic_write
-
-METRICS_FILE = "metrics.json"
-REPORT_FILE = "report.md"
+from harness.journal import METRICS, REPORT, atomic_write
 
 
 def _pct(value: float | None) -> str:
@@ -173,5 +170,5 @@ def render_markdown(doc: dict[str, Any]) -> str:
 def write_reports(run_dir: str | Path, doc: dict[str, Any]) -> None:
     """Write ``metrics.json`` and ``report.md`` into the run folder, each atomically."""
     run_dir = Path(run_dir)
-    atomic_write(run_dir / METRICS_FILE, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
-    atomic_write(run_dir / REPORT_FILE, render_markdown(doc).encode())
+    atomic_write(run_dir / METRICS, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    atomic_write(run_dir / REPORT, render_markdown(doc).encode())

@@ -8,7 +8,7 @@ from pathlib import Path
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
 
-CALLABLES = '''
+CALLABLES = """
 import asyncio, time
 
 def sync_detector(request):
@@ -29,7 +29,7 @@ def slow(request):
 
 def garbage(request):
     return ["not", "a", "dict"] if len(request["answers"]) == 3 else "critical"
-'''
+"""
 
 
 def _metrics(run_dir: Path) -> dict:
@@ -149,8 +149,15 @@ def test_secrets_never_reach_results_and_agents_can_be_anonymised(tmp_path: Path
     cases = write_cases(tmp_path / "cases.jsonl", 12)
     out = tmp_path / "results" / "run"
     proc = run_cli(
-        "eval", str(cases), "-d", server.url + "/v1/consensus?api_key=k-SECRET", "--out", str(out),
-        "--header", "X-Extra=MY_EXTRA", "--anonymize-agents",
+        "eval",
+        str(cases),
+        "-d",
+        server.url + "/v1/consensus?api_key=k-SECRET",
+        "--out",
+        str(out),
+        "--header",
+        "X-Extra=MY_EXTRA",
+        "--anonymize-agents",
         env={"FCB_DETECTOR_TOKEN": token, "MY_EXTRA": other},
     )
     assert proc.returncode == 0, proc.stderr

@@ -30,8 +30,11 @@ def test_valid_balanced_and_varied() -> None:
     assert all(c["source"] == "original" for c in cases)
     assert {len(c["answers"]) for c in cases} >= {2, 16}
     assert 0.2 < sum("evidence" in c for c in cases) / len(cases) < 0.8
-    assert all(set(a["metadata"]) == {"model_family", "saw_other_answers", "shared_context"}
-               for c in cases for a in c["answers"])
+    assert all(
+        set(a["metadata"]) == {"model_family", "saw_other_answers", "shared_context"}
+        for c in cases
+        for a in c["answers"]
+    )
     subjects = Counter(t for c in cases for t in c["tags"])
     assert {"arithmetic", "units", "dates", "science", "geography", "code", "everyday_reasoning"} <= set(subjects)
 

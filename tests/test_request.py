@@ -12,19 +12,41 @@ from harness.request import build_request
 SENTINEL = "\u00a7"  # never produced for question, answer or evidence text below; planted in every label field
 TEXT = st.text(st.characters(blacklist_characters=SENTINEL, blacklist_categories=("Cs",)), min_size=1, max_size=40)
 LABEL_TEXT = TEXT.map(lambda s: SENTINEL + s)
-CATEGORIES = ["majority_wrong_fact", "echo_cascade", "anchoring_injected_premise", "lone_correct_dissenter",
-              "genuine_agreement_correct", "genuine_disagreement", "correct_but_unsupported", "numeric_consensus_error"]
+CATEGORIES = [
+    "majority_wrong_fact",
+    "echo_cascade",
+    "anchoring_injected_premise",
+    "lone_correct_dissenter",
+    "genuine_agreement_correct",
+    "genuine_disagreement",
+    "correct_but_unsupported",
+    "numeric_consensus_error",
+]
 
-metadata = st.fixed_dictionaries({}, optional={
-    "model_family": LABEL_TEXT, "saw_other_answers": st.booleans(), "shared_context": st.booleans(),
-})
+metadata = st.fixed_dictionaries(
+    {},
+    optional={
+        "model_family": LABEL_TEXT,
+        "saw_other_answers": st.booleans(),
+        "shared_context": st.booleans(),
+    },
+)
 answer = st.fixed_dictionaries(
     {"agent_id": TEXT, "text": TEXT, "correct": st.booleans()}, optional={"metadata": metadata}
 )
-source = st.one_of(st.just("original"), st.fixed_dictionaries({
-    "dataset": LABEL_TEXT, "license": st.sampled_from(["MIT", "Apache-2.0"]), "citation": LABEL_TEXT,
-    "url": st.just("https://example.org/" + SENTINEL), "item": LABEL_TEXT,
-}, optional={"modification": LABEL_TEXT}))
+source = st.one_of(
+    st.just("original"),
+    st.fixed_dictionaries(
+        {
+            "dataset": LABEL_TEXT,
+            "license": st.sampled_from(["MIT", "Apache-2.0"]),
+            "citation": LABEL_TEXT,
+            "url": st.just("https://example.org/" + SENTINEL),
+            "item": LABEL_TEXT,
+        },
+        optional={"modification": LABEL_TEXT},
+    ),
+)
 case = st.fixed_dictionaries(
     {
         "id": st.from_regex(r"\AFCB-[0-9]{4}\Z"),

@@ -1,0 +1,167 @@
+"""Rank detectors from their runs: one board per data set, medians over repeated runs, ranks the data supports.
+
+A detector's rank is 1 + the number of detectors that are significantly better on a paired bootstrap over the
+shared cases. Two detectors that no test separates can therefore share a rank (shown as ``2=``), and the table
+never claims an order the data does not support.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from harness.metrics import HEADLINE_METRICS, confusion, headline_batch, paired_bootstrap_confusions, present_classes
+from harness.runs import Run, align
+
+COLUMNS = ("accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate")
+LATENCY = "operational.latency_s.p95"
+
+
+@dataclass
+class Row:
+    """One detector on one data set."""
+
+    detector: str
+    runs: list[Run]
+    values: dict[str, float | None]  # medians over the runs
+    representative: Run  # the run whose primary metric is the median, used for the paired bootstrap
+    incomplete: bool
+    left_out: int = 0  # incomplete runs of this detector not counted in the row
+    ci95: tuple[float, float] | None = None
+    rank: int | None = None
+    shared_rank: bool = False
+
+    @property
+    def rank_label(self) -> str:
+        if self.rank is None:
+            return "-"
+        return f"{self.rank}=" if self.shared_rank else str(self.rank)
+
+    @property
+    def date(self) -> str:
+        return max(r.created for r in self.runs)
+
+    @property
+    def cases(self) -> int:
+        return int(self.representative.doc["metrics"]["n_cases"])
+
+
+@dataclass
+class Board:
+    """The ranking for one data set; ``rows`` are ranked first, then the unranked (incomplete) ones."""
+
+    dataset: dict[str, Any]
+    metric: str
+    rows: list[Row] = field(default_factory=list)
+    method: dict[str, Any] = field(default_factory=dict)
+    card: dict[str, Any] = field(default_factory=dict)
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> Row:
+    """A row from a detector's runs: every column is the median over them."""
+    names = (metric, *COLUMNS, LATENCY)
+    values = {name: _median([r.metric(name) for r in runs]) for name in names}
+    higher_better = HEADLINE_METRICS.get(metric, True)
+    ordered = sorted(runs, key=lambda r: (r.metric(metric) is None, r.metric(metric) or 0.0), reverse=not higher_better)
+    return Row(detector, runs, values, ordered[(len(ordered) - 1) // 2], incomplete)
+
+
+def assign_ranks(rows: list[Row], boot: np.ndarray, *, higher_better: bool, alpha: float) -> None:
+    """Rank rows from their bootstrap metric values (shape rows x resamples, drawn on the same case resamples)."""
+    sign = 1.0 if higher_better else -1.0
+    k = len(rows)
+    better = np.zeros((k, k), dtype=bool)  # better[i, j]: row j is significantly better than row i
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                diff = sign * (boot[j] - boot[i])
+                diff = diff[np.isfinite(diff)]
+                better[i, j] = bool(len(diff)) and np.percentile(diff, 100 * alpha / 2) > 0
+    for i, row in enumerate(rows):
+        row.rank = 1 + int(better[i].sum())
+    counts = defaultdict(int)
+    for row in rows:
+        counts[row.rank] += 1
+    for row in rows:
+        row.shared_rank = counts[row.rank] > 1
+
+
+def _card(runs: list[Run]) -> dict[str, Any]:
+    ids, categories, y_true, _ = align(runs)
+    by_cat: dict[str, dict[str, int]] = defaultdict(lambda: {"low": 0, "medium": 0, "high": 0})
+    for cat, truth in zip(categories, y_true, strict=True):
+        by_cat[str(cat)][("low", "medium", "high")[truth]] += 1
+    return {"cases": len(ids), "by_category": dict(sorted(by_cat.items()))}
+
+
+def build_board(
+    runs: list[Run], *, metric: str, include_incomplete: bool, n_boot: int, seed: int, alpha: float
+) -> Board:
+    """The board for runs that share one data set."""
+    first = runs[0]
+    board = Board(
+        dataset={"name": first.dataset["name"], "sha256": first.sha256, "cases": first.dataset["cases"]},
+        metric=metric,
+        method={"bootstrap_resamples": n_boot, "seed": seed, "alpha": alpha, "include_incomplete": include_incomplete},
+        card=_card(runs),
+    )
+    by_detector: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_detector[run.detector].append(run)
+    ranked, unranked = [], []
+    for detector, group in sorted(by_detector.items()):
+        usable = group if include_incomplete else [r for r in group if r.complete]
+        if usable:
+            row = make_row(detector, usable, metric, incomplete=not all(r.complete for r in usable))
+            row.left_out = len(group) - len(usable)
+            ranked.append(row)
+        else:
+            unranked.append(make_row(detector, group, metric, incomplete=True))
+    if ranked:
+        _rank(ranked, metric, n_boot=n_boot, seed=seed, alpha=alpha)
+    higher_better = HEADLINE_METRICS.get(metric, True)
+    ranked.sort(key=lambda r: (r.rank, -(r.values[metric] or 0.0) if higher_better else (r.values[metric] or 0.0)))
+    board.rows = ranked + unranked
+    return board
+
+
+def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float) -> None:
+    _, _, y_true, preds = align([r.representative for r in rows])
+    classes = present_classes(sum(confusion(y_true, p) for p in preds))
+    boots = paired_bootstrap_confusions(y_true, preds, n_boot=n_boot, seed=seed)
+    values = headline_batch(boots, classes)[metric]  # rows x resamples
+    for row, v in zip(rows, values, strict=True):
+        finite = v[np.isfinite(v)]
+        row.ci95 = (float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))) if len(finite) else None
+    assign_ranks(rows, values, higher_better=HEADLINE_METRICS[metric], alpha=alpha)
+
+
+def build_boards(
+    runs: list[Run],
+    *,
+    metric: str = "macro_f1",
+    include_incomplete: bool = False,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> list[Board]:
+    """One board per data set (by sha256), largest first."""
+    if metric not in HEADLINE_METRICS:
+        raise ValueError(f"--metric {metric!r}: choose from {', '.join(HEADLINE_METRICS)}")
+    by_sha: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_sha[run.sha256].append(run)
+    boards = [
+        build_board(group, metric=metric, include_incomplete=include_incomplete, n_boot=n_boot, seed=seed, alpha=alpha)
+        for group in by_sha.values()
+    ]
+    return sorted(boards, key=lambda b: (-b.dataset["cases"], b.dataset["name"]))

@@ -1,0 +1,245 @@
+"""Render leaderboards as Markdown, CSV, JSON or one self-contained HTML page."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from typing import Any
+
+import orjson
+from tabulate import tabulate
+
+from harness.leaderboard import COLUMNS, LATENCY, Board, Row
+
+HEADER = [
+    "rank",
+    "detector",
+    "{metric} [95% CI]",
+    "accuracy",
+    "high-risk recall",
+    "false-alarm rate",
+    "weighted kappa",
+    "error rate",
+    "p95 latency",
+    "cases",
+    "runs",
+    "date",
+]
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def row_cells(row: Row, metric: str) -> list[str]:
+    v = row.values
+    ci = f" [{_f(row.ci95[0])}, {_f(row.ci95[1])}]" if row.ci95 else ""
+    latency = v[LATENCY]
+    detector = row.detector + (" (incomplete)" if row.incomplete else "")
+    return [
+        row.rank_label,
+        detector,
+        f"{_f(v[metric])}{ci}",
+        _pct(v["accuracy"]),
+        _pct(v["high_risk_recall"]),
+        _pct(v["false_alarm_rate"]),
+        _f(v["weighted_kappa"]),
+        _pct(v["error_rate"]),
+        "n/a" if latency is None else f"{1000 * latency:.1f} ms",
+        str(row.cases),
+        _runs(row),
+        row.date[:10],
+    ]
+
+
+def _runs(row: Row) -> str:
+    return f"{len(row.runs)} (+{row.left_out} incomplete)" if row.left_out else str(len(row.runs))
+
+
+def _heading(board: Board) -> str:
+    ds = board.dataset
+    return f"{ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} cases)"
+
+
+def method_text(board: Board) -> str:
+    m = board.method
+    return (
+        f"Ranked by {board.metric}. Several runs of one detector count by their median. A detector's rank is 1 + the "
+        f"number of detectors significantly better than it: a paired bootstrap over the shared cases "
+        f"({m['bootstrap_resamples']} resamples, seed {m['seed']}) whose {100 * (1 - m['alpha']):.0f}% interval of "
+        f"the difference excludes zero. Detectors that no test separates share a rank (`2=`). Cases a run did not "
+        f"finish count as errors. Incomplete runs are "
+        + ("ranked (marked)." if m["include_incomplete"] else "listed without a rank (use --include-incomplete).")
+    )
+
+
+def to_markdown(boards: list[Board]) -> str:
+    parts = []
+    for board in boards:
+        header = [h.format(metric=board.metric) for h in HEADER]
+        table = tabulate([row_cells(r, board.metric) for r in board.rows], headers=header, tablefmt="github")
+        parts.append(f"### {_heading(board)}\n\n{table}\n\n{method_text(board)}\n")
+    return "\n".join(parts)
+
+
+def to_csv(boards: list[Board]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        [
+            "dataset",
+            "sha256",
+            "rank",
+            "detector",
+            "incomplete",
+            "runs",
+            "cases",
+            "date",
+            "metric",
+            "value",
+            "ci_low",
+            "ci_high",
+            *COLUMNS,
+            "p95_latency_s",
+        ]
+    )
+    for board in boards:
+        for r in board.rows:
+            ci = r.ci95 or (None, None)
+            writer.writerow(
+                [
+                    board.dataset["name"],
+                    board.dataset["sha256"],
+                    r.rank_label,
+                    r.detector,
+                    r.incomplete,
+                    len(r.runs),
+                    r.cases,
+                    r.date,
+                    board.metric,
+                    r.values[board.metric],
+                    *ci,
+                    *(r.values[c] for c in COLUMNS),
+                    r.values[LATENCY],
+                ]
+            )
+    return out.getvalue()
+
+
+def board_dict(board: Board) -> dict[str, Any]:
+    return {
+        "dataset": board.dataset,
+        "metric": board.metric,
+        "method": board.method,
+        "card": board.card,
+        "rows": [
+            {
+                "rank": r.rank,
+                "rank_label": r.rank_label,
+                "detector": r.detector,
+                "incomplete": r.incomplete,
+                "runs": [str(run.path) for run in r.runs],
+                "incomplete_runs_left_out": r.left_out,
+                "cases": r.cases,
+                "date": r.date,
+                "ci95": list(r.ci95) if r.ci95 else None,
+                "values": r.values,
+            }
+            for r in board.rows
+        ],
+    }
+
+
+def to_json(boards: list[Board]) -> str:
+    return orjson.dumps([board_dict(b) for b in boards], option=orjson.OPT_INDENT_2).decode()
+
+
+SORT_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("th").forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var asc = th.getAttribute("data-order") !== "asc";
+      rows.sort(function (a, b) {
+        var x = a.cells[col].getAttribute("data-sort"), y = b.cells[col].getAttribute("data-sort");
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var cmp = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : String(x).localeCompare(String(y));
+        return asc ? cmp : -cmp;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+      th.setAttribute("data-order", asc ? "asc" : "desc");
+    });
+  });
+});
+"""
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
+th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
+th { background: #f0f0f0; cursor: pointer; }
+td:nth-child(2) { text-align: left; }
+.detector { display: inline-block; margin: 0 1em 1em 0; vertical-align: top; }
+.detector img { max-width: 560px; }
+"""
+
+
+def _sort_key(cell: str) -> str:
+    token = cell.split(" ")[0].rstrip("%=")
+    try:
+        return str(float(token))
+    except ValueError:
+        return cell
+
+
+def _table(board: Board) -> str:
+    header = "".join(f"<th>{html.escape(h.format(metric=board.metric))}</th>" for h in HEADER)
+    body = []
+    for r in board.rows:
+        cells = row_cells(r, board.metric)
+        tds = "".join(f'<td data-sort="{html.escape(_sort_key(c))}">{html.escape(c)}</td>' for c in cells)
+        body.append(f"<tr>{tds}</tr>")
+    return f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _card(board: Board) -> str:
+    rows = [[cat, c["low"], c["medium"], c["high"], sum(c.values())] for cat, c in board.card["by_category"].items()]
+    return tabulate(rows, headers=["category", "low", "medium", "high", "cases"], tablefmt="html")
+
+
+def to_html(boards: list[Board]) -> str:
+    """One static page: no script or style from the network, plots embedded as PNG data."""
+    from harness.plots import category_bars_png, confusion_heatmap_png, data_uri
+
+    sections = []
+    for board in boards:
+        figures = []
+        for row in board.rows:
+            doc = row.representative.doc["metrics"]
+            title = html.escape(row.detector)
+            figures.append(
+                f'<div class="detector"><h4>{title}</h4>'
+                f'<img alt="confusion matrix of {title}" src="{data_uri(confusion_heatmap_png(doc, row.detector))}">'
+                f'<img alt="per-category accuracy of {title}" '
+                f'src="{data_uri(category_bars_png(doc, row.detector))}"></div>'
+            )
+        sections.append(
+            f"<section><h2>{html.escape(_heading(board))}</h2>{_table(board)}"
+            f"<p>{html.escape(method_text(board))}</p>"
+            f"<h3>Data set card</h3>{_card(board)}"
+            f"<h3>Detectors</h3>{''.join(figures)}</section>"
+        )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>fcb leaderboard</title>'
+        f"<style>{STYLE}</style></head><body><h1>False-consensus detector leaderboard</h1>"
+        f"{''.join(sections)}<script>{SORT_SCRIPT}</script></body></html>"
+    )
+
+
+RENDERERS = {"md": to_markdown, "csv": to_csv, "json": to_json, "html": to_html}

@@ -1,0 +1,178 @@
+"""Finished runs read back from their folders (``metrics.json`` and ``predictions.jsonl``), for ranking and comparing.
+
+A `Run` keeps each case's id, category, expected risk and predicted risk as arrays in case-id order, so two runs
+on the same data set can be paired case by case.
+"""
+
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from harness.journal import METRICS as METRICS_FILE
+from harness.journal import PREDICTIONS
+from harness.metrics import CODE, ERROR
+
+
+class RunLoadError(ValueError):
+    """A run folder that cannot be read; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished run: its metrics document and its per-case outcomes, sorted by case id."""
+
+    path: Path
+    doc: dict[str, Any]
+    ids: np.ndarray  # str, sorted
+    categories: np.ndarray  # str
+    y_true: np.ndarray  # 0..2
+    y_pred: np.ndarray  # 0..2, or 3 for an error
+
+    @property
+    def detector(self) -> str:
+        return str(self.doc["detector"]["spec"])
+
+    @property
+    def dataset(self) -> dict[str, Any]:
+        return dict(self.doc["dataset"])
+
+    @property
+    def sha256(self) -> str:
+        return str(self.doc["dataset"]["sha256"])
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.doc["complete"])
+
+    @property
+    def created(self) -> str:
+        return str(self.doc["created"])
+
+    def metric(self, name: str) -> float | None:
+        """A metric from ``metrics.json``: a headline name, or a dotted path such as ``operational.latency_s.p95``."""
+        node: Any = self.doc["metrics"]
+        if name == "error_rate":
+            ops = node["operational"]
+            return ops["errors"] / ops["cases"] if ops["cases"] else None
+        for key in name.split("."):
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node = node[key]
+        return node if isinstance(node, int | float) else None
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run folder, or a baseline file. Raises `RunLoadError` naming the file when it cannot."""
+    path = Path(path)
+    if path.is_file() and path.suffix == ".json":
+        return load_baseline(path)
+    try:
+        doc = orjson.loads((path / METRICS_FILE).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise RunLoadError(f"{path / METRICS_FILE}: {exc}") from exc
+    records = _read_journal(path / PREDICTIONS)
+    ids = np.array(sorted(records), dtype=object)
+    rows = [records[i] for i in ids]
+    return Run(
+        path=path,
+        doc=doc,
+        ids=ids,
+        categories=np.array([r[0] for r in rows], dtype=object),
+        y_true=np.array([CODE[r[1]] for r in rows], dtype=np.int64),
+        y_pred=np.array([r[2] for r in rows], dtype=np.int64),
+    )
+
+
+def _read_journal(path: Path) -> dict[str, tuple[str, str, int]]:
+    """(category, expected risk, predicted code) by case id; a later line wins; a torn last line is skipped."""
+    records: dict[str, tuple[str, str, int]] = {}
+    try:
+        lines = path.read_bytes().split(b"\n")[:-1]  # the part after the last newline is unfinished
+    except OSError as exc:
+        raise RunLoadError(f"{path}: {exc}") from exc
+    for line_no, line in enumerate(lines, start=1):
+        try:
+            rec = orjson.loads(line)
+            records[rec["id"]] = (rec["category"], rec["expected"], CODE.get(rec.get("risk"), ERROR))
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise RunLoadError(f"{path}:{line_no}: unreadable journal record: {exc!r}") from exc
+    return records
+
+
+def find_runs(patterns: list[str]) -> list[Path]:
+    """Run folders named by paths or globs; a folder without ``metrics.json`` contributes the runs inside it."""
+    found: list[Path] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern)) or [pattern]
+        for match in map(Path, matches):
+            if (match / METRICS_FILE).is_file() or (match.is_file() and match.suffix == ".json"):
+                found.append(match)
+            elif match.is_dir():
+                found.extend(sorted(p.parent for p in match.glob(f"*/{METRICS_FILE}")))
+            else:
+                raise RunLoadError(f"{match}: no run folder (no {METRICS_FILE}) here")
+    return list(dict.fromkeys(found))
+
+
+def align(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Put runs of one data set on a common case list (the union of their ids).
+
+    Returns (ids, categories, y_true, one y_pred per run). A case a run did not finish counts as an error for
+    that run, so an incomplete run is never flattered by the cases it skipped.
+    """
+    labels: dict[str, tuple[str, int]] = {}
+    for run in runs:
+        for case_id, cat, truth in zip(run.ids, run.categories, run.y_true, strict=True):
+            labels.setdefault(case_id, (cat, int(truth)))
+    ids = np.array(sorted(labels), dtype=object)
+    categories = np.array([labels[i][0] for i in ids], dtype=object)
+    y_true = np.array([labels[i][1] for i in ids], dtype=np.int64)
+    preds = []
+    for run in runs:
+        pred = np.full(len(ids), ERROR, dtype=np.int64)
+        pred[np.searchsorted(ids, run.ids)] = run.y_pred
+        preds.append(pred)
+    return ids, categories, y_true, preds
+
+
+BASELINE_VERSION = 1
+_LETTERS = "lmhe"  # low, medium, high, error: one letter per case keeps a baseline small
+
+
+def baseline_document(run: Run, name: str) -> dict[str, Any]:
+    """What `compare` needs of a run, compactly: its metrics document and one letter per case."""
+    return {
+        "baseline_version": BASELINE_VERSION,
+        "name": name,
+        "source_run": str(run.path),
+        "doc": run.doc,
+        "cases": {
+            "ids": list(run.ids),
+            "categories": list(run.categories),
+            "expected": "".join(_LETTERS[t] for t in run.y_true),
+            "predicted": "".join(_LETTERS[p] for p in run.y_pred),
+        },
+    }
+
+
+def load_baseline(path: Path) -> Run:
+    """A baseline file written by ``fcb baseline save``, as a `Run`."""
+    try:
+        data = orjson.loads(path.read_bytes())
+        cases = data["cases"]
+        return Run(
+            path=path,
+            doc=data["doc"],
+            ids=np.array(cases["ids"], dtype=object),
+            categories=np.array(cases["categories"], dtype=object),
+            y_true=np.array([_LETTERS.index(c) for c in cases["expected"]], dtype=np.int64),
+            y_pred=np.array([_LETTERS.index(c) for c in cases["predicted"]], dtype=np.int64),
+        )
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise RunLoadError(f"{path}: not a baseline file: {exc!r}") from exc
