@@ -10,7 +10,10 @@ ARGS ?=
 
 PORT ?= 8765
 
-.PHONY: eval serve test lint browser stats validate clean
+BASELINE ?=
+REGRESS_RUN := results/regress/$(shell date -u +%Y%m%d-%H%M%S)
+
+.PHONY: eval serve regress test lint browser stats validate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +28,14 @@ eval: $(STAMP)
 ## make serve [DETECTOR=builtin:NAME|module:function|file.py:function] [PORT=8765]
 serve: $(STAMP)
 	$(BIN)/fcb serve --detector '$(or $(DETECTOR),builtin:agreement)' --port $(PORT) $(ARGS)
+
+## make regress DETECTOR=... BASELINE=results/baselines/NAME.json [CASES=...]: eval, then compare; exit 1 on a
+## significant regression. The comparison (Markdown, fit for a pull-request comment) lands in the run folder.
+regress: $(STAMP)
+	@test -n "$(BASELINE)" || { echo "usage: make regress DETECTOR=... BASELINE=results/baselines/NAME.json"; exit 2; }
+	$(BIN)/fcb eval $(CASES) $(if $(DETECTOR),--detector '$(DETECTOR)') --out $(REGRESS_RUN) -q $(ARGS)
+	@$(BIN)/fcb compare '$(BASELINE)' $(REGRESS_RUN) --format md --out $(REGRESS_RUN)/compare.md; rc=$$?; \
+	  cat $(REGRESS_RUN)/compare.md; exit $$rc
 
 stats: $(STAMP)
 	$(BIN)/fcb stats $(CASES)

@@ -31,6 +31,8 @@ def category_rows(cmp: dict[str, Any]) -> list[list[Any]]:
 
 
 def _flip_lines(flips: list[dict[str, str]], bullet: str) -> list[str]:
+    if not flips:
+        return [f"{bullet}(none)"]
     lines = [f"{bullet}{f['id']} ({f['category']})" for f in flips[:MAX_LISTED]]
     if len(flips) > MAX_LISTED:
         lines.append(f"{bullet}... and {len(flips) - MAX_LISTED} more (see --format json)")
@@ -53,8 +55,10 @@ def to_text(cmp: dict[str, Any], fmt: str = "simple") -> str:
     parts = [
         f"base: {cmp['base']['detector']} ({cmp['base']['path']})\nnew:  {cmp['new']['detector']} "
         f"({cmp['new']['path']})\ndata set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} cases)",
-        tabulate(metric_rows(cmp), headers=header, tablefmt=fmt),
-        tabulate(category_rows(cmp), headers=["category", "n", "base", "new", "delta"], tablefmt=fmt),
+        tabulate(metric_rows(cmp), headers=header, tablefmt=fmt, disable_numparse=True),
+        tabulate(
+            category_rows(cmp), headers=["category", "n", "base", "new", "delta"], tablefmt=fmt, disable_numparse=True
+        ),
         "\n".join([f"right to wrong: {len(flips['right_to_wrong'])}", *_flip_lines(flips["right_to_wrong"], "  ")]),
         "\n".join([f"wrong to right: {len(flips['wrong_to_right'])}", *_flip_lines(flips["wrong_to_right"], "  ")]),
         _summary(cmp),
@@ -72,13 +76,18 @@ def to_markdown(cmp: dict[str, Any]) -> str:
         f"`{cmp['new']['detector']}` against baseline `{cmp['base']['detector']}` on **{ds['name']}** "
         f"(sha256 `{ds['sha256'][:12]}`, {ds['cases']} cases).",
         "",
-        tabulate(metric_rows(cmp), headers=header, tablefmt="github"),
+        tabulate(metric_rows(cmp), headers=header, tablefmt="github", disable_numparse=True),
         "",
         _summary(cmp),
         "",
         "<details><summary>Per category</summary>",
         "",
-        tabulate(category_rows(cmp), headers=["category", "n", "base", "new", "delta"], tablefmt="github"),
+        tabulate(
+            category_rows(cmp),
+            headers=["category", "n", "base", "new", "delta"],
+            tablefmt="github",
+            disable_numparse=True,
+        ),
         "",
         "</details>",
         "",

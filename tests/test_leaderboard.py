@@ -4,11 +4,12 @@ answers: order, shared ranks, the median rule, separate data sets, compare's exi
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from casegen import write_cases
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from runkit import ids, make_run
 
 
@@ -126,3 +127,24 @@ def test_history_prints_runs_in_time_order_and_writes_a_plot(cases: Path, tmp_pa
     assert "other" not in proc.stdout
     png = results / "history-accuracy.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_make_regress_against_the_committed_baseline() -> None:
+    baseline = "BASELINE=results/baselines/builtin-agreement-embedded.json"
+    ok = subprocess.run(
+        ["make", "-s", "regress", "DETECTOR=builtin:agreement", baseline],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "no significant regression" in ok.stdout
+    worse = subprocess.run(
+        ["make", "-s", "regress", "DETECTOR=builtin:always-low", baseline],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert worse.returncode != 0 and "REGRESSION" in worse.stdout
