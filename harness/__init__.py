@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "evaluate": ("harness.runner", "evaluate"),
+    "evaluate_async": ("harness.runner", "evaluate_async"),
     "EvalSettings": ("harness.runner", "EvalSettings"),
     "DetectorOptions": ("harness.detectors.options", "DetectorOptions"),
     "load_detector": ("harness.detectors", "load_detector"),

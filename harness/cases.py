@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -41,12 +42,18 @@ def _fast_validator() -> Any:
     return fastjsonschema.compile(case_schema())
 
 
+URI = re.compile(r"^\w+:(\/?\/?)[^\s]+\Z")  # the "uri" format as the fast validator checks it
+
+
 @cache
 def _full_validator() -> Any:
-    # Only used on cases that already failed the fast check, to list every error with its path.
-    from jsonschema import Draft202012Validator
+    # Only used on cases that already failed the fast check, to list every error with its path. It checks the
+    # "uri" format the way the fast validator does, so the two agree on which cases are valid.
+    from jsonschema import Draft202012Validator, FormatChecker
 
-    return Draft202012Validator(case_schema())
+    checker = FormatChecker(formats=())
+    checker.checks("uri")(lambda value: not isinstance(value, str) or bool(URI.match(value)))
+    return Draft202012Validator(case_schema(), format_checker=checker)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,19 +105,38 @@ def schema_errors(case: Any) -> list[tuple[str, str]]:
         _fast_validator()(case)
         return []
     except fastjsonschema.JsonSchemaValueException as fast_error:
-        from jsonschema.exceptions import best_match
-
         found = []
         try:
             for err in _full_validator().iter_errors(case):
-                if err.context:  # oneOf/anyOf: the closest branch says more than "not valid under any"
-                    err = best_match(err.context)
-                found.append((_field_name(err.absolute_path), _short(err.message)))
+                found.extend(_describe(err))
         except RecursionError:  # orjson parses 1,000 levels; the detailed validator's recursion is shallower
             return [(_field_name(fast_error.path[1:]), "value nested too deeply to validate")]
         if not found:  # the validators differ only on formats (e.g. "uri"), which fastjsonschema checks
             found.append((_field_name(fast_error.path[1:]), _short(fast_error.message)))
         return sorted(set(found))
+
+
+def _describe(err: Any) -> list[tuple[str, str]]:
+    """(field, message) pairs for one jsonschema error, naming the deepest field that can be named."""
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [p for p in err.validator_value if p not in err.instance]
+        return [(_field_name([*err.absolute_path, p]), "required field is missing") for p in missing]
+    if err.context:  # oneOf/anyOf: report the branch the value was meant for, not "valid under none"
+        branches: dict[Any, list[Any]] = {}
+        for sub in err.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        meant = [b for b in branches.values() if not any(_rejects_shape(sub) for sub in b)]
+        if len(meant) == 1:
+            return [pair for sub in meant[0] for pair in _describe(sub)]
+        from jsonschema.exceptions import best_match
+
+        return _describe(best_match(err.context))
+    return [(_field_name(err.absolute_path), _short(err.message))]
+
+
+def _rejects_shape(err: Any) -> bool:
+    """True for an error saying the value is of the wrong kind for this branch altogether."""
+    return not err.relative_path and err.validator in ("type", "const", "enum")
 
 
 def _short(message: str, limit: int = 200) -> str:

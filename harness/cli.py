@@ -1,17 +1,19 @@
 """The ``fcb`` command: parses arguments and calls the modules that do the work.
 
-Exit codes: 0 success; 1 invalid cases, or an error rate above ``--fail-on-error``; 2 bad usage or settings;
-130 a run interrupted (its partial report is written and marked incomplete).
+Exit codes: 0 success; 1 invalid cases, an error rate above ``--fail-on-error``, or (compare) a regression;
+2 bad usage or settings; 3 an internal error (a bug); 130 a run interrupted (its partial report is written and
+marked incomplete).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _print_problems(problems: Sequence[Any], limit: int | None = None) -> None:
@@ -34,7 +36,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     failed = False
     for path in args.paths:
-        result = scan(path, strict=args.strict)
+        try:
+            result = scan(path, strict=args.strict)
+        except OSError as exc:
+            print(f"fcb validate: {path}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
         _print_problems(result.problems)
         n_err, n_warn = len(result.errors), len(result.problems) - len(result.errors)
         print(
@@ -53,7 +59,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from harness.stats import balance, render
 
     path = _default_cases(args.path)
-    result = scan(path)
+    try:
+        result = scan(path)
+    except OSError as exc:
+        print(f"fcb stats: {path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     counts = balance(result.labels)
     if args.format == "json":
         print(
@@ -79,63 +89,49 @@ def _headers(pairs: list[str]) -> dict[str, str]:
 
 
 def _settings(args: argparse.Namespace) -> Any:
+    """Settings in order of precedence: flags, then a detector config file, then the resumed run's record."""
+    from dataclasses import replace
+
     from harness.config import load_detector_config, override
     from harness.detectors.builtin import BEST_BUILTIN
-    from harness.detectors.options import DetectorOptions
-    from harness.journal import read_manifest
     from harness.redact import MASK
     from harness.response import parse_risk_field
-    from harness.runner import EvalSettings
+    from harness.runner import EvalSettings, resumed_settings
 
-    spec, options = (None, DetectorOptions())
+    if args.resume:
+        base = resumed_settings(args.resume)
+        if not args.detector and MASK in base.detector:
+            raise ValueError(
+                f"{args.resume}: the run's detector spec held secrets ({base.detector}); pass --detector again"
+            )
+    else:
+        base = EvalSettings(cases=_default_cases(None), detector=BEST_BUILTIN)
     if args.detector_config:
         spec, options = load_detector_config(args.detector_config)
-    previous = read_manifest(args.resume) if args.resume else None
-    if args.resume and previous is None:
-        raise ValueError(f"{args.resume}: not a run folder (no run.json); nothing to resume")
-    if previous:  # a resumed run takes its settings from its own record unless told otherwise
-        spec = spec or previous["identity"]["detector"]
-        if not args.detector and MASK in spec:
-            raise ValueError(f"{args.resume}: the run's detector spec held secrets ({spec}); pass --detector again")
-        old = previous["settings"]
-        options = override(
-            options,
-            concurrency=old["concurrency"],
-            timeout=old["timeout"],
-            retries=old["retries"],
-            headers=old["headers"],
-            risk_field=parse_risk_field(old["risk_field"]),
-        )
+        base = replace(base, detector=spec or base.detector, options=options)
     options = override(
-        options,
+        base.options,
         concurrency=args.concurrency,
         timeout=args.timeout,
         retries=args.retries,
         risk_field=parse_risk_field(args.risk_field) if args.risk_field else None,
-        headers={**options.headers, **_headers(args.header)} if args.header else None,
+        headers={**base.options.headers, **_headers(args.header)} if args.header else None,
     )
-    return EvalSettings(
-        cases=args.cases or (previous["cases"] if previous else _default_cases(None)),
-        detector=args.detector or spec or BEST_BUILTIN,
+    return replace(
+        base,
+        cases=args.cases or base.cases,
+        detector=args.detector or base.detector,
         options=options,
         out=args.resume or args.out,
         results_root=args.results,
-        resume=bool(args.resume),
-        limit=args.limit if args.limit is not None else (previous["identity"]["limit"] if previous else None),
-        anonymize_agents=args.anonymize_agents or bool(previous and previous["identity"]["anonymize_agents"]),
-        skip_invalid=args.skip_invalid,
-        strict=args.strict,
+        limit=args.limit if args.limit is not None else base.limit,
+        anonymize_agents=args.anonymize_agents or base.anonymize_agents,
+        skip_invalid=args.skip_invalid or base.skip_invalid,
+        strict=args.strict or base.strict,
         progress=not args.quiet and sys.stderr.isatty(),
-        n_boot=_pick(args.bootstrap, previous, "bootstrap_resamples", 1000),
-        seed=_pick(args.seed, previous, "seed", 0),
+        n_boot=args.bootstrap if args.bootstrap is not None else base.n_boot,
+        seed=args.seed if args.seed is not None else base.seed,
     )
-
-
-def _pick(flag: Any, previous: dict[str, Any] | None, key: str, default: Any) -> Any:
-    """A flag's value if given, else the resumed run's, else the default."""
-    if flag is not None:
-        return flag
-    return previous["settings"][key] if previous else default
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -148,12 +144,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         settings = _settings(args)
         result = asyncio.run(run(settings))
     except InvalidCases as exc:
-        _print_problems(exc.problems, limit=200)
+        _print_problems(exc.problems)
         print(f"{exc}; no detector was called (use --skip-invalid to run the valid cases)", file=sys.stderr)
         return EXIT_INVALID
     except (RunError, ValueError, OSError) as exc:
         print(f"fcb eval: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    _print_problems(result.problems)
+    if skipped := result.metrics["dataset"]["skipped_invalid"]:
+        print(f"skipped {skipped} invalid line(s); they are listed in the report", file=sys.stderr)
     if not args.quiet:
         print(render_summary(result.metrics))
     print(f"results: {result.run_dir}", file=sys.stderr)
@@ -297,6 +296,13 @@ def cmd_baseline_save(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number of 1 or more")
+    return value
+
+
 def _rate(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -337,7 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--anonymize-agents", action="store_true", help="send agent ids as agent-1..n")
     p.add_argument("--skip-invalid", action="store_true", help="run the valid cases of a file with invalid ones")
     p.add_argument("--strict", action="store_true", help="treat label-scheme warnings as errors")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N valid cases")
+    p.add_argument("--limit", type=_positive, metavar="N", help="only the first N valid cases")
     p.add_argument("--fail-on-error", type=_rate, metavar="RATE", help="exit 1 if the error share exceeds RATE")
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
     p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
@@ -407,3 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except Exception:  # a bug in the harness: say so, with the trace, and an exit code of its own
+        traceback.print_exc()
+        print("fcb: internal error (a bug in fcb-harness; please report it with the trace above)", file=sys.stderr)
+        return EXIT_INTERNAL

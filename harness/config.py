@@ -47,9 +47,12 @@ def load_detector_config(path: str | Path) -> tuple[str | None, DetectorOptions]
     spec = data.pop("detector", None) or data.pop("url", None)
     data.pop("url", None)
     if "risk_field" in data:
+        if not isinstance(data["risk_field"], str):
+            raise ValueError(f'{path}: risk_field: expected a dotted path such as "result.risk"')
         data["risk_field"] = parse_risk_field(data["risk_field"])
-    if not all(isinstance(v, str) for v in data.get("headers", {}).values()):
-        raise ValueError(f"{path}: headers: each value names an environment variable (a string)")
+    headers = data.get("headers", {})
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise ValueError(f"{path}: headers: a table of header name = environment variable name")
     try:
         return spec, DetectorOptions(**data)
     except (TypeError, ValueError) as exc:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -25,3 +28,23 @@ def redact_url(url: str) -> str:
 def redact_spec(spec: str) -> str:
     """A detector spec fit to store: URLs are redacted, other specs name code and are kept as they are."""
     return redact_url(spec) if spec.startswith(("http://", "https://")) else spec
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret parts of a URL: its password and secret-looking query values (user names are not secret)."""
+    parts = urlsplit(url)
+    found = [parts.password] if parts.password else []
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if v and _SECRET_PARAM.search(k)]
+    return found
+
+
+def header_secrets(value: str) -> list[str]:
+    """A header value and, for ``Bearer``/``Basic`` credentials, the token and the decoded password."""
+    found = [value]
+    scheme, _, credential = value.partition(" ")
+    if credential:
+        found.append(credential)
+        if scheme.lower() == "basic":
+            with contextlib.suppress(binascii.Error, UnicodeDecodeError):
+                found += base64.b64decode(credential).decode().split(":", 1)[1:]
+    return found

@@ -46,12 +46,12 @@ class RunError(Exception):
 
 
 class InvalidCases(RunError):
-    """The cases file has errors; ``problems`` lists them all."""
+    """The cases file has errors; ``problems`` lists every problem found, warnings included."""
 
     def __init__(self, scan_result: Scan) -> None:
         errors = scan_result.errors
-        super().__init__(f"{scan_result.path}: {len(errors)} problem(s) in {scan_result.invalid_lines} line(s)")
-        self.problems: list[Problem] = errors
+        super().__init__(f"{scan_result.path}: {len(errors)} error(s) in {scan_result.invalid_lines} line(s)")
+        self.problems: list[Problem] = scan_result.problems
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,7 @@ def _identity(settings: EvalSettings, scanned: Scan) -> dict[str, Any]:
         "detector": redact_spec(settings.detector),
         "limit": settings.limit,
         "anonymize_agents": settings.anonymize_agents,
+        "strict": settings.strict,
         "risk_field": ".".join(settings.options.risk_field),
     }
 
@@ -109,9 +110,12 @@ def _check_resume(run_dir: Path, identity: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-def _settings_record(settings: EvalSettings) -> dict[str, Any]:
+def settings_record(settings: EvalSettings) -> dict[str, Any]:
+    """The settings as stored in ``run.json`` and ``metrics.json``; `resumed_settings` reads them back.
+
+    Header values are not stored: ``headers`` maps a header name to the environment variable that holds it.
+    """
     options = asdict(settings.options)
-    # headers map a header name to the environment variable that holds its value: no secret is stored
     options["risk_field"] = ".".join(options["risk_field"])
     return {
         "limit": settings.limit,
@@ -122,6 +126,27 @@ def _settings_record(settings: EvalSettings) -> dict[str, Any]:
         "seed": settings.seed,
         **options,
     }
+
+
+def resumed_settings(run_dir: str | Path) -> EvalSettings:
+    """The settings an interrupted run was started with, read from its ``run.json``, ready to continue it."""
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        raise RunError(f"{run_dir}: not a run folder (no run.json); nothing to resume")
+    record = dict(manifest["settings"])
+    flags = {k: record.pop(k) for k in ("limit", "anonymize_agents", "skip_invalid", "strict")}
+    n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")
+    record["risk_field"] = tuple(record["risk_field"].split("."))
+    return EvalSettings(
+        cases=manifest["cases"],
+        detector=manifest["identity"]["detector"],
+        options=DetectorOptions(**record),
+        out=str(run_dir),
+        resume=True,
+        n_boot=n_boot,
+        seed=seed,
+        **flags,
+    )
 
 
 def _pending(settings: EvalSettings, todo: list[CaseLabels]) -> Iterator[tuple[CaseLabels, dict[str, Any]]]:
@@ -220,64 +245,66 @@ async def _run_workers(
     return not interrupted
 
 
+def _open_run_dir(settings: EvalSettings, identity: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+    """The run folder and its manifest: the resumed run's (checked against ``identity``) or a new one."""
+    if settings.resume:
+        if settings.out is None:
+            raise RunError("resume needs the run folder")
+        run_dir = Path(settings.out)
+        return run_dir, _check_resume(run_dir, identity)
+    run_dir = Path(settings.out) if settings.out else new_run_dir(settings.results_root, settings.detector)
+    if (run_dir / PREDICTIONS).exists():
+        raise RunError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "identity": identity,
+        "cases": os.path.abspath(settings.cases),
+        "settings": settings_record(settings),
+        "created": _now(),
+        "sessions": [],
+    }
+    return run_dir, manifest
+
+
 async def run(settings: EvalSettings, detector: Detector | None = None) -> RunResult:
     """Evaluate a detector on a cases file and write the run folder. See `EvalSettings` for the knobs.
 
     Raises `InvalidCases` before any detector call when the file has errors (unless ``skip_invalid``), and
-    `RunError` when a run folder cannot be resumed.
+    `RunError` when there is nothing to evaluate or a run folder cannot be resumed.
     """
     scanned = scan(settings.cases, strict=settings.strict)
     if scanned.errors and not settings.skip_invalid:
         raise InvalidCases(scanned)
     labels = scanned.labels[: settings.limit] if settings.limit is not None else scanned.labels
-    identity = _identity(settings, scanned)
-    if settings.resume:
-        if settings.out is None:
-            raise RunError("resume needs the run folder")
-        run_dir = Path(settings.out)
-        manifest = _check_resume(run_dir, identity)
-    else:
-        run_dir = Path(settings.out) if settings.out else new_run_dir(settings.results_root, settings.detector)
-        if (run_dir / PREDICTIONS).exists():
-            raise RunError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "identity": identity,
-            "cases": os.path.abspath(settings.cases),
-            "settings": _settings_record(settings),
-            "created": _now(),
-            "sessions": [],
-        }
-    hashes = {lab.case_id: lab.content_hash for lab in labels}
-    outcomes = {cid: o for cid, o in read_journal(run_dir / PREDICTIONS).items() if hashes.get(cid) == o.content_hash}
-    todo = [lab for lab in labels if lab.case_id not in outcomes]
-
+    if not labels:
+        raise RunError(f"{settings.cases}: no valid case to evaluate ({scanned.lines} line(s) read)")
     owned = detector is None
-    detector = detector or load_detector(settings.detector, settings.options)
-    secrets = detector.secrets() if hasattr(detector, "secrets") else []
-    write_manifest(run_dir, manifest)
-    journal = JournalWriter(run_dir / PREDICTIONS, secrets=secrets)
-    started, started_at = time.perf_counter(), _now()
+    detector = detector or load_detector(settings.detector, settings.options)  # before any folder is made
     try:
-        complete = await _run_workers(settings, detector, todo, journal, outcomes)
+        run_dir, manifest = _open_run_dir(settings, _identity(settings, scanned))
+        hashes = {lab.case_id: lab.content_hash for lab in labels}
+        journaled = read_journal(run_dir / PREDICTIONS)
+        outcomes = {cid: o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash}
+        todo = [lab for lab in labels if lab.case_id not in outcomes]
+        write_manifest(run_dir, manifest)
+        journal = JournalWriter(run_dir / PREDICTIONS, secrets=getattr(detector, "secrets", list)())
+        started, started_at = time.perf_counter(), _now()
+        try:
+            uninterrupted = await _run_workers(settings, detector, todo, journal, outcomes)
+        finally:
+            journal.close()
     finally:
-        journal.close()
         if owned:
             await detector.aclose()
-    wall = time.perf_counter() - started
-    manifest["sessions"].append({"started": started_at, "wall_s": wall, "cases": len(todo)})
+    manifest["sessions"].append({"started": started_at, "wall_s": time.perf_counter() - started, "cases": len(todo)})
     write_manifest(run_dir, manifest)
-    metrics = compute(
-        labels,
-        outcomes,
-        wall_s=sum(s["wall_s"] for s in manifest["sessions"]),
-        n_boot=settings.n_boot,
-        seed=settings.seed,
-    )
-    finished = complete and not metrics["n_not_run"] and len(labels) == len(scanned.labels)
-    document = _document(settings, scanned, detector, metrics, complete=finished)
+    wall = sum(s["wall_s"] for s in manifest["sessions"])
+    metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed)
+    complete = uninterrupted and not metrics["n_not_run"] and len(labels) == len(scanned.labels)
+    document = _document(settings, scanned, detector, metrics, complete=complete and not scanned.invalid_lines)
     write_reports(run_dir, document)
-    return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"])
+    problems = [str(p) for p in scanned.problems]
+    return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"], problems)
 
 
 def _now() -> str:
@@ -287,34 +314,42 @@ def _now() -> str:
 def _document(
     settings: EvalSettings, scanned: Scan, detector: Detector, metrics: dict[str, Any], *, complete: bool
 ) -> dict[str, Any]:
-    skipped = scanned.invalid_lines
     return {
         "metrics_version": METRICS_VERSION,
         "harness_version": __version__,
         "created": _now(),
-        "complete": complete and skipped == 0,
+        "complete": complete,
         "dataset": {
             "path": os.path.abspath(settings.cases),
             "name": Path(settings.cases).name,
             "sha256": scanned.sha256,
             "cases": len(scanned.labels),
             "lines": scanned.lines,
-            "skipped_invalid": skipped,
+            "skipped_invalid": scanned.invalid_lines,
             "problems": [str(p) for p in scanned.problems[:200]],
         },
         "detector": {"spec": redact_spec(settings.detector), "name": redact_spec(getattr(detector, "name", ""))},
-        "settings": _settings_record(settings),
+        "settings": settings_record(settings),
         "metrics": metrics,
     }
+
+
+def _settings_for(cases: str, detector: str | Detector, kwargs: dict[str, Any]) -> tuple[EvalSettings, Detector | None]:
+    if isinstance(detector, str):
+        return EvalSettings(cases=cases, detector=detector, **kwargs), None
+    return EvalSettings(cases=cases, detector=getattr(detector, "name", type(detector).__name__), **kwargs), detector
 
 
 def evaluate(cases: str, detector: str | Detector, **kwargs: Any) -> RunResult:
     """Synchronous entry point for the Python API: ``evaluate("cases.jsonl", "builtin:agreement")``.
 
     ``detector`` is a spec string or an object with ``async assess(request)``; other keyword arguments are
-    `EvalSettings` fields (``options`` takes a `DetectorOptions`).
+    `EvalSettings` fields (``options`` takes a `DetectorOptions`). Inside a running event loop (a notebook),
+    await `evaluate_async` instead.
     """
-    if isinstance(detector, str):
-        return asyncio.run(run(EvalSettings(cases=cases, detector=detector, **kwargs)))
-    name = getattr(detector, "name", type(detector).__name__)
-    return asyncio.run(run(EvalSettings(cases=cases, detector=name, **kwargs), detector))
+    return asyncio.run(run(*_settings_for(cases, detector, kwargs)))
+
+
+async def evaluate_async(cases: str, detector: str | Detector, **kwargs: Any) -> RunResult:
+    """`evaluate` for code that already runs an event loop."""
+    return await run(*_settings_for(cases, detector, kwargs))

@@ -21,8 +21,7 @@ def balance(labels: Sequence[CaseLabels]) -> dict[str, dict[str, int]]:
     by_category = Counter(lab.category for lab in labels)
     family = Counter(f for lab in labels for f in lab.families)
     family.update("(none)" for lab in labels if not lab.families)
-    counts = {
-        "category": {c: by_category[c] for c in CATEGORIES if by_category[c]},
+    others = {
         "expected_risk": Counter(lab.expected_risk for lab in labels),
         "majority_correct": Counter(_mc(lab.majority_correct) for lab in labels),
         "answers": Counter(lab.n_answers for lab in labels),
@@ -30,9 +29,9 @@ def balance(labels: Sequence[CaseLabels]) -> dict[str, dict[str, int]]:
         "evidence": Counter("present" if lab.has_evidence else "absent" for lab in labels),
         "source": Counter(lab.source_dataset for lab in labels),
     }
-    return {name: {str(k): v for k, v in sorted(c.items(), key=_order)} for name, c in counts.items()} | {
-        "category": counts["category"]
-    }
+    counts = {"category": {c: by_category[c] for c in CATEGORIES if by_category[c]}}  # in the label scheme's order
+    counts.update({name: {str(k): v for k, v in sorted(c.items(), key=_order)} for name, c in others.items()})
+    return counts
 
 
 def _order(item: tuple[Any, int]) -> tuple[int, Any]:

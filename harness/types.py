@@ -119,6 +119,7 @@ class RunResult:
     labels: list[CaseLabels]
     outcomes: list[Outcome]
     complete: bool
+    problems: list[str] = field(default_factory=list)  # every problem found in the cases file, as printed
 
     def frame(self) -> Any:
         """Per-case results as a pandas DataFrame (one row per evaluated case)."""

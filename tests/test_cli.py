@@ -27,6 +27,14 @@ def slow(request):
     time.sleep(5 if len(request["answers"]) == 3 else 0)
     return "low"
 
+def self_referencing(request):
+    reply = {"false_consensus_risk": "low"}
+    reply["self"] = reply
+    return reply
+
+def huge(request):
+    return {"false_consensus_risk": "low", "blob": "x" * 5_000_000}
+
 def garbage(request):
     return ["not", "a", "dict"] if len(request["answers"]) == 3 else "critical"
 """
@@ -99,9 +107,14 @@ def test_python_callables_sync_async_and_failures(tmp_path: Path) -> None:
     assert three and {r["id"] for r in broken if r["error"]} == three
     assert {r["error"]["kind"] for r in broken if r["error"]} == {"detector_exception"}
 
-    slow = run("slow", "--timeout", "0.5", "--concurrency", "8")
+    # two workers, six hanging calls: a timed-out call must not hold up the cases after it
+    slow = run("slow", "--timeout", "0.5", "--concurrency", "2")
     assert {r["id"] for r in slow if r["error"]} == three
     assert {r["error"]["kind"] for r in slow if r["error"]} == {"timeout"}
+
+    for name in ("self_referencing", "huge"):
+        replies = run(name)
+        assert len(replies) == 40 and {r["error"]["kind"] for r in replies} == {"invalid_response"}
 
     garbage = run("garbage")
     assert all(r["error"]["kind"] == "invalid_response" for r in garbage)
@@ -169,6 +182,14 @@ def test_secrets_never_reach_results_and_agents_can_be_anonymised(tmp_path: Path
         ids = [a["agent_id"] for a in r["body"]["answers"]]
         assert ids == [f"agent-{i}" for i in range(1, len(ids) + 1)]
     assert "[REDACTED]" in (out / "predictions.jsonl").read_text()  # the echoed headers were scrubbed
+
+    not_found = detector_server("--status", "404")
+    out404 = tmp_path / "results" / "run404"
+    proc404 = run_cli(
+        "eval", str(cases), "-d", not_found.url + "/v1/consensus?api_key=k-SECRET-404", "--out", str(out404), "-q"
+    )
+    assert proc404.returncode == 0, proc404.stderr
+    assert "k-SECRET-404" not in (out404 / "predictions.jsonl").read_text()
 
     with_credentials = server.url.replace("http://", "http://user:pw-SECRET@")
     out2 = tmp_path / "results" / "run2"

@@ -21,7 +21,9 @@ from harness.cases import Problem, scan, schema_errors
 from harness.labels import Rule, case_labels, check_case, majority_rules
 from harness.types import CATEGORY_RISK
 
-SHARED_SCHEMA = json.loads(Path("/work/shared/schemas/fcb-case.schema.json").read_text())
+SHARED_SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[2] / "shared" / "schemas" / "fcb-case.schema.json").read_text()
+)
 INDEPENDENT = Draft202012Validator(SHARED_SCHEMA)  # the spec, read from the shared copy, not the package's
 
 
@@ -379,7 +381,7 @@ def test_scan_reports_problems_on_their_lines(tmp_path: Path) -> None:
         (8, "id"),
         (9, "majority_correct"),
         (10, "expected_risk"),
-        (11, "(case)"),
+        (11, "rationale"),
         (11, "answers[1].correct"),
     }
     by_line: dict[int, list[str]] = {}
@@ -395,7 +397,7 @@ def test_scan_reports_problems_on_their_lines(tmp_path: Path) -> None:
     assert "duplicate id FCB-0001" in by_line[8][0] and "line 1" in by_line[8][0]
     assert "60%" in by_line[9][0]
     assert by_line[10][0].startswith("warning: ")
-    assert any("rationale" in msg for msg in by_line[11])
+    assert any("required field is missing" in msg for msg in by_line[11])
     assert any("boolean" in msg for msg in by_line[11])
     # warnings do not count as errors
     assert {p.line for p in result.errors} == {2, 3, 4, 5, 6, 7, 8, 9, 11}

@@ -7,10 +7,12 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from harness.detectors.options import DetectorOptions
 from harness.response import parse_prediction
@@ -22,13 +24,12 @@ def load_callable(spec: str) -> Callable[..., Any]:
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name:
         raise ValueError(f"detector {spec!r}: expected module:function or path/to/file.py:function")
-    if target.endswith(".py"):
-        module = _load_file(Path(target))
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ImportError as exc:
-            raise ValueError(f"detector {spec!r}: cannot import {target}: {exc}") from exc
+    try:
+        module = _load_file(Path(target)) if target.endswith(".py") else importlib.import_module(target)
+    except ValueError:
+        raise
+    except Exception as exc:  # a syntax error or a failing import in the user's module: say which and why
+        raise ValueError(f"detector {spec!r}: cannot import {target}: {type(exc).__name__}: {exc}") from exc
     fn = getattr(module, name, None)
     if not callable(fn):
         raise ValueError(f"detector {spec!r}: {target} has no function {name!r}")
@@ -47,31 +48,63 @@ def _load_file(path: Path) -> Any:
     return module
 
 
+def _in_daemon_thread(fn: Callable[..., Any], arg: Any) -> asyncio.Future[Any]:
+    """Run ``fn(arg)`` in a new daemon thread; the future resolves with its result or exception.
+
+    A fresh thread per call (rather than a pool) means a call that overruns its timeout never delays the calls
+    after it, and a call that never returns cannot keep the process alive once the run is over.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            (future.set_result if ok else future.set_exception)(value)
+
+    def target() -> None:
+        try:
+            result = fn(arg)
+        except BaseException as exc:  # handed to the awaiting coroutine, which classifies it
+            loop.call_soon_threadsafe(settle, False, exc)
+        else:
+            loop.call_soon_threadsafe(settle, True, result)
+
+    threading.Thread(target=target, name="fcb-detector", daemon=True).start()
+    return future
+
+
 class CallableDetector:
-    """Runs a sync or async function. Sync functions run in a thread pool so a slow one cannot block the run."""
+    """Runs a sync or async function; a sync one runs in its own thread so a slow call cannot block the others."""
 
     def __init__(self, fn: Callable[..., Any], name: str, options: DetectorOptions) -> None:
         self.name = name
         self._fn = fn
         self._options = options
         self._is_async = inspect.iscoroutinefunction(fn)
-        self._pool = None if self._is_async else ThreadPoolExecutor(options.concurrency, thread_name_prefix="fcb")
 
     async def assess(self, request: Request) -> Prediction:
         try:
             async with asyncio.timeout(self._options.timeout):
-                if self._is_async:
-                    reply = await self._fn(request)
-                else:
-                    reply = await asyncio.get_running_loop().run_in_executor(self._pool, self._fn, request)
+                reply = await (self._fn(request) if self._is_async else _in_daemon_thread(self._fn, request))
         except TimeoutError:
             raise DetectorError("timeout", f"no answer within {self._options.timeout:g} s") from None
         except DetectorError:
             raise
         except Exception as exc:  # the detector's own bug belongs to this case, not to the run
             raise DetectorError("detector_exception", f"{type(exc).__name__}: {exc}"[:500]) from exc
+        self._check_size(reply)
         return parse_prediction(reply, self._options.risk_field)
 
+    def _check_size(self, reply: Any) -> None:
+        """A reply must be JSON-serialisable and within the response cap, as an HTTP reply would be."""
+        try:
+            size = len(orjson.dumps(reply, option=orjson.OPT_NON_STR_KEYS))
+        except (TypeError, orjson.JSONEncodeError) as exc:
+            raise DetectorError("invalid_response", f"reply is not JSON-serialisable: {exc}"[:300]) from None
+        if size > self._options.max_response_bytes:
+            raise DetectorError(
+                "invalid_response", f"reply of {size:,} bytes exceeds the {self._options.max_response_bytes:,}-byte cap"
+            )
+
     async def aclose(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        return None

@@ -21,7 +21,7 @@ import orjson
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from harness.detectors.options import DetectorOptions
-from harness.redact import redact_url
+from harness.redact import header_secrets, redact_url, url_secrets
 from harness.response import parse_prediction
 from harness.types import DetectorError, Prediction, Request
 
@@ -90,6 +90,7 @@ class HttpDetector:
     """Posts each request as JSON; retries transient failures with exponential backoff and jitter."""
 
     def __init__(self, url: str, options: DetectorOptions) -> None:
+        self._url_secrets = url_secrets(url)
         self.url, basic_auth = split_credentials(endpoint(url))
         self.name = redact_url(self.url)
         self._options = options
@@ -109,8 +110,15 @@ class HttpDetector:
         return self._session
 
     def secrets(self) -> list[str]:
-        """Header values that must never be written anywhere."""
-        return [v for k, v in self._headers.items() if k not in ("Content-Type", "Accept")]
+        """Values that must never be written anywhere: credentials in headers and in the URL.
+
+        Longest first, so that scrubbing a whole header value happens before scrubbing a part of it.
+        """
+        found = list(self._url_secrets)
+        for name, value in self._headers.items():
+            if name not in ("Content-Type", "Accept"):
+                found += header_secrets(value)
+        return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
     def _wait(self, state: Any) -> float:
         exc = state.outcome.exception() if state.outcome else None

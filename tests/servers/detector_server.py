@@ -90,8 +90,8 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
         def _answer(self, request: dict, first_time: bool) -> None:
             if args.delay:
                 time.sleep(args.delay)
-            if args.status:
-                return self._send(args.status, b'{"error": "as configured"}')
+            if args.status:  # the body echoes the path, query string included, as careless servers do
+                return self._send(args.status, json.dumps({"error": "as configured", "path": self.path}).encode())
             if args.throttle_once and first_time:
                 return self._send(429, b'{"error": "slow down"}', {"Retry-After": str(args.throttle_once)})
             if first_time and is_flaky(request, args.flaky_every):
@@ -101,6 +101,8 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 return self._send(200, b"this is not json")
             if args.echo_headers:
                 reply["headers_seen"] = dict(self.headers)
+                auth = self.headers.get("Authorization", "")
+                reply["token_seen"] = auth.partition(" ")[2]  # the bare credential, without its scheme
             return self._send(200, json.dumps(reply).encode())
 
     return Handler
