@@ -13,7 +13,10 @@ PORT ?= 8765
 BASELINE ?=
 REGRESS_RUN := results/regress/$(shell date -u +%Y%m%d-%H%M%S)
 
-.PHONY: eval serve regress test lint browser stats validate clean
+SHARED ?= ../shared/data
+DATASET ?= results/real-benchmark
+
+.PHONY: eval serve regress dataset test lint browser stats validate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +39,12 @@ regress: $(STAMP)
 	$(BIN)/fcb eval $(CASES) $(if $(DETECTOR),--detector '$(DETECTOR)') --out $(REGRESS_RUN) -q $(ARGS)
 	@$(BIN)/fcb compare '$(BASELINE)' $(REGRESS_RUN) --format md --out $(REGRESS_RUN)/compare.md; rc=$$?; \
 	  cat $(REGRESS_RUN)/compare.md; exit $$rc
+
+## make dataset [SHARED=../shared/data] [DATASET=results/real-benchmark]: the real-data benchmark (dev/test)
+dataset: $(STAMP)
+	$(BIN)/fcb build-dataset --gsm8k $(SHARED)/gsm8k/example_model_solutions.jsonl --truthfulqa $(SHARED)/truthfulqa \
+	  --out $(DATASET)
+	$(BIN)/fcb stats $(DATASET)/test.jsonl
 
 stats: $(STAMP)
 	$(BIN)/fcb stats $(CASES)

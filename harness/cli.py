@@ -296,6 +296,19 @@ def cmd_baseline_save(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_build_dataset(args: argparse.Namespace) -> int:
+    from harness.realdata.build import build
+
+    try:
+        card = build(args.gsm8k, args.truthfulqa, args.out, seed=args.seed)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"fcb build-dataset: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for name, info in card["outputs"].items():
+        print(f"{args.out}/{name}: {info['cases']} cases, sha256 {info['sha256'][:12]}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -388,6 +401,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--detector", help="only runs of this detector spec")
     p.add_argument("--metric", choices=metrics, default="macro_f1")
     p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("build-dataset", help="build the real-data benchmark from GSM8K and TruthfulQA answers")
+    p.add_argument("--gsm8k", required=True, metavar="PATH", help="example_model_solutions.jsonl")
+    p.add_argument("--truthfulqa", required=True, metavar="DIR", help="folder with TruthfulQA.csv and finetune_*.jsonl")
+    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_build_dataset)
 
     p = sub.add_parser("baseline", help="manage committed baselines")
     bsub = p.add_subparsers(dest="baseline_command", required=True)

@@ -121,4 +121,5 @@ def case_labels(case: dict[str, Any], line: int, content_hash: str) -> CaseLabel
         any_shared_context=any(m.get("shared_context") is True for m in metas),
         tags=tuple(case.get("tags", ())),
         source_dataset=source if isinstance(source, str) else source["dataset"],
+        source_item=case["id"] if isinstance(source, str) else f"{source['dataset']}:{source['item']}",
     )

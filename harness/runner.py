@@ -245,6 +245,19 @@ async def _run_workers(
     return not interrupted
 
 
+def _refuse_training_overlap(detector: Detector, labels: list[CaseLabels]) -> None:
+    """A trained detector must never be scored on the source items it was trained on."""
+    trained_on = getattr(detector, "train_source_items", None)
+    if not trained_on:
+        return
+    shared = sorted({lab.source_item for lab in labels} & set(trained_on))
+    if shared:
+        raise RunError(
+            f"refusing to evaluate: the detector was trained on {len(shared)} source item(s) of this file "
+            f"(e.g. {', '.join(shared[:3])}); train on a split that shares no source question"
+        )
+
+
 def _open_run_dir(settings: EvalSettings, identity: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
     """The run folder and its manifest: the resumed run's (checked against ``identity``) or a new one."""
     if settings.resume:
@@ -281,6 +294,7 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     owned = detector is None
     detector = detector or load_detector(settings.detector, settings.options)  # before any folder is made
     try:
+        _refuse_training_overlap(detector, labels)
         run_dir, manifest = _open_run_dir(settings, _identity(settings, scanned))
         hashes = {lab.case_id: lab.content_hash for lab in labels}
         journaled = read_journal(run_dir / PREDICTIONS)

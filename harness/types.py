@@ -95,6 +95,7 @@ class CaseLabels:
     any_shared_context: bool
     tags: tuple[str, ...]
     source_dataset: str
+    source_item: str  # "dataset:item" for cases from a public source; the case id for original cases
 
 
 @dataclass(frozen=True, slots=True)

@@ -394,6 +394,7 @@ def lab(
         any_shared_context=shared,
         tags=tags,
         source_dataset="original",
+        source_item=case_id,
     )
 
 
