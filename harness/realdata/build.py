@@ -121,34 +121,24 @@ def gsm8k_cases(item: GsmItem, rng: random.Random) -> Iterator[dict]:
     top = max(wrong.values(), key=len, default=[])
     whole = "The four real model solutions, unchanged, in shuffled order under neutral agent ids."
     if len(top) >= 3:
-        yield _case(
-            "numeric_consensus_error",
-            item.question,
-            [_gsm_answer(s) for s in item.solutions],
-            truth,
-            source,
-            rng,
-            whole,
-        )
+        category = "numeric_consensus_error"
     elif len(right) >= 3:
-        yield _case(
-            "genuine_agreement_correct",
-            item.question,
-            [_gsm_answer(s) for s in item.solutions],
-            truth,
-            source,
-            rng,
-            whole,
-        )
-    elif len(right) <= 2:
-        yield _case(
-            "genuine_disagreement", item.question, [_gsm_answer(s) for s in item.solutions], truth, source, rng, whole
-        )
+        category = "genuine_agreement_correct"
+    else:  # no answer held by three of the four solutions
+        category = "genuine_disagreement"
+    yield _case(category, item.question, [_gsm_answer(s) for s in item.solutions], truth, source, rng, whole)
     others = [s for s in item.solutions if not s.is_correct and s not in top]
     if len(top) == 2 and others:
         chosen = [*top, rng.choice(others)]
-        yield _case("numeric_consensus_error", item.question, [_gsm_answer(s) for s in chosen], truth, source, rng,
-                    "A subset of three real solutions: two reaching the same wrong number and one reaching another.")
+        yield _case(
+            "numeric_consensus_error",
+            item.question,
+            [_gsm_answer(s) for s in chosen],
+            truth,
+            source,
+            rng,
+            "A subset of three real solutions: two reaching the same wrong number and one reaching another.",
+        )
     if len(top) >= 2 and right:
         chosen = [*top, rng.choice(right)]
         yield _case(
