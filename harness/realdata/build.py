@@ -18,7 +18,7 @@ import orjson
 
 from harness.cases import file_sha256, schema_errors
 from harness.labels import check_case
-from harness.realdata.claims import group_by_claim
+from harness.realdata.claims import group_by_claim, states_a_claim
 from harness.realdata.sources import GsmItem, Solution, TqaItem, number_text, read_gsm8k, read_truthfulqa
 from harness.types import CATEGORY_RISK
 
@@ -229,7 +229,8 @@ def tqa_cases(item: TqaItem, rng: random.Random) -> Iterator[dict]:
     groups = group_by_claim(item.question, item.wrong, item.incorrect_refs)
     claims = sorted((k for k in groups if k >= 0), key=lambda k: (-len(groups[k]), k))
     top = [item.wrong[i] for i in groups[claims[0]]] if claims else []
-    right = list(item.correct)
+    # a rating of "truthful" is not taken for an answer that states one of the source's incorrect reference claims
+    right = [t for t in item.correct if not states_a_claim(item.question, t, item.incorrect_refs)]
     rng.shuffle(right)
     q, truth = item.question, item.best
     if len(top) >= 3:

@@ -17,10 +17,36 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 THRESHOLD = 0.4
 MARGIN = 0.1
 _WORD = re.compile(r"[a-z0-9]+")
+# Words that reverse or grade a claim ("one more rib" against "one fewer rib") must count, stop words or not.
+_KEEP = frozenset(
+    (
+        "more",
+        "less",
+        "fewer",
+        "most",
+        "least",
+        "not",
+        "no",
+        "never",
+        "nothing",
+        "none",
+        "cannot",
+        "without",
+        "only",
+        "all",
+        "every",
+    )
+)
+_STOP = ENGLISH_STOP_WORDS - _KEEP
 
 
 def content_words(text: str, exclude: set[str]) -> str:
-    return " ".join(w for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOP_WORDS and w not in exclude)
+    return " ".join(w for w in _WORD.findall(text.lower()) if w not in _STOP and w not in exclude)
+
+
+def states_a_claim(question: str, answer: str, claims: list[str]) -> bool:
+    """True when an answer clearly states one of the given (incorrect reference) claims."""
+    return any(key >= 0 for key in group_by_claim(question, [answer], claims))
 
 
 def group_by_claim(question: str, answers: list[str], claims: list[str]) -> dict[int, list[int]]:
