@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import ROOT, read_jsonl, run_cli
 
@@ -162,3 +164,36 @@ def test_resume_keeps_every_setting_of_the_run(tmp_path: Path, detector_server) 
     assert {json.loads(line)["headers"].get("Authorization") for line in record.read_text().splitlines()} == {
         "Bearer t-1"
     }
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_killed_at_random_points_resumes_to_each_case_exactly_once(tmp_path: Path, detector_server, seed: int) -> None:
+    rng = random.Random(seed)
+    cases = write_cases(tmp_path / "cases.jsonl", 120, seed=seed)
+    server = detector_server("--delay", "0.005", "--garbage-every", "7")
+    common = ["--detector", server.url, "--quiet", "--concurrency", "3", "--bootstrap", "200"]
+    reference = tmp_path / "reference"
+    assert run_cli("eval", str(cases), "--out", str(reference), *common).returncode == 0
+
+    run_dir = tmp_path / "run"
+    args = [sys.executable, "-m", "harness", "eval", str(cases), "--out", str(run_dir), *common]
+    for kill in range(rng.randint(2, 3)):  # kill it several times, each at a random point
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        journal = run_dir / "predictions.jsonl"
+        done = journal.read_bytes().count(b"\n") if journal.exists() else 0
+        try:
+            _wait_for_lines(journal, done + rng.randint(1, 25), proc)
+        except AssertionError:
+            break  # it finished before the chosen point
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        if kill == 0:
+            args = [sys.executable, "-m", "harness", "eval", "--resume", str(run_dir), "--quiet"]
+    final = run_cli("eval", "--resume", str(run_dir), "--quiet")
+    assert final.returncode == 0, final.stderr
+    ids = [r["id"] for r in read_jsonl(run_dir / "predictions.jsonl")]
+    assert sorted(ids) == sorted(c["id"] for c in read_jsonl(cases)) and len(ids) == len(set(ids))
+    doc = json.loads((run_dir / "metrics.json").read_text())
+    assert doc["complete"] and _without_timing(doc) == _without_timing(
+        json.loads((reference / "metrics.json").read_text())
+    )

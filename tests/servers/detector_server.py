@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import socket
+import struct
 import sys
 import threading
 import time
@@ -31,6 +33,20 @@ def reply_for(request: dict, garbage_every: int = 0) -> dict | None:
     return {"false_consensus_risk": RISKS[d % 3], "risk_score": (d % 101) / 100, "note": "test server"}
 
 
+TRANSIENT_FAULTS = ("500", "502", "503", "429", "slow", "reset", "hang", "truncated")
+PERMANENT_FAULTS = ("notjson", "norisk", "badrisk", "wrongtype", "huge", "redirect")
+
+
+def fault_for(request: dict, rate: float, kinds: tuple[str, ...], seed: int) -> str | None:
+    """The fault a request meets (the same on every attempt), or None: a seeded function of its content."""
+    if not kinds or rate <= 0:
+        return None
+    h = int(hashlib.sha256(f"{seed}:{digest(request)}".encode()).hexdigest()[:12], 16)
+    if (h % 10_000) >= rate * 10_000:
+        return None
+    return kinds[(h // 10_000) % len(kinds)]
+
+
 def is_flaky(request: dict, flaky_every: int) -> bool:
     """Requests whose first attempt gets a transient 503."""
     return bool(flaky_every) and digest(request) % flaky_every == 1
@@ -44,6 +60,7 @@ class State:
         self.in_flight = 0
         self.max_in_flight = 0
         self.seen: set[int] = set()
+        self.attempts: dict[int, int] = {}
 
 
 def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
@@ -78,14 +95,64 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 state.max_in_flight = max(state.max_in_flight, state.in_flight)
                 first_time = (d := digest(request)) not in state.seen
                 state.seen.add(d)
+                state.attempts[d] = state.attempts.get(d, 0) + 1
+                attempt = state.attempts[d]
                 if args.record:
                     with open(args.record, "a") as f:
                         f.write(json.dumps({"path": self.path, "body": request, "headers": dict(self.headers)}) + "\n")
             try:
-                self._answer(request, first_time)
+                fault = fault_for(request, args.fault_rate, tuple(filter(None, args.faults.split(","))), args.seed)
+                if fault and (args.fault_every_attempt or attempt == 1):
+                    self._fault(fault)
+                else:
+                    self._answer(request, first_time)
             finally:
                 with state.lock:
                     state.in_flight -= 1
+
+        def _fault(self, kind: str) -> None:
+            """Misbehave as asked: statuses, slowness, broken connections, bad bodies, redirect loops."""
+            if kind in ("500", "502", "503"):
+                return self._send(int(kind), b'{"error": "injected"}')
+            if kind == "429":
+                return self._send(429, b'{"error": "slow down"}', {"Retry-After": "0"})
+            if kind in ("slow", "hang"):
+                time.sleep(args.slow_s if kind == "slow" else 3600)
+                return self._send(200, json.dumps({"false_consensus_risk": "low"}).encode())
+            if kind == "reset":  # headers, part of a body, then an abrupt close (RST)
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{")
+                self.wfile.flush()
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
+                return None
+            if kind == "truncated":  # promises more than it sends, then closes
+                self.wfile.write(b'HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{"false_consensus_risk": "lo')
+                self.close_connection = True
+                return None
+            if kind == "huge":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                chunk = b"x" * (1 << 20)
+                try:
+                    for _ in range(50):  # 50 MB, which the client must refuse to hold
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:
+                    pass  # the client hung up, as it should
+                self.close_connection = True
+                return None
+            if kind == "redirect":
+                return self._send(307, b"", {"Location": self.path})
+            bodies = {
+                "notjson": b"<html>oops</html>",
+                "norisk": b'{"verdict": "high"}',
+                "badrisk": b'{"false_consensus_risk": "critical"}',
+                "wrongtype": b'{"false_consensus_risk": 3}',
+            }
+            return self._send(200, bodies[kind])
 
         def _answer(self, request: dict, first_time: bool) -> None:
             if args.delay:
@@ -108,6 +175,11 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Clients that hang up on a faulty reply are expected here; say nothing."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
@@ -117,8 +189,13 @@ def main() -> None:
     parser.add_argument("--status", type=int, default=0, help="answer every request with this status")
     parser.add_argument("--echo-headers", action="store_true")
     parser.add_argument("--record", help="append every request to this file")
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="share of requests that meet a fault")
+    parser.add_argument("--faults", default="", help="comma-separated fault kinds to draw from")
+    parser.add_argument("--fault-every-attempt", action="store_true", help="permanent faults (default: first try)")
+    parser.add_argument("--slow-s", type=float, default=3.0, help="how long a 'slow' fault waits")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(State(args)))
+    server = QuietServer(("127.0.0.1", 0), make_handler(State(args)))
     server.daemon_threads = True
     print(f"PORT {server.server_address[1]}", flush=True)
     try:
