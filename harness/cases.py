@@ -131,7 +131,31 @@ def _describe(err: Any) -> list[tuple[str, str]]:
         from jsonschema.exceptions import best_match
 
         return _describe(best_match(err.context))
-    return [(_field_name(err.absolute_path), _short(err.message))]
+    return [(_field_name(err.absolute_path), _message(err))]
+
+
+def _preview(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _message(err: Any) -> str:
+    """A short message that says what is wrong without echoing a long value back."""
+    v, inst = err.validator_value, err.instance
+    size = len(inst) if isinstance(inst, str | list | dict) else 0
+    unit = "character" if isinstance(inst, str) else "item"
+    match err.validator:
+        case "minItems" | "minLength":
+            return f"has {size} {unit}(s); at least {v} required"
+        case "maxItems" | "maxLength":
+            return f"has {size} {unit}(s); at most {v} allowed"
+        case "type":
+            return f"{_preview(inst)} is not of type {' or '.join(v) if isinstance(v, list) else v}"
+        case "pattern":
+            return f"{_preview(inst)} does not match {v}"
+        case "enum":
+            return f"{_preview(inst)} is not one of {', '.join(map(str, v))}"
+    return _short(err.message)
 
 
 def _rejects_shape(err: Any) -> bool:

@@ -56,7 +56,7 @@ def test_invalid_file_stops_before_any_detector_call(tmp_path: Path, detector_se
 
     proc = run_cli("eval", str(cases), "-d", server.url, "--out", str(tmp_path / "run"), "--quiet")
     assert proc.returncode == 1
-    assert f"{cases}:4: answers[0].correct: 'yes' is not of type 'boolean'" in proc.stderr
+    assert f"{cases}:4: answers[0].correct: 'yes' is not of type boolean" in proc.stderr
     assert f"{cases}:7: expected_risk: " in proc.stderr
     assert server.stats()["count"] == 0
 
