@@ -171,7 +171,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from harness.service import serve
 
     try:
-        serve(args.detector, host=args.host, port=args.port, workers=args.workers, max_body=args.max_body)
+        serve(
+            args.detector,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            max_body=args.max_body,
+            body_timeout=args.body_timeout,
+        )
     except ValueError as exc:
         print(f"fcb serve: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -372,6 +379,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="larger bodies get 413")
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="a body not received within S seconds gets 408 (default 10)",
+    )
     p.set_defaults(func=cmd_serve)
 
     metrics = ["accuracy", "macro_f1", "weighted_kappa", "high_risk_recall", "false_alarm_rate", "error_rate"]

@@ -5,6 +5,7 @@ is refused with 422 naming the field; bodies over the limit get 413 before they 
 500 with an error id and no stack trace; ``FCB_API_KEY`` turns on bearer-token auth.
 """
 
+import asyncio
 import hmac
 import logging
 import os
@@ -14,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
+import orjson
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -26,6 +28,8 @@ from harness.types import Detector, DetectorError
 
 DETECTOR_ENV = "FCB_SERVE_DETECTOR"
 MAX_BODY_ENV = "FCB_SERVE_MAX_BODY"
+BODY_TIMEOUT_ENV = "FCB_SERVE_BODY_TIMEOUT"
+DEFAULT_BODY_TIMEOUT = 10.0
 API_KEY_ENV = "FCB_API_KEY"
 DEFAULT_MAX_BODY = 1024 * 1024
 
@@ -105,21 +109,30 @@ class Health(BaseModel):
     version: str
 
 
-def _body_limit(app: Callable[..., Awaitable[None]], max_bytes: int) -> Callable[..., Awaitable[None]]:
-    """ASGI middleware: refuse a body over ``max_bytes`` with 413 before anything parses it."""
+class _TooLarge(Exception):
+    """The body grew past the limit while it was being read."""
 
-    async def too_large(send: Callable[..., Awaitable[None]]) -> None:
-        body = b'{"error":"request body exceeds %d bytes"}' % max_bytes
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
 
-    async def middleware(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Any) -> None:
-        if scope["type"] != "http":
-            return await app(scope, receive, send)
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-            return await too_large(send)
+async def _reply(send: Callable[..., Awaitable[None]], status: int, message: str) -> None:
+    body = orjson.dumps({"error": message})
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _body_guard(
+    app: Callable[..., Awaitable[None]], max_bytes: int, timeout_s: float
+) -> Callable[..., Awaitable[None]]:
+    """ASGI middleware: read the whole body before the app sees it, refusing one over ``max_bytes`` with 413
+    (before anything parses it) and one that does not arrive within ``timeout_s`` with 408, so a slow client
+    cannot hold a worker."""
+
+    async def read_body(receive: Callable[..., Awaitable[Any]]) -> bytes | None:
+        """The whole body, or None when the client went away; raises _TooLarge past ``max_bytes``."""
         chunks, size, more = [], 0, True
         while more:
             message = await receive()
@@ -128,8 +141,25 @@ def _body_limit(app: Callable[..., Awaitable[None]], max_bytes: int) -> Callable
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             if size > max_bytes:
-                return await too_large(send)
+                raise _TooLarge
             more = message.get("more_body", False)
+        return b"".join(chunks)
+
+    async def middleware(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Any) -> None:
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+            return await _reply(send, 413, f"request body exceeds {max_bytes} bytes")
+        try:
+            async with asyncio.timeout(timeout_s):
+                body = await read_body(receive)
+        except TimeoutError:
+            return await _reply(send, 408, f"request body not received within {timeout_s:g} s")
+        except _TooLarge:
+            return await _reply(send, 413, f"request body exceeds {max_bytes} bytes")
+        if body is None:
+            return None
         replayed = False
 
         async def replay() -> dict[str, Any]:
@@ -137,14 +167,20 @@ def _body_limit(app: Callable[..., Awaitable[None]], max_bytes: int) -> Callable
             if replayed:
                 return await receive()
             replayed = True
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return {"type": "http.request", "body": body, "more_body": False}
 
         return await app(scope, replay, send)
 
     return middleware
 
 
-def create_app(detector_spec: str, *, max_body: int = DEFAULT_MAX_BODY, api_key: str | None = None) -> Any:
+def create_app(
+    detector_spec: str,
+    *,
+    max_body: int = DEFAULT_MAX_BODY,
+    api_key: str | None = None,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+) -> Any:
     """The ASGI application serving ``detector_spec``; wrapped so oversized bodies never reach FastAPI."""
     state: dict[str, Detector] = {}
 
@@ -186,6 +222,7 @@ def create_app(detector_spec: str, *, max_body: int = DEFAULT_MAX_BODY, api_key:
         return Health(status="ok", detector=detector_spec, version=__version__)
 
     responses: dict[int | str, dict[str, Any]] = {
+        408: {"model": ErrorResponse, "description": "body not received within the body timeout"},
         413: {"model": ErrorResponse, "description": "body over the size limit"},
         422: {"model": ValidationErrorResponse, "description": "request breaks the contract"},
         500: {"model": ErrorResponse, "description": "the detector failed"},
@@ -211,7 +248,7 @@ def create_app(detector_spec: str, *, max_body: int = DEFAULT_MAX_BODY, api_key:
             false_consensus_risk=prediction.risk, risk_score=prediction.score, details=prediction.extra
         )
 
-    return _body_limit(app, max_body) if max_body else app
+    return _body_guard(app, max_body, body_timeout)
 
 
 def app_from_env() -> Any:
@@ -219,17 +256,27 @@ def app_from_env() -> Any:
     return create_app(
         os.environ[DETECTOR_ENV],
         max_body=int(os.environ.get(MAX_BODY_ENV, DEFAULT_MAX_BODY)),
+        body_timeout=float(os.environ.get(BODY_TIMEOUT_ENV, DEFAULT_BODY_TIMEOUT)),
         api_key=os.environ.get(API_KEY_ENV) or None,
     )
 
 
-def serve(detector_spec: str, *, host: str, port: int, workers: int, max_body: int) -> None:
+def serve(
+    detector_spec: str,
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    max_body: int,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+) -> None:
     """Run uvicorn in the foreground until interrupted."""
     import uvicorn
 
     load_detector(detector_spec)  # fail here, with a clear message, rather than in every worker
     os.environ[DETECTOR_ENV] = detector_spec
     os.environ[MAX_BODY_ENV] = str(max_body)
+    os.environ[BODY_TIMEOUT_ENV] = str(body_timeout)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     uvicorn.run(
         "harness.service:app_from_env",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -161,3 +164,34 @@ def test_eval_through_the_service_equals_in_process(tmp_path: Path, service: Ser
         return m
 
     assert metrics(via_http) == metrics(in_process)
+
+
+def test_a_slow_client_cannot_hold_a_worker() -> None:
+    svc = Service("--detector", "builtin:agreement", "--body-timeout", "1")
+    try:
+        with socket.create_connection(("127.0.0.1", svc.port), timeout=10) as sock:
+            sock.sendall(
+                b"POST /v1/consensus HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 1000\r\n\r\n" + b'{"task": "'
+            )
+            reply = sock.recv(4096)  # the body never completes: the server answers and hangs up on its own
+        assert reply.startswith(b"HTTP/1.1 408")
+        assert post(svc, request()).status_code == 200  # and keeps serving others
+    finally:
+        svc.stop()
+
+
+def test_limits_hold_under_a_burst_of_bad_requests(service: Service) -> None:
+    big = request() | {
+        "answers": [{"agent_id": f"a{i}", "text": "x" * 16000} for i in range(16)],
+        "evidence": ["e" * 4000] * 20,
+    }
+    bodies = [big, request(task=""), request(1), {"task": "t"}, "not an object", request(extra=1)] * 20
+
+    def send(body) -> int:
+        return post(service, body).status_code
+
+    with ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(send, bodies))
+    assert Counter(codes) == {413: 20, 422: 100}
+    assert post(service, request()).status_code == 200 and httpx.get(f"{service.url}/healthz").status_code == 200
