@@ -197,3 +197,12 @@ def test_killed_at_random_points_resumes_to_each_case_exactly_once(tmp_path: Pat
     assert doc["complete"] and _without_timing(doc) == _without_timing(
         json.loads((reference / "metrics.json").read_text())
     )
+
+
+def test_resume_refuses_a_changed_detector(tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 16)
+    run_dir = tmp_path / "run"
+    assert run_cli("eval", str(cases), "--out", str(run_dir), "--quiet", "-d", "builtin:always-low").returncode == 0
+    proc = run_cli("eval", "--resume", str(run_dir), "--quiet", "-d", "builtin:agreement")
+    assert proc.returncode == 2
+    assert "refusing to resume" in proc.stderr and "detector was 'builtin:always-low'" in proc.stderr
