@@ -54,5 +54,5 @@ def test_make_eval_equivalent_runs_on_the_embedded_set(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "macro-F1" in proc.stdout and "genuine_disagreement" in proc.stdout
     doc = json.loads(next(tmp_path.glob("*/metrics.json")).read_text())
-    assert doc["detector"]["spec"] == "builtin:agreement" and doc["complete"]
+    assert doc["detector"]["spec"] == "builtin:heuristic" and doc["complete"]
     assert doc["metrics"]["n_cases"] == len(EMBEDDED.read_text().splitlines())

@@ -130,3 +130,12 @@ def test_no_source_text_is_stored_in_the_repository() -> None:
     corpus = "\n".join((ROOT / f).read_text(errors="ignore") for f in tracked.splitlines() if (ROOT / f).is_file())
     leaked = [p for p in probes if len(p) > 40 and p in corpus]
     assert leaked == []
+
+
+def test_learned_baseline_is_never_scored_on_its_training_questions(built: Path, tmp_path: Path) -> None:
+    spec = f"builtin:learned?train={built / 'dev.jsonl'}"
+    refused = run_cli("eval", str(built / "dev.jsonl"), "-d", spec, "-q", "--results", str(tmp_path))
+    assert refused.returncode == 2 and "refusing to evaluate" in refused.stderr
+    assert not any(tmp_path.iterdir())  # refused before any run folder was made
+    ok = run_cli("eval", str(built / "test.jsonl"), "-d", spec, "-q", "--results", str(tmp_path), "--bootstrap", "0")
+    assert ok.returncode == 0, ok.stderr

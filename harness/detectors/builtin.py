@@ -83,5 +83,24 @@ class Agreement:
         return None
 
 
-BUILTINS: dict[str, Callable[[], object]] = {"always-low": AlwaysLow, "agreement": Agreement}
-BEST_BUILTIN = "builtin:agreement"
+def _heuristic() -> object:
+    from harness.detectors.heuristic import Heuristic  # imported on use: heuristic.py builds on this module
+
+    return Heuristic()
+
+
+def _learned(train: str | None = None) -> object:
+    from harness.detectors.learned import Learned  # imported on use: only this detector loads scikit-learn
+
+    return Learned(train)
+
+
+BUILTINS: dict[str, Callable[..., object]] = {
+    "always-low": AlwaysLow,
+    "agreement": Agreement,
+    "heuristic": _heuristic,
+    "learned": _learned,
+}
+BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {"learned": ("train",)}
+"""The options each built-in takes in its spec (``builtin:learned?train=PATH``); the others take none."""
+BEST_BUILTIN = "builtin:heuristic"
