@@ -96,7 +96,7 @@ def _settings(args: argparse.Namespace) -> Any:
     from harness.detectors.builtin import BEST_BUILTIN
     from harness.redact import MASK
     from harness.response import parse_risk_field
-    from harness.runner import EvalSettings, resumed_settings
+    from harness.runner import EvalSettings, parse_shard, resumed_settings
 
     if args.resume:
         base = resumed_settings(args.resume)
@@ -125,6 +125,7 @@ def _settings(args: argparse.Namespace) -> Any:
         out=args.resume or args.out,
         results_root=args.results,
         limit=args.limit if args.limit is not None else base.limit,
+        shard=parse_shard(args.shard) if args.shard else base.shard,
         anonymize_agents=args.anonymize_agents or base.anonymize_agents,
         skip_invalid=args.skip_invalid or base.skip_invalid,
         strict=args.strict or base.strict,
@@ -156,7 +157,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(render_summary(result.metrics))
     print(f"results: {result.run_dir}", file=sys.stderr)
-    if not result.complete and result.metrics["metrics"]["n_not_run"]:
+    if result.metrics["metrics"]["n_not_run"]:
         print(f"run interrupted; continue with: fcb eval --resume {result.run_dir}", file=sys.stderr)
         return EXIT_INTERRUPTED
     ops = result.metrics["metrics"]["operational"]
@@ -303,6 +304,22 @@ def cmd_baseline_save(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from harness.merge import merge_runs
+    from harness.report import render_summary
+    from harness.runner import RunError
+
+    try:
+        document = merge_runs(args.runs, args.out, cases=args.cases)
+    except (RunError, OSError, ValueError) as exc:
+        print(f"fcb merge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.quiet:
+        print(render_summary(document))
+    print(f"results: {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_build_dataset(args: argparse.Namespace) -> int:
     from harness.realdata.build import build
 
@@ -364,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-invalid", action="store_true", help="run the valid cases of a file with invalid ones")
     p.add_argument("--strict", action="store_true", help="treat label-scheme warnings as errors")
     p.add_argument("--limit", type=_positive, metavar="N", help="only the first N valid cases")
+    p.add_argument("--shard", metavar="K/N", help="only the K-th of N deterministic parts of the cases (fcb merge)")
     p.add_argument("--fail-on-error", type=_rate, metavar="RATE", help="exit 1 if the error share exceeds RATE")
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
     p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
@@ -415,6 +433,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--detector", help="only runs of this detector spec")
     p.add_argument("--metric", choices=metrics, default="macro_f1")
     p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("merge", help="combine the shard runs of one evaluation into one run")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--out", required=True, metavar="RUN")
+    p.add_argument("--cases", metavar="PATH", help="the cases file, if it moved since the shards ran")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("build-dataset", help="build the real-data benchmark from GSM8K and TruthfulQA answers")
     p.add_argument("--gsm8k", required=True, metavar="PATH", help="example_model_solutions.jsonl")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import re
 import signal
@@ -65,12 +66,34 @@ class EvalSettings:
     results_root: str = "results"
     resume: bool = False
     limit: int | None = None
+    shard: tuple[int, int] | None = None  # (K, N): only the K-th of N deterministic parts of the cases
     anonymize_agents: bool = False
     skip_invalid: bool = False
     strict: bool = False
     progress: bool = False
     n_boot: int = 1000
     seed: int = 0
+
+
+def shard_text(shard: tuple[int, int] | None) -> str | None:
+    return f"{shard[0]}/{shard[1]}" if shard else None
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"K/N"`` (1 <= K <= N) as (K, N); None for None. Raises ValueError otherwise."""
+    if text is None:
+        return None
+    k, sep, n = text.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise ValueError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+    return int(k), int(n)
+
+
+def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
+    """Whether a case belongs to shard K of N: decided by its id alone, so reordering the file changes nothing."""
+    if shard is None:
+        return True
+    return int(hashlib.sha256(case_id.encode()).hexdigest()[:12], 16) % shard[1] == shard[0] - 1
 
 
 def _slug(spec: str) -> str:
@@ -93,6 +116,7 @@ def _identity(settings: EvalSettings, scanned: Scan) -> dict[str, Any]:
         "dataset_sha256": scanned.sha256,
         "detector": redact_spec(settings.detector),
         "limit": settings.limit,
+        "shard": shard_text(settings.shard),
         "anonymize_agents": settings.anonymize_agents,
         "strict": settings.strict,
         "risk_field": ".".join(settings.options.risk_field),
@@ -119,6 +143,7 @@ def settings_record(settings: EvalSettings) -> dict[str, Any]:
     options["risk_field"] = ".".join(options["risk_field"])
     return {
         "limit": settings.limit,
+        "shard": shard_text(settings.shard),
         "anonymize_agents": settings.anonymize_agents,
         "skip_invalid": settings.skip_invalid,
         "strict": settings.strict,
@@ -135,6 +160,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
         raise RunError(f"{run_dir}: not a run folder (no run.json); nothing to resume")
     record = dict(manifest["settings"])
     flags = {k: record.pop(k) for k in ("limit", "anonymize_agents", "skip_invalid", "strict")}
+    flags["shard"] = parse_shard(record.pop("shard"))
     n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")
     record["risk_field"] = tuple(record["risk_field"].split("."))
     return EvalSettings(
@@ -288,7 +314,8 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     scanned = scan(settings.cases, strict=settings.strict)
     if scanned.errors and not settings.skip_invalid:
         raise InvalidCases(scanned)
-    labels = scanned.labels[: settings.limit] if settings.limit is not None else scanned.labels
+    scope = [lab for lab in scanned.labels if in_shard(lab.case_id, settings.shard)]
+    labels = scope[: settings.limit] if settings.limit is not None else scope
     if not labels:
         raise RunError(f"{settings.cases}: no valid case to evaluate ({scanned.lines} line(s) read)")
     owned = detector is None
@@ -314,8 +341,10 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     write_manifest(run_dir, manifest)
     wall = sum(s["wall_s"] for s in manifest["sessions"])
     metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed)
-    complete = uninterrupted and not metrics["n_not_run"] and len(labels) == len(scanned.labels)
-    document = _document(settings, scanned, detector, metrics, complete=complete and not scanned.invalid_lines)
+    complete = uninterrupted and not metrics["n_not_run"] and len(labels) == len(scope)
+    # a shard is only a part of the data set: it counts as complete once merged with the others (fcb merge)
+    whole = complete and not scanned.invalid_lines and settings.shard is None
+    document = _document(settings, scanned, detector, metrics, complete=whole)
     write_reports(run_dir, document)
     problems = [str(p) for p in scanned.problems]
     return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"], problems)
