@@ -26,8 +26,11 @@ def redact_url(url: str) -> str:
 
 
 def redact_spec(spec: str) -> str:
-    """A detector spec fit to store: URLs are redacted, other specs name code and are kept as they are."""
-    return redact_url(spec) if spec.startswith(("http://", "https://")) else spec
+    """A detector spec fit to store: URLs (one, or several comma-separated replicas) are redacted; other specs
+    name code and are kept as they are."""
+    if not spec.startswith(("http://", "https://")):
+        return spec
+    return ",".join(redact_url(u.strip()) for u in spec.split(","))
 
 
 def url_secrets(url: str) -> list[str]:

@@ -120,3 +120,27 @@ def test_concurrency_is_honoured(tmp_path: Path, detector_server, concurrency: i
     )
     assert proc.returncode == 0
     assert server.stats()["max_in_flight"] == concurrency  # reached, never exceeded
+
+
+def test_replicas_share_the_load_and_a_failing_one_is_avoided(tmp_path: Path, detector_server) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 60)
+    a, b = detector_server("--delay", "0.02"), detector_server("--delay", "0.02")
+    out = tmp_path / "shared"
+    proc = run_cli("eval", str(cases), "-d", f"{a.url},{b.url}", "--concurrency", "6", "-q", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert a.stats()["count"] + b.stats()["count"] == 60 and min(a.stats()["count"], b.stats()["count"]) >= 15
+
+    healthy, broken = detector_server(), detector_server("--status", "503")
+    out = tmp_path / "failover"
+    proc = run_cli(
+        "eval", str(cases), "-d", f"{broken.url},{healthy.url}", "--concurrency", "4", "-q", "--out", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    journal = read_jsonl(out / "predictions.jsonl")
+    assert len(journal) == 60 and all(r["error"] is None for r in journal)  # no case failed
+    assert broken.stats()["count"] <= 8  # tried, found failing, then left alone for the rest of the run
+    doc = json.loads((out / "metrics.json").read_text())
+    assert (
+        doc["detector"]["spec"] == f"{broken.url}/v1/consensus,{healthy.url}/v1/consensus".replace("/v1/consensus", "")
+        or "," in doc["detector"]["spec"]
+    )

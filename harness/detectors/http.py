@@ -12,7 +12,7 @@ import base64
 import email.utils
 import os
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -27,6 +27,7 @@ from harness.types import DetectorError, Prediction, Request
 
 DEFAULT_PATH = "/v1/consensus"
 MAX_RETRY_AFTER_S = 120.0
+REPLICA_COOLDOWN_S = 5.0
 
 
 class _Transient(Exception):
@@ -86,17 +87,43 @@ def retry_after_seconds(value: str | None) -> float | None:
     return min(max(0.0, when.timestamp() - time.time()), MAX_RETRY_AFTER_S)
 
 
+@dataclass
+class _Replica:
+    """One endpoint of a detector served by several replicas."""
+
+    url: str
+    headers: dict[str, str]
+    outstanding: int = 0
+    down_until: float = 0.0  # monotonic time before which a failing replica is avoided
+
+
 class HttpDetector:
-    """Posts each request as JSON; retries transient failures with exponential backoff and jitter."""
+    """Posts each request as JSON; retries transient failures with exponential backoff and jitter.
+
+    Several comma-separated URLs are replicas of one detector: each attempt goes to the healthy replica with the
+    fewest requests in flight, and a replica that fails (connection, timeout, 429, 5xx) is avoided for
+    `REPLICA_COOLDOWN_S`, so its cases are retried elsewhere rather than failed.
+    """
 
     def __init__(self, url: str, options: DetectorOptions) -> None:
-        self._url_secrets = url_secrets(url)
-        self.url, basic_auth = split_credentials(endpoint(url))
-        self.name = redact_url(self.url)
+        urls = [u.strip() for u in url.split(",") if u.strip()]
+        self._url_secrets = [secret for u in urls for secret in url_secrets(u)]
         self._options = options
-        self._headers = headers_from_env(options, basic_auth)
+        self._replicas = []
+        for u in urls:
+            clean, basic_auth = split_credentials(endpoint(u))
+            self._replicas.append(_Replica(clean, headers_from_env(options, basic_auth)))
+        self.url = ",".join(r.url for r in self._replicas)
+        self.name = ",".join(redact_url(r.url) for r in self._replicas)
         self._backoff = wait_exponential_jitter(initial=options.backoff_initial, max=options.backoff_max)
         self._session: aiohttp.ClientSession | None = None  # made inside the running event loop
+
+    def _pick(self) -> _Replica:
+        now = time.monotonic()
+        healthy = [r for r in self._replicas if r.down_until <= now]
+        if not healthy:  # all are resting: the one that will recover first
+            return min(self._replicas, key=lambda r: r.down_until)
+        return min(healthy, key=lambda r: r.outstanding)
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -104,7 +131,6 @@ class HttpDetector:
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=aiohttp.ClientTimeout(total=self._options.timeout),  # the whole request, body included
-                headers=self._headers,
                 trust_env=False,
             )
         return self._session
@@ -115,9 +141,10 @@ class HttpDetector:
         Longest first, so that scrubbing a whole header value happens before scrubbing a part of it.
         """
         found = list(self._url_secrets)
-        for name, value in self._headers.items():
-            if name not in ("Content-Type", "Accept"):
-                found += header_secrets(value)
+        for replica in self._replicas:
+            for name, value in replica.headers.items():
+                if name not in ("Content-Type", "Accept"):
+                    found += header_secrets(value)
         return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
     def _wait(self, state: Any) -> float:
@@ -149,8 +176,22 @@ class HttpDetector:
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
     async def _post(self, body: bytes) -> Prediction:
+        replica = self._pick()
+        replica.outstanding += 1
         try:
-            async with self._client().post(self.url, data=body, allow_redirects=False) as resp:
+            return await self._post_to(replica, body)
+        except _Transient:
+            if len(self._replicas) > 1:
+                replica.down_until = time.monotonic() + REPLICA_COOLDOWN_S
+            raise
+        finally:
+            replica.outstanding -= 1
+
+    async def _post_to(self, replica: _Replica, body: bytes) -> Prediction:
+        try:
+            async with self._client().post(
+                replica.url, data=body, headers=replica.headers, allow_redirects=False
+            ) as resp:
                 payload = await self._read_capped(resp)
         except TimeoutError:
             raise _Transient("timeout", f"no answer within {self._options.timeout:g} s") from None
