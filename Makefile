@@ -16,7 +16,7 @@ REGRESS_RUN := results/regress/$(shell date -u +%Y%m%d-%H%M%S)
 SHARED ?= ../shared/data
 DATASET ?= results/real-benchmark
 
-.PHONY: eval serve regress dataset test lint browser stats validate clean
+.PHONY: eval serve regress dataset bench test lint browser stats validate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ dataset: $(STAMP)
 	  --out $(DATASET)
 	$(BIN)/fcb stats $(DATASET)/test.jsonl
 
+## make bench: the harness's own cost (prints figures; writes results/bench/*.json; a few minutes)
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench.py
+
 stats: $(STAMP)
 	$(BIN)/fcb stats $(CASES)
 
@@ -53,7 +57,7 @@ validate: $(STAMP)
 	$(BIN)/fcb validate $(or $(CASES),harness/data/embedded_cases.jsonl)
 
 lint: $(STAMP)
-	$(BIN)/ruff check harness tests
+	$(BIN)/ruff check harness tests benchmarks
 	$(BIN)/lint-imports
 
 # Debian's Chromium, for the test that opens the HTML leaderboard (installed once, as root, from Debian's packages)

@@ -13,6 +13,7 @@ from harness.metrics import (
     HEADLINE_METRICS,
     confusion,
     headline_batch,
+    memory_chunk,
     paired_bootstrap_confusions,
     present_classes,
 )
@@ -46,7 +47,10 @@ def metric_deltas(
     cms = np.stack([confusion(y_true, base), confusion(y_true, new)])
     classes = present_classes(cms.sum(axis=0))
     point = headline_batch(cms, classes)
-    boot = headline_batch(paired_bootstrap_confusions(y_true, [base, new], n_boot=n_boot, seed=seed), classes)
+    boot = headline_batch(
+        paired_bootstrap_confusions(y_true, [base, new], n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true))),
+        classes,
+    )
     out = {}
     for name, higher_better in HEADLINE_METRICS.items():
         b, n = _value(point[name][0]), _value(point[name][1])

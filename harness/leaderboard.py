@@ -14,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from harness.metrics import HEADLINE_METRICS, confusion, headline_batch, paired_bootstrap_confusions, present_classes
+from harness.metrics import (
+    HEADLINE_METRICS,
+    confusion,
+    headline_batch,
+    memory_chunk,
+    paired_bootstrap_confusions,
+    present_classes,
+)
 from harness.runs import Run, align
 
 COLUMNS = ("accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate")
@@ -137,7 +144,7 @@ def build_board(
 def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float) -> None:
     _, _, y_true, preds = align([r.representative for r in rows])
     classes = present_classes(sum(confusion(y_true, p) for p in preds))
-    boots = paired_bootstrap_confusions(y_true, preds, n_boot=n_boot, seed=seed)
+    boots = paired_bootstrap_confusions(y_true, preds, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)))
     values = headline_batch(boots, classes)[metric]  # rows x resamples
     for row, v in zip(rows, values, strict=True):
         finite = v[np.isfinite(v)]

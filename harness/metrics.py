@@ -157,6 +157,11 @@ def bootstrap_confusions(
     return paired_bootstrap_confusions(y_true, [y_pred], n_boot=n_boot, seed=seed, chunk=chunk)[0]
 
 
+def memory_chunk(n: int, budget: int = 250_000) -> int:
+    """Resamples per chunk so that a chunk's index array holds about ``budget`` entries (2 MB) whatever n is."""
+    return max(1, min(100, budget // max(n, 1)))
+
+
 def paired_bootstrap_confusions(
     y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int = 1000, seed: int = 0, chunk: int = 100
 ) -> np.ndarray:
@@ -184,15 +189,25 @@ def percentile_interval(values: np.ndarray) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks of ``values``, ties sharing their average rank (scipy's ``rankdata``, without its import)."""
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    new_group = np.r_[True, ordered[1:] != ordered[:-1]]
+    starts = np.flatnonzero(new_group)
+    ends = np.r_[starts[1:], len(values)]
+    ranks = np.empty(len(values))
+    ranks[order] = ((starts + ends + 1) / 2)[np.cumsum(new_group) - 1]
+    return ranks
+
+
 def roc_auc(y_binary: np.ndarray, scores: np.ndarray) -> float | None:
     """Area under the ROC curve (Mann-Whitney form, ties count half); None without both classes."""
-    from scipy.stats import rankdata
-
     pos = y_binary.astype(bool)
     n_pos, n_neg = int(pos.sum()), int((~pos).sum())
     if n_pos == 0 or n_neg == 0:
         return None
-    ranks = rankdata(scores)
+    ranks = average_ranks(scores)
     return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
@@ -333,7 +348,7 @@ def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: 
         "false_alarm_rate": float(cm[0, 2] / cm[0].sum()) if cm[0].sum() else None,
     }
     if len(y_true) and n_boot > 0:
-        boots = bootstrap_confusions(y_true, y_pred, n_boot=n_boot, seed=seed)
+        boots = bootstrap_confusions(y_true, y_pred, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)))
         out["accuracy_ci95"] = list(percentile_interval(accuracy(boots)))
         out["macro_f1_ci95"] = list(percentile_interval(macro_f1(boots, classes)))
         out["bootstrap"] = {"resamples": n_boot, "seed": seed, "method": "percentile"}

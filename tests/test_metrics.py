@@ -689,3 +689,14 @@ def test_compute_never_raises_and_is_json(
     assert res["operational"]["errors"] == len(errors)
     assert res["operational"]["errors_by_kind"] == {k: errors.count(k) for k in set(errors)}
     assert sum(e["n"] for e in res["per_category"].values()) == n_run
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=40))
+def test_average_ranks_match_scipy(values: list[int]) -> None:
+    from scipy.stats import rankdata
+
+    from harness.metrics import average_ranks
+
+    x = np.array(values, dtype=float)
+    assert np.allclose(average_ranks(x), rankdata(x))

@@ -1,0 +1,352 @@
+"""``make bench``: the harness's own cost, measured and printed, and written to results/bench/*.json.
+
+Nothing here is asserted; tests never look at times. Every server runs on 127.0.0.1 and stops by itself.
+Sections: overhead, startup, http, memory, leaderboard, profile (``python benchmarks/bench.py [SECTION ...]``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "results" / "bench"
+PY = sys.executable
+sys.path.insert(0, str(ROOT))
+
+from harness.synthetic import make_case, write_cases  # noqa: E402
+
+
+def fcb(*args: str) -> list[str]:
+    return [PY, "-m", "harness", *args]
+
+
+def wall(cmd: list[str], repeat: int = 1) -> float:
+    """Best whole-process wall time of ``repeat`` runs."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def peak_rss_mb(cmd: list[str]) -> float:
+    """Peak resident memory of a command, from GNU time."""
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], cwd=ROOT, capture_output=True, text=True, check=True)
+    return int(proc.stderr.strip().splitlines()[-1]) / 1024
+
+
+def run_metrics(run: Path) -> dict[str, Any]:
+    return json.loads((run / "metrics.json").read_text())["metrics"]
+
+
+def parse_floor(path: Path) -> float:
+    """Cases per second of a loop that only parses the lines with orjson: the floor for any harness."""
+    start = time.perf_counter()
+    with open(path, "rb") as f:
+        n = sum(1 for line in f if orjson.loads(line))
+    return n / (time.perf_counter() - start)
+
+
+def _in_process_seconds(cases: Path, run_dir: Path) -> float:
+    """Wall time of one whole evaluation inside this process (imports already paid), best of three."""
+    from harness.runner import EvalSettings, run
+
+    best = float("inf")
+    for _ in range(3):
+        shutil.rmtree(run_dir, ignore_errors=True)
+        start = time.perf_counter()
+        asyncio.run(run(EvalSettings(cases=str(cases), detector="builtin:always-low", out=str(run_dir))))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def bench_overhead(tmp: Path) -> dict[str, Any]:
+    out = {}
+    for n in (1000, 9999):  # the schema's ids allow at most 9,999 cases in a file
+        cases = write_cases(tmp / f"cases-{n}.jsonl", n, seed=n)
+        run = tmp / f"overhead-{n}"
+        whole = wall(fcb("eval", str(cases), "-d", "builtin:always-low", "-q", "--out", str(run)))
+        detector_loop = run_metrics(run)["operational"]["cases_per_s"]
+        in_process = n / _in_process_seconds(cases, run)  # validate, strip, call, journal, metrics, reports
+        floor = parse_floor(cases)
+        out[str(n)] = {
+            "end_to_end_in_process_cases_per_s": in_process,
+            "detector_loop_cases_per_s": detector_loop,
+            "whole_process_s": whole,
+            "whole_process_cases_per_s": n / whole,
+            "parse_floor_cases_per_s": floor,
+            "ratio_floor_to_end_to_end": floor / in_process,
+        }
+        shutil.rmtree(run)
+    return out
+
+
+def bench_startup(tmp: Path) -> dict[str, Any]:
+    cases = write_cases(tmp / "startup.jsonl", 9999, seed=1)
+    return {
+        "fcb --help": wall(fcb("--help"), 5),
+        "fcb validate 10k": wall(fcb("validate", str(cases)), 3),
+        "fcb eval --limit 1": wall(fcb("eval", str(cases), "--limit", "1", "-q", "--results", str(tmp / "s")), 3),
+    }
+
+
+SERVER = """
+import asyncio, sys
+from aiohttp import web
+async def handle(request):
+    await request.read()
+    await asyncio.sleep(float(sys.argv[2]))
+    return web.json_response({"false_consensus_risk": "low", "risk_score": 0.1})
+app = web.Application(); app.router.add_post("/v1/consensus", handle)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _sequential(url: str, n: int) -> float:
+    import httpx  # the loop a user would write by hand
+
+    body = make_case(0, __import__("random").Random(0))
+    request = {
+        "task": body["question"],
+        "answers": [{"agent_id": a["agent_id"], "text": a["text"]} for a in body["answers"]],
+    }
+    with httpx.Client(timeout=10) as client:
+        start = time.perf_counter()
+        for _ in range(n):
+            client.post(url, json=request).raise_for_status()
+    return n / (time.perf_counter() - start)
+
+
+def bench_http(tmp: Path, latency: float = 0.05) -> dict[str, Any]:
+    port = _free_port()
+    server = subprocess.Popen([PY, "-c", SERVER, str(port), str(latency)])
+    url = f"http://127.0.0.1:{port}/v1/consensus"
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        out: dict[str, Any] = {"latency_s": latency, "sequential_loop_cases_per_s": _sequential(url, 40)}
+        for conc in (1, 8, 64, 256):
+            n = max(100, conc * 12)
+            cases = write_cases(tmp / f"http-{conc}.jsonl", n, seed=conc)
+            cpu0 = _cpu_s(server.pid)
+            run = tmp / f"http-{conc}"
+            subprocess.run(
+                fcb(
+                    "eval",
+                    str(cases),
+                    "-d",
+                    url,
+                    "--concurrency",
+                    str(conc),
+                    "-q",
+                    "--out",
+                    str(run),
+                    "--bootstrap",
+                    "0",
+                ),
+                cwd=ROOT,
+                check=True,
+            )
+            ops = run_metrics(run)["operational"]
+            ideal = conc / latency
+            out[str(conc)] = {
+                "cases": n,
+                "cases_per_s": ops["cases_per_s"],
+                "ideal_cases_per_s": ideal,
+                "ratio_to_ideal": ops["cases_per_s"] / ideal,
+                "errors": ops["errors"],
+                "server_cpu_s": _cpu_s(server.pid) - cpu0,
+                "wall_s": ops["wall_s"],
+            }
+        return out
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _largest_cases(path: Path, n: int) -> Path:
+    """Cases as large as the schema allows: 16 answers of 16,000 characters (and 20 evidence passages)."""
+    import random
+
+    rng = random.Random(3)
+    with open(path, "wb") as f:
+        for i in range(n):
+            case = make_case(i, rng)
+            case["answers"] = [
+                dict(case["answers"][0], agent_id=f"agent-{k}", text=("x" * 15990) + f" {k}") for k in range(16)
+            ]
+            for a in case["answers"]:
+                a["correct"] = False
+            case.update(
+                category="numeric_consensus_error",
+                expected_risk="high",
+                majority_correct=False,
+                evidence=["e" * 4000] * 20,
+            )
+            f.write(orjson.dumps(case) + b"\n")
+    return path
+
+
+def bench_memory(tmp: Path) -> dict[str, Any]:
+    out = {}
+    for n in (1000, 9999):
+        cases = write_cases(tmp / f"mem-{n}.jsonl", n, seed=n)
+        out[str(n)] = peak_rss_mb(
+            fcb("eval", str(cases), "-d", "builtin:always-low", "-q", "--results", str(tmp / "m"))
+        )
+    out["growth_kb_per_case"] = (out["9999"] - out["1000"]) * 1024 / 8999
+    big = _largest_cases(tmp / "largest.jsonl", 200)
+    out["largest_cases_200"] = peak_rss_mb(
+        fcb("eval", str(big), "-d", "builtin:always-low", "-q", "--results", str(tmp / "m"))
+    )
+    out["largest_file_mb"] = big.stat().st_size / 1e6
+    return out
+
+
+def _synthetic_runs(tmp: Path, n_runs: int = 200, n_cases: int = 9999) -> Path:
+    """200 run folders of 10k cases (20 detectors x 10 runs), written directly: what eval would leave."""
+    import numpy as np
+
+    from harness.cases import scan
+    from harness.journal import record
+    from harness.metrics import compute
+    from harness.report import write_reports
+    from harness.types import RISKS, Prediction
+
+    cases = write_cases(tmp / "lb-cases.jsonl", n_cases, seed=5)
+    scanned = scan(cases)
+    root = tmp / "runs"
+    rng = np.random.default_rng(0)
+    for r in range(n_runs):
+        run = root / f"run-{r:03d}"
+        run.mkdir(parents=True)
+        skill = 0.3 + 0.03 * (r % 20)
+        lines, outcomes = [], {}
+        from harness.journal import outcome_of
+
+        for lab in scanned.labels:
+            risk = lab.expected_risk if rng.random() < skill else RISKS[int(rng.integers(3))]
+            rec = record(lab, Prediction(risk, float(rng.random())), None, 1, 0.001)
+            lines.append(orjson.dumps(rec))
+            outcomes[lab.case_id] = outcome_of(rec)
+        (run / "predictions.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+        metrics = compute(scanned.labels, outcomes, wall_s=1.0, n_boot=0)
+        write_reports(
+            run,
+            {
+                "metrics_version": 1,
+                "harness_version": "bench",
+                "created": f"2026-11-30T00:{r % 60:02d}:00",
+                "complete": True,
+                "dataset": {
+                    "path": str(cases),
+                    "name": cases.name,
+                    "sha256": scanned.sha256,
+                    "cases": n_cases,
+                    "lines": n_cases,
+                    "skipped_invalid": 0,
+                    "problems": [],
+                },
+                "detector": {"spec": f"detector-{r % 20:02d}", "name": ""},
+                "settings": {},
+                "metrics": metrics,
+            },
+        )
+    return root
+
+
+def bench_leaderboard(tmp: Path) -> dict[str, Any]:
+    start = time.perf_counter()
+    root = _synthetic_runs(tmp)
+    made = time.perf_counter() - start
+    return {
+        "runs": 200,
+        "cases_per_run": 9999,
+        "making_runs_s": made,
+        "fcb leaderboard (md)": wall(fcb("leaderboard", str(root)), 1),
+        "fcb compare": wall(fcb("compare", str(root / "run-000"), str(root / "run-019"), "--format", "json"), 1),
+    }
+
+
+def bench_profile(tmp: Path) -> dict[str, Any]:
+    """Where an in-process run of 10k cases spends its time, by stage."""
+    from harness.runner import EvalSettings, run
+
+    cases = write_cases(tmp / "profile.jsonl", 9999, seed=9)
+    settings = EvalSettings(cases=str(cases), detector="builtin:always-low", out=str(tmp / "profiled"))
+    profiler = cProfile.Profile()
+    profiler.enable()
+    asyncio.run(run(settings))
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    stages = {
+        "read + validate (cases.scan)": ("harness/cases.py", "scan"),
+        "read again (cases.iter_cases)": ("harness/cases.py", "iter_cases"),
+        "strip labels (request.build_request)": ("harness/request.py", "build_request"),
+        "call the detector": ("harness/runner.py", "_assess"),
+        "journal (JournalWriter.write)": ("harness/journal.py", "write"),
+        "metrics (metrics.compute)": ("harness/metrics.py", "compute"),
+        "reports (report.write_reports)": ("harness/report.py", "write_reports"),
+    }
+    total = sum(v[3] for k, v in stats.stats.items() if k[2] == "run" and k[0].endswith("harness/runner.py"))
+    out: dict[str, Any] = {"run_total_s": total}
+    for label, (file, fn) in stages.items():
+        out[label] = sum(v[3] for k, v in stats.stats.items() if k[0].endswith(file) and k[2] == fn)
+    return out
+
+
+SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
+    "overhead": bench_overhead,
+    "startup": bench_startup,
+    "http": bench_http,
+    "memory": bench_memory,
+    "leaderboard": bench_leaderboard,
+    "profile": bench_profile,
+}
+
+
+def main(names: list[str]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in names or list(SECTIONS):
+        with tempfile.TemporaryDirectory(prefix=f"fcb-bench-{name}-") as tmp:
+            start = time.perf_counter()
+            result = SECTIONS[name](Path(tmp))
+            result["section_s"] = time.perf_counter() - start
+        (OUT / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+        print(f"== {name}")
+        print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
