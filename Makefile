@@ -11,7 +11,7 @@ ARGS ?=
 PORT ?= 8765
 
 BASELINE ?=
-REGRESS_RUN := results/regress/$(shell date -u +%Y%m%d-%H%M%S)
+REGRESS_RUN := results/regress/$(shell date -u +%Y%m%d-%H%M%S-%N)
 
 SHARED ?= ../shared/data
 DATASET ?= results/real-benchmark
