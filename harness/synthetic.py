@@ -9,16 +9,9 @@ import json
 import random
 from pathlib import Path
 
-CATEGORIES = {
-    "majority_wrong_fact": "high",
-    "echo_cascade": "high",
-    "anchoring_injected_premise": "high",
-    "lone_correct_dissenter": "high",
-    "numeric_consensus_error": "high",
-    "genuine_agreement_correct": "low",
-    "genuine_disagreement": "medium",
-    "correct_but_unsupported": "medium",
-}
+from harness.types import CATEGORY_RISK
+
+CATEGORIES = CATEGORY_RISK  # category -> expected risk, in the label scheme's order
 
 
 def _correct_flags(category: str, n: int, rng: random.Random) -> list[bool]:
