@@ -20,6 +20,7 @@ import fastjsonschema
 import orjson
 
 from harness.labels import case_labels, check_case
+from harness.schema_messages import schema_message, shorten
 from harness.types import CaseLabels
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # the largest case the schema allows is well under 3 MiB of JSON
@@ -112,7 +113,7 @@ def schema_errors(case: Any) -> list[tuple[str, str]]:
         except RecursionError:  # orjson parses 1,000 levels; the detailed validator's recursion is shallower
             return [(_field_name(fast_error.path[1:]), "value nested too deeply to validate")]
         if not found:  # the validators differ only on formats (e.g. "uri"), which fastjsonschema checks
-            found.append((_field_name(fast_error.path[1:]), _short(fast_error.message)))
+            found.append((_field_name(fast_error.path[1:]), shorten(fast_error.message)))
         return sorted(set(found))
 
 
@@ -131,40 +132,12 @@ def _describe(err: Any) -> list[tuple[str, str]]:
         from jsonschema.exceptions import best_match
 
         return _describe(best_match(err.context))
-    return [(_field_name(err.absolute_path), _message(err))]
-
-
-def _preview(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _message(err: Any) -> str:
-    """A short message that says what is wrong without echoing a long value back."""
-    v, inst = err.validator_value, err.instance
-    size = len(inst) if isinstance(inst, str | list | dict) else 0
-    unit = "character" if isinstance(inst, str) else "item"
-    match err.validator:
-        case "minItems" | "minLength":
-            return f"has {size} {unit}(s); at least {v} required"
-        case "maxItems" | "maxLength":
-            return f"has {size} {unit}(s); at most {v} allowed"
-        case "type":
-            return f"{_preview(inst)} is not of type {' or '.join(v) if isinstance(v, list) else v}"
-        case "pattern":
-            return f"{_preview(inst)} does not match {v}"
-        case "enum":
-            return f"{_preview(inst)} is not one of {', '.join(map(str, v))}"
-    return _short(err.message)
+    return [(_field_name(err.absolute_path), schema_message(err))]
 
 
 def _rejects_shape(err: Any) -> bool:
     """True for an error saying the value is of the wrong kind for this branch altogether."""
     return not err.relative_path and err.validator in ("type", "const", "enum")
-
-
-def _short(message: str, limit: int = 200) -> str:
-    return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
 def _decode_line(raw: bytes) -> tuple[Any, str | None]:

@@ -448,6 +448,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_build_dataset)
 
+    from harness.scenario.commands import add_scenario_parser  # argparse only; the work is imported on use
+
+    add_scenario_parser(sub)
+
     p = sub.add_parser("baseline", help="manage committed baselines")
     bsub = p.add_subparsers(dest="baseline_command", required=True)
     b = bsub.add_parser("save", help="save a run as results/baselines/NAME.json")
