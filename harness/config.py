@@ -10,7 +10,19 @@ from typing import Any
 from harness.detectors.options import DetectorOptions
 from harness.response import parse_risk_field
 
-_KEYS = {
+_LLM_KEYS = {
+    "api_key_env",
+    "model",
+    "base_url",
+    "temperature",
+    "max_tokens",
+    "prompt",
+    "samples",
+    "json_mode",
+    "price_prompt_per_mtok",
+    "price_completion_per_mtok",
+}
+_KEYS = _LLM_KEYS | {
     "detector",
     "url",
     "concurrency",
@@ -46,6 +58,13 @@ def load_detector_config(path: str | Path) -> tuple[str | None, DetectorOptions]
         raise ValueError(f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
     spec = data.pop("detector", None) or data.pop("url", None)
     data.pop("url", None)
+    model, base_url = data.pop("model", None), data.pop("base_url", None)
+    if model and base_url and not spec:
+        spec = f"llm:{model}@{base_url}"
+    if "api_key_env" in data:
+        data["token_env"] = data.pop("api_key_env")
+    if "prompt" in data:  # a template path in a config file is relative to that file
+        data["prompt"] = str((path.parent / data["prompt"]).resolve())
     if "risk_field" in data:
         if not isinstance(data["risk_field"], str):
             raise ValueError(f'{path}: risk_field: expected a dotted path such as "result.risk"')

@@ -77,6 +77,7 @@ def record(
 def outcome_of(rec: dict[str, Any]) -> Outcome:
     """The compact outcome a journal record stands for."""
     error = rec.get("error")
+    usage = (rec.get("response") or {}).get("usage") or {}
     return Outcome(
         case_id=rec["id"],
         content_hash=rec["hash"],
@@ -85,7 +86,14 @@ def outcome_of(rec: dict[str, Any]) -> Outcome:
         error_kind=error["kind"] if error else None,
         attempts=int(rec.get("attempts", 1)),
         latency_s=float(rec.get("latency_s", 0.0)),
+        prompt_tokens=_tokens(usage, "prompt_tokens"),
+        completion_tokens=_tokens(usage, "completion_tokens"),
     )
+
+
+def _tokens(usage: Any, key: str) -> int:
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]:

@@ -315,8 +315,21 @@ def per_category(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> 
     return result
 
 
-def operational(outcomes: Iterable[Outcome], wall_s: float) -> dict[str, Any]:
-    """Cases, errors by kind, retries, wall time, throughput and latency percentiles."""
+def token_usage(outs: Sequence[Outcome], prices: tuple[float | None, float | None]) -> dict[str, Any] | None:
+    """Tokens summed over the cases (None when no detector reported any) and, given prices per million, the cost."""
+    prompt, completion = sum(o.prompt_tokens for o in outs), sum(o.completion_tokens for o in outs)
+    if not prompt and not completion:
+        return None
+    usage: dict[str, Any] = {"prompt": prompt, "completion": completion, "total": prompt + completion}
+    if prices[0] is not None or prices[1] is not None:
+        usage["cost_usd"] = (prompt * (prices[0] or 0.0) + completion * (prices[1] or 0.0)) / 1e6
+    return usage
+
+
+def operational(
+    outcomes: Iterable[Outcome], wall_s: float, prices: tuple[float | None, float | None] = (None, None)
+) -> dict[str, Any]:
+    """Cases, errors by kind, retries, wall time, throughput, latency percentiles and token usage."""
     outs = list(outcomes)
     errors = Counter(o.error_kind for o in outs if o.error_kind)
     latency = np.array([o.latency_s for o in outs], dtype=float)
@@ -329,6 +342,7 @@ def operational(outcomes: Iterable[Outcome], wall_s: float) -> dict[str, Any]:
         "wall_s": wall_s,
         "cases_per_s": len(outs) / wall_s if wall_s > 0 else None,
         "latency_s": pct,
+        "tokens": token_usage(outs, prices),
     }
 
 
@@ -356,7 +370,13 @@ def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: 
 
 
 def compute(
-    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, wall_s: float, n_boot: int = 1000, seed: int = 0
+    labels: Sequence[CaseLabels],
+    outcomes: dict[str, Outcome],
+    *,
+    wall_s: float,
+    n_boot: int = 1000,
+    seed: int = 0,
+    prices: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, Any]:
     """Every metric of a run. ``labels`` are the cases in scope; ``outcomes`` those that finished, by case id."""
     y_true, y_pred = encode(labels, outcomes)
@@ -373,5 +393,7 @@ def compute(
         "scores": score_metrics(labels, outcomes),
         "per_category": per_category(labels, outcomes),
         "breakdowns": breakdowns(labels, outcomes),
-        "operational": operational((outcomes[lab.case_id] for lab in labels if lab.case_id in outcomes), wall_s),
+        "operational": operational(
+            (outcomes[lab.case_id] for lab in labels if lab.case_id in outcomes), wall_s, prices
+        ),
     }

@@ -97,7 +97,18 @@ def operational_rows(m: dict[str, Any]) -> list[list[Any]]:
             "latency p50 / p90 / p99",
             " / ".join(f"{1000 * lat[k]:.1f} ms" for k in ("p50", "p90", "p99")) if lat else "n/a",
         ],
+        *_token_rows(ops.get("tokens")),
     ]
+
+
+def _token_rows(tokens: dict[str, Any] | None) -> list[list[Any]]:
+    if not tokens:
+        return []
+    counts = f"{tokens['prompt']:,} / {tokens['completion']:,} / {tokens['total']:,}"
+    rows: list[list[Any]] = [["tokens (prompt / completion / total)", counts]]
+    if "cost_usd" in tokens:
+        rows.append(["cost", f"${tokens['cost_usd']:.4f}"])
+    return rows
 
 
 def _title(doc: dict[str, Any]) -> list[str]:

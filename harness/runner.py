@@ -340,7 +340,8 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     manifest["sessions"].append({"started": started_at, "wall_s": time.perf_counter() - started, "cases": len(todo)})
     write_manifest(run_dir, manifest)
     wall = sum(s["wall_s"] for s in manifest["sessions"])
-    metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed)
+    prices = (settings.options.price_prompt_per_mtok, settings.options.price_completion_per_mtok)
+    metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed, prices=prices)
     complete = uninterrupted and not metrics["n_not_run"] and len(labels) == len(scope)
     # a shard is only a part of the data set: it counts as complete once merged with the others (fcb merge)
     whole = complete and not scanned.invalid_lines and settings.shard is None

@@ -109,6 +109,8 @@ class Outcome:
     error_kind: str | None
     attempts: int
     latency_s: float
+    prompt_tokens: int = 0  # token usage, for detectors that report it (language models)
+    completion_tokens: int = 0
 
 
 @dataclass(slots=True)

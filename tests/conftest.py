@@ -14,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = Path(__file__).resolve().parent / "servers" / "detector_server.py"
+OPENAI_SERVER = Path(__file__).resolve().parent / "servers" / "openai_server.py"
 EMBEDDED = ROOT / "harness" / "data" / "embedded_cases.jsonl"
 
 
@@ -32,8 +33,8 @@ def detector_server() -> Iterator[Callable[..., Server]]:
     """Start test detector servers (each on a free port); all are stopped when the test ends."""
     started: list[subprocess.Popen] = []
 
-    def start(*args: str) -> Server:
-        proc = subprocess.Popen([sys.executable, str(SERVER), *args], stdout=subprocess.PIPE, text=True)
+    def start(*args: str, script: Path = SERVER) -> Server:
+        proc = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE, text=True)
         started.append(proc)
         line = proc.stdout.readline() if proc.stdout else ""
         if not line.startswith("PORT "):

@@ -19,6 +19,10 @@ def load_detector(spec: str, options: DetectorOptions | None = None) -> Detector
         from harness.detectors.http import HttpDetector
 
         return HttpDetector(spec, options)
+    if spec.startswith("llm:"):
+        from harness.detectors.llm import LlmDetector
+
+        return LlmDetector(spec, options)
     if spec.startswith("builtin:"):
         return _load_builtin(spec)
     from harness.detectors.callable import CallableDetector, load_callable

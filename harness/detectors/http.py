@@ -12,8 +12,9 @@ import base64
 import email.utils
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
@@ -26,6 +27,8 @@ from harness.response import parse_prediction
 from harness.types import DetectorError, Prediction, Request
 
 DEFAULT_PATH = "/v1/consensus"
+T = TypeVar("T")
+Interpret = Callable[[int, str | None, bytes], T]
 MAX_RETRY_AFTER_S = 120.0
 REPLICA_COOLDOWN_S = 5.0
 
@@ -97,6 +100,23 @@ class _Replica:
     down_until: float = 0.0  # monotonic time before which a failing replica is avoided
 
 
+def check_status(status: int, retry_after: str | None, payload: bytes) -> None:
+    """Raise for a reply that is not 2xx: 429 and 5xx are worth another try, other statuses are final."""
+    if status == 429 or status >= 500:
+        raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after))
+    if not 200 <= status < 300:
+        raise DetectorError("http_status", f"HTTP {status}: {payload[:200].decode('utf-8', 'replace')}")
+
+
+def decode_json(payload: bytes) -> Any:
+    """A reply body as JSON, or an ``invalid_response`` that keeps the start of the raw text."""
+    try:
+        return orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        text = payload[:2000].decode("utf-8", "replace")
+        raise DetectorError("invalid_response", f"response is not JSON: {exc}", raw=text) from None
+
+
 class HttpDetector:
     """Posts each request as JSON; retries transient failures with exponential backoff and jitter.
 
@@ -154,7 +174,16 @@ class HttpDetector:
         return self._backoff(state)
 
     async def assess(self, request: Request) -> Prediction:
-        body = orjson.dumps(request)
+        prediction, attempts = await self.call(orjson.dumps(request), self._interpret)
+        return replace(prediction, attempts=attempts)
+
+    async def call(self, body: bytes, interpret: Interpret[T]) -> tuple[T, int]:
+        """POST ``body`` with retries; ``interpret(status, retry_after, payload)`` reads each reply.
+
+        Returns what ``interpret`` returned and the number of attempts. Connection errors, timeouts, 429 and 5xx
+        are retried (``Retry-After`` honoured); anything ``interpret`` raises as `DetectorError` is final.
+        Shared by every adapter that speaks HTTP (this one and the LLM adapter).
+        """
         attempts = 0
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self._options.retries + 1),
@@ -166,8 +195,7 @@ class HttpDetector:
             async for attempt in retrying:
                 with attempt:
                     attempts += 1
-                    prediction = await self._post(body)
-                    return replace(prediction, attempts=attempts)
+                    return await self._post(body, interpret), attempts
         except _Transient as exc:
             raise DetectorError(exc.kind, exc.message, attempts) from None
         except DetectorError as exc:
@@ -175,11 +203,13 @@ class HttpDetector:
             raise
         raise AssertionError("unreachable: tenacity either returns or re-raises")
 
-    async def _post(self, body: bytes) -> Prediction:
+    async def _post(self, body: bytes, interpret: Interpret[T]) -> T:
         replica = self._pick()
         replica.outstanding += 1
         try:
-            return await self._post_to(replica, body)
+            status, retry_after, payload = await self._post_to(replica, body)
+            check_status(status, retry_after, payload)
+            return interpret(status, retry_after, payload)
         except _Transient:
             if len(self._replicas) > 1:
                 replica.down_until = time.monotonic() + REPLICA_COOLDOWN_S
@@ -187,17 +217,16 @@ class HttpDetector:
         finally:
             replica.outstanding -= 1
 
-    async def _post_to(self, replica: _Replica, body: bytes) -> Prediction:
+    async def _post_to(self, replica: _Replica, body: bytes) -> tuple[int, str | None, bytes]:
         try:
             async with self._client().post(
                 replica.url, data=body, headers=replica.headers, allow_redirects=False
             ) as resp:
-                payload = await self._read_capped(resp)
+                return resp.status, resp.headers.get("Retry-After"), await self._read_capped(resp)
         except TimeoutError:
             raise _Transient("timeout", f"no answer within {self._options.timeout:g} s") from None
         except (aiohttp.ClientError, OSError) as exc:  # refused, reset, disconnected, malformed HTTP
             raise _Transient("connection", f"{type(exc).__name__}: {exc}"[:300]) from None
-        return self._interpret(resp.status, resp.headers.get("Retry-After"), payload)
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
         cap = self._options.max_response_bytes
@@ -213,16 +242,7 @@ class HttpDetector:
         return bytes(body)
 
     def _interpret(self, status: int, retry_after: str | None, payload: bytes) -> Prediction:
-        if status == 429 or status >= 500:
-            raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after))
-        if not 200 <= status < 300:
-            raise DetectorError("http_status", f"HTTP {status}: {payload[:200].decode('utf-8', 'replace')}")
-        try:
-            reply = orjson.loads(payload)
-        except orjson.JSONDecodeError as exc:
-            text = payload[:2000].decode("utf-8", "replace")
-            raise DetectorError("invalid_response", f"response is not JSON: {exc}", raw=text) from None
-        return parse_prediction(reply, self._options.risk_field)
+        return parse_prediction(decode_json(payload), self._options.risk_field)
 
     async def aclose(self) -> None:
         if self._session is not None:

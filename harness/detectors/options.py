@@ -18,6 +18,14 @@ class DetectorOptions:
     max_response_bytes: int = 4 * 1024 * 1024
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
+    # language-model detectors (llm:MODEL@BASE_URL) only
+    temperature: float = 0.0
+    max_tokens: int = 300
+    prompt: str | None = None  # a template file; None: configs/prompts/false-consensus.txt in the package
+    samples: int = 1  # self-consistency: ask K times (temperature above 0) and take the majority risk
+    json_mode: bool = True  # ask for the endpoint's JSON response format (dropped if the endpoint refuses it)
+    price_prompt_per_mtok: float | None = None  # USD per million prompt tokens, for the run's cost
+    price_completion_per_mtok: float | None = None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -26,3 +34,5 @@ class DetectorOptions:
             raise ValueError(f"timeout must be positive, got {self.timeout}")
         if self.retries < 0:
             raise ValueError(f"retries must be 0 or more, got {self.retries}")
+        if self.samples < 1:
+            raise ValueError(f"samples must be at least 1, got {self.samples}")

@@ -1,0 +1,149 @@
+"""Language-model detectors behind any OpenAI-compatible chat-completions endpoint: ``llm:MODEL@BASE_URL``.
+
+The request is rendered into a prompt template (``configs/prompts/*.txt``, `string.Template` slots ``$question``,
+``$answers`` and ``$evidence``), sent to ``BASE_URL/chat/completions`` through the HTTP adapter's client (same
+retries, backoff, ``Retry-After``, concurrency and secret handling), and the reply is read defensively: a JSON
+object, a fenced JSON block, or the first ``{...}`` in the text. Token usage rides along in the prediction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import statistics
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import orjson
+
+from harness.detectors.http import HttpDetector, decode_json
+from harness.detectors.options import DetectorOptions
+from harness.response import parse_prediction
+from harness.types import RISKS, DetectorError, Prediction, Request
+
+DEFAULT_PROMPT = Path(__file__).resolve().parents[2] / "configs" / "prompts" / "false-consensus.txt"
+_FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """``llm:MODEL@BASE_URL`` as (model, base URL without a trailing slash)."""
+    model, sep, base = spec.removeprefix("llm:").partition("@")
+    if not (model and sep and base.startswith(("http://", "https://"))):
+        raise ValueError(
+            f"detector {spec!r}: expected llm:MODEL@BASE_URL, e.g. llm:qwen2.5-7b@http://127.0.0.1:8000/v1"
+        )
+    return model, base.rstrip("/")
+
+
+def render_prompt(template: Template, request: Request) -> str:
+    """The prompt for one request: the question, the numbered answers and the evidence (or "(none)")."""
+    answers = "\n".join(f"{i}. [{a['agent_id']}] {a['text']}" for i, a in enumerate(request["answers"], start=1))
+    evidence = "\n".join(f"- {e}" for e in request.get("evidence", [])) or "(none)"
+    return template.substitute(question=request["task"], answers=answers, evidence=evidence)
+
+
+def read_reply(content: str) -> dict[str, Any]:
+    """The JSON object in a model's reply: the whole text, a fenced block, or the outermost braces."""
+    candidates = [content.strip(), *(m.group(1) for m in _FENCED.finditer(content))]
+    if match := _OBJECT.search(content):
+        candidates.append(match.group(0))
+    for text in candidates:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise DetectorError("invalid_response", "no JSON object in the model's reply", raw=content[:2000])
+
+
+def vote(predictions: list[Prediction]) -> Prediction:
+    """Self-consistency: the majority risk (ties go to the higher risk), the mean score, summed usage."""
+    counts = Counter(p.risk for p in predictions)
+    top = max(counts.values())
+    risk = max((r for r in counts if counts[r] == top), key=RISKS.index)
+    scores = [p.score for p in predictions if p.score is not None]
+    usage = {k: sum(p.extra.get("usage", {}).get(k, 0) for p in predictions) for k in _USAGE_KEYS}
+    extra = {"votes": dict(counts), "reasons": [p.extra.get("reason") for p in predictions], "usage": usage}
+    return Prediction(risk, statistics.fmean(scores) if scores else None, extra, sum(p.attempts for p in predictions))
+
+
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+class LlmDetector:
+    """A chat model asked, with a prompt template, for the false-consensus risk of each request."""
+
+    def __init__(self, spec: str, options: DetectorOptions) -> None:
+        self.model, base_url = parse_spec(spec)
+        self._options = options
+        self._http = HttpDetector(f"{base_url}/chat/completions", options)
+        self.name = f"llm:{self.model}@{self._http.name.removesuffix('/chat/completions')}"
+        path = Path(options.prompt) if options.prompt else DEFAULT_PROMPT
+        try:
+            self._template = Template(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"prompt template {path}: {exc.strerror or exc}") from exc
+        self._json_mode = options.json_mode
+
+    def secrets(self) -> list[str]:
+        return self._http.secrets()
+
+    def _body(self, request: Request) -> bytes:
+        samples = self._options.samples
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": render_prompt(self._template, request)}],
+            "temperature": self._options.temperature if samples == 1 else max(self._options.temperature, 0.7),
+            "max_tokens": self._options.max_tokens,
+        }
+        if self._json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return orjson.dumps(body)
+
+    def _interpret(self, status: int, retry_after: str | None, payload: bytes) -> Prediction:
+        reply = decode_json(payload)
+        try:
+            content = reply["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise DetectorError(
+                "invalid_response", "not a chat completion", raw=payload[:2000].decode("utf-8", "replace")
+            ) from None
+        usage = reply.get("usage") or {}
+        try:
+            prediction = parse_prediction(read_reply(content), self._options.risk_field)
+        except DetectorError as exc:
+            exc.raw = exc.raw or content[:2000]
+            raise
+        extra = {**prediction.extra, "usage": {k: int(usage.get(k) or 0) for k in _USAGE_KEYS}}
+        return replace(prediction, extra=extra)
+
+    async def _ask(self, request: Request) -> Prediction:
+        asked_json = self._json_mode
+        try:
+            prediction, attempts = await self._http.call(self._body(request), self._interpret)
+        except DetectorError as exc:
+            if not (asked_json and exc.kind == "http_status" and exc.message.startswith("HTTP 400")):
+                raise
+            self._json_mode = False  # the endpoint has no JSON response format: ask in plain text from now on
+            prediction, attempts = await self._http.call(self._body(request), self._interpret)
+            attempts += exc.attempts
+        return replace(prediction, attempts=attempts)
+
+    async def assess(self, request: Request) -> Prediction:
+        if self._options.samples == 1:
+            return await self._ask(request)
+        results = await asyncio.gather(
+            *(self._ask(request) for _ in range(self._options.samples)), return_exceptions=True
+        )
+        answered = [r for r in results if isinstance(r, Prediction)]
+        if not answered:  # every sample failed: the first failure stands for the case
+            raise next(r for r in results if isinstance(r, BaseException))
+        return vote(answered)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()

@@ -1,0 +1,91 @@
+"""A small OpenAI-compatible chat-completions server for tests (no real model can run here).
+
+``POST /v1/chat/completions`` answers according to the requested model name:
+``json`` a JSON reply; ``fenced`` a fenced JSON block with text around it; ``garbage`` prose with no JSON;
+``vote`` high, high, low in turn (for self-consistency); ``throttle`` a 429 with ``Retry-After: 1`` on the first
+request of each prompt; ``slow`` waits 3 s; ``nojsonmode`` refuses ``response_format`` with 400.
+Usage: prompt tokens = words in the prompt, completion tokens = 7. It prints ``PORT <n>``; requests are appended
+to ``--record`` when given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+COMPLETION_TOKENS = 7
+
+
+def completion(content: str, prompt: str) -> dict:
+    n = len(prompt.split())
+    return {
+        "id": "cmpl-test",
+        "object": "chat.completion",
+        "model": "test",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": n, "completion_tokens": COMPLETION_TOKENS, "total_tokens": n + COMPLETION_TOKENS},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--record")
+    args = parser.parse_args()
+    lock = threading.Lock()
+    seen: dict[str, int] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def _send(self, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
+            raw = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompt = body["messages"][0]["content"]
+            with lock:
+                seen[prompt] = seen.get(prompt, 0) + 1
+                nth = seen[prompt]
+                if args.record:
+                    with open(args.record, "a") as f:
+                        f.write(json.dumps({"body": body, "headers": dict(self.headers)}) + "\n")
+            model = body["model"]
+            reply = {"false_consensus_risk": "high", "risk_score": 0.8, "reason": "the majority copied one answer"}
+            if model == "nojsonmode" and "response_format" in body:
+                return self._send(400, {"error": {"message": "response_format is not supported"}})
+            if model == "throttle" and nth == 1:
+                return self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "1"})
+            if model == "slow":
+                time.sleep(3)
+            if model == "fenced":
+                content = "Here is my verdict:\n```json\n" + json.dumps(reply) + "\n```\nHope that helps."
+            elif model == "garbage":
+                content = "I cannot decide whether these agents agree for good reasons."
+            elif model == "vote":
+                risk = ("high", "high", "low")[(nth - 1) % 3]
+                content = json.dumps({"false_consensus_risk": risk, "risk_score": 0.9 if risk == "high" else 0.3})
+            else:
+                content = json.dumps(reply)
+            return self._send(200, completion(content, prompt))
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(f"PORT {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
