@@ -45,10 +45,16 @@ def wall(cmd: list[str], repeat: int = 1) -> float:
     return best
 
 
+_PEAK = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, "
+    "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
 def peak_rss_mb(cmd: list[str]) -> float:
-    """Peak resident memory of a command, from GNU time."""
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], cwd=ROOT, capture_output=True, text=True, check=True)
-    return int(proc.stderr.strip().splitlines()[-1]) / 1024
+    """Peak resident memory of a command, read by a fresh parent process (so no other child is counted)."""
+    proc = subprocess.run([PY, "-c", _PEAK, *cmd], cwd=ROOT, capture_output=True, text=True, check=True)
+    return int(proc.stdout.strip()) / 1024
 
 
 def run_metrics(run: Path) -> dict[str, Any]:
