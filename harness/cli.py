@@ -324,7 +324,14 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
     from harness.realdata.build import build
 
     try:
-        card = build(args.gsm8k, args.truthfulqa, args.out, seed=args.seed)
+        card = build(
+            args.gsm8k,
+            args.truthfulqa,
+            args.out,
+            seed=args.seed,
+            test_wording=args.test_wording,
+            progress=lambda msg: print(f"fcb build-dataset: {msg}", file=sys.stderr, flush=True),
+        )
     except (OSError, ValueError, KeyError) as exc:
         print(f"fcb build-dataset: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -446,6 +453,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--truthfulqa", required=True, metavar="DIR", help="folder with TruthfulQA.csv and finetune_*.jsonl")
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--test-wording",
+        choices=("test", "heldout"),
+        default="test",
+        help="wording families for the test split: its own (default) or the held-back ones (template-shift check)",
+    )
     p.set_defaults(func=cmd_build_dataset)
 
     from harness.scenario.commands import add_scenario_parser  # argparse only; the work is imported on use

@@ -1,16 +1,29 @@
-"""Build the real-data benchmark: cases from real model answers, split by source question, written reproducibly.
+"""Build the real-data benchmark: cases from real answers, split by source question, written reproducibly.
 
-Natural categories come straight from the sources' answers and correctness labels; echo_cascade,
-correct_but_unsupported and anchoring_injected_premise are constructed around real answers with text we write
-(said in each case's ``source.modification``). The same inputs and seed give byte-identical files.
+Three origins, tagged on every case: ``origin_natural`` (a source's answer set as it is: the four GSM8K solutions of a
+problem), ``origin_assembled`` (real answers chosen and combined by rule) and ``origin_constructed`` (any text we
+wrote: notes, echoes, agents taking up a note). Each case says how it was made in ``source.modification``, and no
+metadata flag claims what did not happen: only answers we wrote "after" a note or an earlier answer carry
+``shared_context`` or ``saw_other_answers``.
+
+What the builder does so that surface features cannot stand in for detection (`fcb audit-dataset` checks it):
+- the number of answers is drawn from one distribution per source for every category (`SIZES`), with a dissent added
+  or not on both sides of each confusable pair;
+- the constructed structures are built around true claims as well as false ones (an echo of a correct answer, a note
+  stating the truth are `correct_but_unsupported`), so construction itself is no sign of risk;
+- the wording we write comes from many families (`harness.realdata.wording`), in pools disjoint between dev and test.
+
+The same inputs and seed give byte-identical files.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import random
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +31,9 @@ import orjson
 
 from harness.cases import file_sha256, schema_errors
 from harness.labels import check_case
-from harness.realdata.claims import group_by_claim, states_a_claim
-from harness.realdata.sources import GsmItem, Solution, TqaItem, number_text, read_gsm8k, read_truthfulqa
+from harness.realdata import wording
+from harness.realdata.claims import DIFFERENT_CLAIM, Claim, ClaimMap, claim_map, is_non_answer, stance
+from harness.realdata.sources import GsmItem, Solution, TqaItem, normal_text, number_text, read_gsm8k, read_truthfulqa
 from harness.types import CATEGORY_RISK
 
 GSM8K = {
@@ -34,23 +48,30 @@ TRUTHFULQA = {
     "citation": "Lin, Hilton and Evans (2022), TruthfulQA: Measuring How Models Mimic Human Falsehoods, ACL 2022",
     "url": "https://github.com/sylinrl/TruthfulQA",
 }
-CAP_PER_CATEGORY = 320  # keeps the large natural categories from swamping the constructed ones
-ECHOES = (
-    "I read the answer above and checked it: {claim}",
-    "Having seen the earlier reply, I agree with it. {claim}",
-    "Same conclusion as the first agent: {claim}",
-    "The previous answer is right, so I will repeat it: {claim}",
-)
+SIZES: dict[str, dict[int, float]] = {"gsm8k": {3: 0.8, 4: 0.2}, "truthfulqa": {3: 1 / 3, 4: 1 / 3, 5: 1 / 3}}
+"""The share of each number of answers, one distribution per source, the same for every category."""
+CAP_PER_SOURCE = 150  # a category's cases from one source; twice that for a category only one source supports
+REFERENCE_FAMILY = "truthfulqa-reference"  # a rated answer that is one of TruthfulQA's own reference answers
+NATURAL, ASSEMBLED, CONSTRUCTED = "origin_natural", "origin_assembled", "origin_constructed"
 RATIONALE = {
-    "majority_wrong_fact": "Most agents state the same wrong answer, rated untruthful by human raters.",
+    "majority_wrong_fact": "Most agents state the same wrong claim.",
     "echo_cascade": "The first answer is wrong and the agents who read it repeated it.",
-    "anchoring_injected_premise": "A false note in the question was shared by all agents and their answers state it.",
+    "anchoring_injected_premise": "A false note in the question was shared by all agents and their answers take it up.",
     "lone_correct_dissenter": "A wrong answer holds the majority; the single correct answer is the dissent.",
     "numeric_consensus_error": "Most solutions reach the same wrong number.",
     "genuine_agreement_correct": "Independent answers agree on the correct answer.",
     "genuine_disagreement": "No single answer is held by 60% of the agents.",
-    "correct_but_unsupported": "The consensus is correct but rests on one answer that the others copied.",
+    "correct_but_unsupported": "The consensus is correct but rests on one source that the agents copied or were given.",
 }
+
+
+@dataclass(frozen=True)
+class Candidate:
+    category: str
+    source: str  # gsm8k | truthfulqa
+    size: int
+    key: str  # the source item
+    case: dict[str, Any]
 
 
 def _answer(text: str, correct: bool, family: str | None = None, saw: bool = False, shared: bool = False) -> dict:
@@ -60,281 +81,425 @@ def _answer(text: str, correct: bool, family: str | None = None, saw: bool = Fal
     return {"text": text, "correct": correct, "metadata": meta}
 
 
-def _majority(answers: list[dict], category: str) -> bool | None:
+def _majority(category: str) -> bool | None:
     if CATEGORY_RISK[category] == "high":
         return False
     return None if category == "genuine_disagreement" else True
 
 
-def _case(
-    category: str,
-    question: str,
-    answers: list[dict],
-    truth: str,
-    source: dict,
-    rng: random.Random,
-    modification: str,
-    shuffle: bool = True,
-) -> dict:
-    if shuffle:
-        rng.shuffle(answers)
-    for i, a in enumerate(answers, start=1):
-        a["agent_id"] = f"agent-{i}"
-    return {
-        "id": "",
-        "category": category,
-        "question": question,
-        "answers": [
-            {"agent_id": a["agent_id"], "text": a["text"], "correct": a["correct"], "metadata": a["metadata"]}
-            for a in answers
-        ],
-        "ground_truth": truth,
-        "expected_risk": CATEGORY_RISK[category],
-        "majority_correct": _majority(answers, category),
-        "rationale": RATIONALE[category],
-        "source": {**source, "modification": modification},
-        "tags": [source["item"].split(":")[0]],
-    }
+@dataclass
+class Maker:
+    """Makes the cases of one source item: its provenance, its split's wording pool and two random streams.
+
+    `rng` makes every structural choice and `words` every choice of wording, so a build with another wording pool
+    (`--test-wording heldout`) holds the same cases in other words.
+    """
+
+    source: dict[str, Any]
+    short: str  # gsm8k | truthfulqa
+    key: str
+    truth: str
+    pool: wording.Pool
+    rng: random.Random
+    words: random.Random
+
+    def case(
+        self, category: str, question: str, answers: list[dict], how: str, origin: str, shuffle: bool = True
+    ) -> Candidate:
+        if shuffle:
+            self.rng.shuffle(answers)
+        case = {
+            "id": "",
+            "category": category,
+            "question": question,
+            "answers": [
+                {"agent_id": f"agent-{i}", "text": a["text"], "correct": a["correct"], "metadata": a["metadata"]}
+                for i, a in enumerate(answers, start=1)
+            ],
+            "ground_truth": self.truth,
+            "expected_risk": CATEGORY_RISK[category],
+            "majority_correct": _majority(category),
+            "rationale": RATIONALE[category],
+            "source": {**self.source, "item": f"{self.short}:{self.key}", "modification": how},
+            "tags": [self.short, origin],
+        }
+        return Candidate(category, self.short, len(answers), self.key, case)
+
+    def echo(self, first: dict, restatements: list[str], k: int, correct: bool) -> list[dict]:
+        """`k` agents who read `first` and restate its claim: in a wording of the pool, or bare one time in three."""
+        out = []
+        for _ in range(k):
+            claim = self.rng.choice(restatements)
+            bare = self.words.random() < 1 / 3
+            text = claim if bare else wording.fill(wording.pick(wording.ECHOES, self.pool, self.words), claim)
+            out.append(_answer(text, correct, saw=True))
+        return out
+
+    def anchored(self, restatements: list[str], k: int, correct: bool) -> list[dict]:
+        """`k` agents who were given the note and take it up."""
+        out = []
+        for _ in range(k):
+            claim = self.rng.choice(restatements)
+            bare = self.words.random() < 1 / 3
+            text = claim if bare else wording.fill(wording.pick(wording.ANCHORED, self.pool, self.words), claim)
+            out.append(_answer(text, correct, shared=True))
+        return out
+
+    def dissent_given_note(self, claim: str, correct: bool) -> dict:
+        return _answer(wording.fill(wording.pick(wording.DISSENTS, self.pool, self.words), claim), correct, shared=True)
+
+    def note(self, question: str, claim: str) -> str:
+        return wording.fill(wording.pick(wording.NOTES, self.pool, self.words), claim, question=question)
+
+
+def _dissents(rng: random.Random) -> int:
+    """Whether a constructed case gets a dissenting answer: half of them do."""
+    return int(rng.random() < 0.5)
 
 
 # ---------------------------------------------------------------- GSM8K
 
+CLAIM_FORMS = (
+    "The answer is {n}.",
+    "{n}.",
+    "It comes to {n}.",
+    "So the result is {n}.",
+    "That gives {n}.",
+    "Final answer: {n}.",
+    "{n} in total.",
+    "I get {n}.",
+)
 
-def _gsm_answer(s: Solution, **flags: Any) -> dict:
-    return _answer(s.text, s.is_correct, s.family, **flags)
+
+def _gsm_answer(s: Solution) -> dict:
+    return _answer(s.text, s.is_correct, s.family)
 
 
-def _wrong_groups(item: GsmItem) -> dict[float, list[Solution]]:
-    groups: dict[float, list[Solution]] = {}
-    for s in item.solutions:
-        if not s.is_correct and s.final is not None:
-            groups.setdefault(s.final, []).append(s)
-    return groups
+def _working(s: Solution) -> str:
+    """A solution's working without its final ``A:`` line."""
+    return "\n".join(line for line in s.text.splitlines() if not line.startswith("A:")).strip()
 
 
-def gsm8k_cases(item: GsmItem, rng: random.Random) -> Iterator[dict]:
-    """Every case one GSM8K problem supports. Final answers are compared as numbers."""
-    source = {**GSM8K, "item": f"gsm8k:{item.index}"}
-    truth = number_text(item.truth)
+def _gsm_claims(number: str, solutions: list[Solution], rng: random.Random) -> list[str]:
+    """Ways to state a number: alone, or after a real solution's working that reaches it (as a copying agent would)."""
+    forms = [f.format(n=number) for f in CLAIM_FORMS]
+    worked = [f"{_working(s)}\n{rng.choice(forms)}" for s in solutions if _working(s)]
+    return forms + worked
+
+
+def gsm8k_cases(item: GsmItem, m: Maker) -> Iterator[Candidate]:
+    """Every case one GSM8K problem supports, at every size it allows. Final answers are compared as numbers."""
+    rng, q = m.rng, item.question
     right = [s for s in item.solutions if s.is_correct]
-    wrong = _wrong_groups(item)
-    top = max(wrong.values(), key=len, default=[])
-    whole = "The four real model solutions, unchanged, in shuffled order under neutral agent ids."
+    groups: dict[Any, list[Solution]] = defaultdict(list)
+    for i, s in enumerate(item.solutions):
+        if not s.is_correct:
+            groups[s.final if s.final is not None else f"unreadable-{i}"].append(s)
+    wrong = sorted(groups.values(), key=len, reverse=True)
+    top = wrong[0] if wrong else []
+    others = [s for g in wrong[1:] for s in g]
+    whole = [_gsm_answer(s) for s in item.solutions]
+    as_is = "The four real model solutions, unchanged, in shuffled order under neutral agent ids."
+    subset = "A subset of the real model solutions, chosen by rule: {}."
     if len(top) >= 3:
-        category = "numeric_consensus_error"
-    elif len(right) >= 3:
-        category = "genuine_agreement_correct"
-    else:  # no answer held by three of the four solutions
-        category = "genuine_disagreement"
-    yield _case(category, item.question, [_gsm_answer(s) for s in item.solutions], truth, source, rng, whole)
-    others = [s for s in item.solutions if not s.is_correct and s not in top]
+        yield m.case("numeric_consensus_error", q, whole, as_is, NATURAL)
+        yield m.case(
+            "numeric_consensus_error",
+            q,
+            [_gsm_answer(s) for s in rng.sample(top, 3)],
+            subset.format("three reaching the same wrong number"),
+            ASSEMBLED,
+        )
     if len(top) == 2 and others:
         chosen = [*top, rng.choice(others)]
-        yield _case(
-            "numeric_consensus_error",
-            item.question,
-            [_gsm_answer(s) for s in chosen],
-            truth,
-            source,
-            rng,
-            "A subset of three real solutions: two reaching the same wrong number and one reaching another.",
-        )
+        how = subset.format("two reaching the same wrong number and one reaching another")
+        yield m.case("numeric_consensus_error", q, [_gsm_answer(s) for s in chosen], how, ASSEMBLED)
+    if len(top) == 3 and len(right) == 1:
+        yield m.case("lone_correct_dissenter", q, whole, as_is, NATURAL)
     if len(top) >= 2 and right:
-        chosen = [*top, rng.choice(right)]
-        yield _case(
-            "lone_correct_dissenter",
-            item.question,
-            [_gsm_answer(s) for s in chosen],
-            truth,
-            source,
-            rng,
-            "A subset of the real solutions: those sharing the most common wrong number and one correct one.",
-        )
-    if len(top) >= 2:
-        wrong_number = number_text(top[0].final)  # type: ignore[arg-type]
-        note = f"Note shared with every agent: a reviewer already worked this out and the answer is {wrong_number}."
-        yield _case(
-            "anchoring_injected_premise",
-            f"{note}\n\n{item.question}",
-            [_gsm_answer(s, shared=True) for s in top],
-            truth,
-            source,
-            rng,
-            "We added a note stating the wrong number that the real solutions reach; all agents saw it.",
-        )
-    yield from _gsm_cascades(item, rng, source, truth, right, wrong)
+        chosen = [*rng.sample(top, 2), rng.choice(right)]
+        how = subset.format("two reaching the same wrong number and one correct")
+        yield m.case("lone_correct_dissenter", q, [_gsm_answer(s) for s in chosen], how, ASSEMBLED)
+    if len(right) >= 3:
+        yield m.case("genuine_agreement_correct", q, whole, as_is, NATURAL)
+    if len(right) >= 2 and (len(right) >= 3 or wrong):
+        if wrong and (
+            len(right) == 2 or rng.random() < 0.5
+        ):  # a wrong dissent beside two correct ones, or three correct
+            chosen = [*right[:2], rng.choice([s for g in wrong for s in g])]
+            how = subset.format("two correct and one wrong")
+        else:
+            chosen, how = rng.sample(right, 3), subset.format("three correct")
+        yield m.case("genuine_agreement_correct", q, [_gsm_answer(s) for s in chosen], how, ASSEMBLED)
+    if len(top) <= 2 and len(right) <= 2:
+        yield m.case("genuine_disagreement", q, whole, as_is, NATURAL)
+    distinct = [g[0] for g in wrong]
+    if len(distinct) >= 2 and (right or len(distinct) >= 3):
+        chosen = [*rng.sample(distinct, 2), rng.choice(right)] if right else rng.sample(distinct, 3)
+        how = subset.format("three reaching three different numbers")
+        yield m.case("genuine_disagreement", q, [_gsm_answer(s) for s in chosen], how, ASSEMBLED)
+    yield from _gsm_constructed(item, m, right, [s for g in wrong for s in g if s.final is not None])
 
 
-def _gsm_cascades(
-    item: GsmItem,
-    rng: random.Random,
-    source: dict,
-    truth: str,
-    right: list[Solution],
-    wrong: dict[float, list[Solution]],
-) -> Iterator[dict]:
-    wrong_solutions = [s for group in wrong.values() for s in group]
-    if wrong_solutions:
-        first = rng.choice(wrong_solutions)
-        claim = f"the answer is {number_text(first.final)}."
-        answers = [_gsm_answer(first)] + [
-            _answer(e.format(claim=claim), False, saw=True) for e in rng.sample(ECHOES, 2)
-        ]
+def _gsm_constructed(item: GsmItem, m: Maker, right: list[Solution], wrong: list[Solution]) -> Iterator[Candidate]:
+    rng, q = m.rng, item.question
+    for size in SIZES["gsm8k"]:
+        if wrong:
+            first = rng.choice(wrong)
+            number = number_text(first.final)  # type: ignore[arg-type]
+            same = [s for s in wrong if s.final == first.final and s is not first]
+            d = _dissents(rng) if right else 0
+            answers = [_gsm_answer(first), *m.echo(first, _gsm_claims(number, same, rng), size - 1 - d, False)]
+            answers += [_gsm_answer(rng.choice(right))] if d else []
+            how = (
+                "A real wrong solution first; the agents after it are ours: they read it and restate its number "
+                "(some copying a real solution's working that reaches it)"
+                + ("; a real correct solution follows as a dissent." if d else ".")
+            )
+            yield m.case("echo_cascade", q, answers, how, CONSTRUCTED, shuffle=False)
+            yield _gsm_note(item, m, size, number, [*same, first], right, wrong, False)
         if right:
-            answers.append(_gsm_answer(rng.choice(right)))
-        yield _case(
-            "echo_cascade",
-            item.question,
-            answers,
-            truth,
-            source,
-            rng,
-            "A real wrong solution first; the agents after it are ours and restate its number, having read "
-            "it; a real correct solution may follow as a dissent.",
-            shuffle=False,
-        )
-    if right:
-        first = rng.choice(right)
-        claim = f"the answer is {truth}."
-        answers = [_gsm_answer(first)] + [_answer(e.format(claim=claim), True, saw=True) for e in rng.sample(ECHOES, 2)]
-        if wrong_solutions:
-            answers.append(_gsm_answer(rng.choice(wrong_solutions)))
-        yield _case(
-            "correct_but_unsupported",
-            item.question,
-            answers,
-            truth,
-            source,
-            rng,
-            "A real correct solution first; the agents after it are ours and restate its number, having read "
-            "it; a real wrong solution may follow as a dissent.",
-            shuffle=False,
-        )
+            first = rng.choice(right)
+            d = _dissents(rng) if wrong else 0
+            if rng.random() < 0.5:
+                others = [s for s in right if s is not first]
+                answers = [_gsm_answer(first), *m.echo(first, _gsm_claims(m.truth, others, rng), size - 1 - d, True)]
+                answers += [_gsm_answer(rng.choice(wrong))] if d else []
+                how = (
+                    "A real correct solution first; the agents after it are ours: they read it and restate its "
+                    "number" + ("; a real wrong solution follows as a dissent." if d else ".")
+                )
+                yield m.case("correct_but_unsupported", q, answers, how, CONSTRUCTED, shuffle=False)
+            else:
+                yield _gsm_note(item, m, size, m.truth, right, right, wrong, True)
+
+
+def _gsm_note(
+    item: GsmItem, m: Maker, size: int, number: str, backing: list[Solution], right: list[Solution],
+    wrong: list[Solution], true: bool,
+) -> Candidate:  # fmt: skip
+    """A note stating `number` given to every agent; all answers are ours, written as agents who read the note."""
+    rng = m.rng
+    other = [s for s in (wrong if true else right) if number_text(s.final) != number]  # type: ignore[arg-type]
+    d = _dissents(rng) if other else 0
+    answers = m.anchored(_gsm_claims(number, backing, rng), size - d, true)
+    if d:
+        answers.append(m.dissent_given_note(_gsm_claims(number_text(rng.choice(other).final), [], rng)[0], not true))  # type: ignore[arg-type]
+    claim = rng.choice(CLAIM_FORMS[:1] + CLAIM_FORMS[2:]).format(n=number)
+    how = (
+        f"We added a note stating {'the correct' if true else 'a wrong'} number (one a real solution reaches) and "
+        "wrote every answer as an agent who read it: each restates the number, some after a real solution's "
+        "working" + ("; one disagrees with the note." if d else ".")
+    )
+    category = "correct_but_unsupported" if true else "anchoring_injected_premise"
+    return m.case(category, m.note(item.question, claim), answers, how, CONSTRUCTED)
 
 
 # ---------------------------------------------------------------- TruthfulQA
 
 
-def ok(text: str) -> dict:
-    return _answer(text, True)
+@dataclass
+class TqaPool:
+    """A question's usable claims: true and false claim groups with answers, largest first.
+
+    `majority` are the false groups that may hold a wrong majority: only those anchored on a reference claim of the
+    source, because a group of answers that merely share words is too often two claims (the hand audit).
+    """
+
+    true: list[Claim]
+    false: list[Claim]
+    sims: ClaimMap
+    references: frozenset[str]
+
+    @property
+    def majority(self) -> list[Claim]:
+        return [c for c in self.false if c.anchored]
+
+    def answer(self, text: str, correct: bool) -> dict:
+        family = REFERENCE_FAMILY if normal_text(text) in self.references else None
+        return _answer(text, correct, family)
 
 
-def bad(text: str) -> dict:
-    return _answer(text, False)
+def _tqa_pool(item: TqaItem) -> TqaPool:
+    cmap = claim_map(item.question, item.correct, item.wrong, item.correct_refs, item.incorrect_refs)
+    by_size = sorted((c for c in cmap.claims if c.answers), key=lambda c: (-len(c.answers), c.answers))
+    refs = frozenset(normal_text(t) for t in [*item.correct_refs, *item.incorrect_refs])
+    # where the source's best answer is itself a non-answer ("I have no comment"), no claim is known to be true
+    true = [] if is_non_answer(item.question, item.best) else [c for c in by_size if c.true]
+    return TqaPool(true, [c for c in by_size if not c.true], cmap, refs)
 
 
-def tqa_cases(item: TqaItem, rng: random.Random) -> Iterator[dict]:
-    """Every case one TruthfulQA question supports, with wrong answers grouped by the claim they state."""
-    source = {**TRUTHFULQA, "item": f"truthfulqa:{item.index}"}
-    groups = group_by_claim(item.question, item.wrong, item.incorrect_refs)
-    claims = sorted((k for k in groups if k >= 0), key=lambda k: (-len(groups[k]), k))
-    top = [item.wrong[i] for i in groups[claims[0]]] if claims else []
-    # a rating of "truthful" is not taken for an answer that states one of the source's incorrect reference claims
-    right = [t for t in item.correct if not states_a_claim(item.question, t, item.incorrect_refs)]
-    rng.shuffle(right)
-    q, truth = item.question, item.best
-    if len(top) >= 3:
-        n_top = min(len(top), rng.randint(3, 5))
-        n_right = 2 if len(right) >= 2 and rng.random() < 0.5 else 0
-        yield _case(
-            "majority_wrong_fact",
-            q,
-            [bad(t) for t in top[:n_top]] + [ok(t) for t in right[:n_right]],
-            truth,
-            source,
-            rng,
-            "Real model answers stating the same incorrect reference claim"
-            + (", with two real truthful answers." if n_right else "."),
-        )
-    if len(top) >= 2 and right:
-        n_top = min(len(top), rng.randint(2, 4))
-        yield _case(
-            "lone_correct_dissenter",
-            q,
-            [bad(t) for t in top[:n_top]] + [ok(right[0])],
-            truth,
-            source,
-            rng,
-            "Real model answers stating the same incorrect reference claim, and one real truthful answer.",
-        )
-    if len(right) >= 3:
-        yield _case(
-            "genuine_agreement_correct",
-            q,
-            [ok(t) for t in right[: rng.randint(3, 5)]],
-            truth,
-            source,
-            rng,
-            "Real model answers rated truthful and informative by people.",
-        )
-    distinct_wrong = [item.wrong[groups[k][0]] for k in sorted(groups, key=lambda k: (k < 0, k))]
-    if len(right) >= 2 and len(distinct_wrong) >= 3:
-        yield _case(
-            "genuine_disagreement",
-            q,
-            [ok(t) for t in right[:2]] + [bad(t) for t in distinct_wrong[:3]],
-            truth,
-            source,
-            rng,
-            "Two real truthful answers and three real wrong answers stating different claims.",
-        )
-    if len(top) >= 2:
-        note = f"Background note given to every agent: {item.incorrect_refs[claims[0]]}."
-        yield _case(
-            "anchoring_injected_premise",
-            f"{note}\n\n{q}",
-            [_answer(t, False, shared=True) for t in top[:4]],
-            truth,
-            source,
-            rng,
-            "We added a note stating an incorrect reference claim of the source; the "
-            "real answers state the same claim; all agents saw the note.",
-        )
-    yield from _tqa_cascades(q, truth, source, rng, top, right)
+def _different(pool: TqaPool, a: str, b: str) -> bool:
+    """Clearly different claims: little in common (by TF-IDF and by shared words), and not the same yes or no."""
+    sims = pool.sims
+    unlike = sims.similarity(a, b) < DIFFERENT_CLAIM and sims.overlap(a, b) < 0.5
+    return unlike and (stance(a) is None or stance(a) != stance(b))
 
 
-def _tqa_cascades(
-    q: str, truth: str, source: dict, rng: random.Random, top: list[str], right: list[str]
-) -> Iterator[dict]:
-    if top:
-        answers = [_answer(top[0], False)] + [
-            _answer(e.format(claim=top[0]), False, saw=True) for e in rng.sample(ECHOES, 2)
-        ]
-        if right:
-            answers.append(_answer(right[0], True))
-        yield _case(
-            "echo_cascade",
-            q,
-            answers,
-            truth,
-            source,
-            rng,
-            "A real wrong answer first; the agents after it "
-            "are ours and repeat it, having read it; a real truthful answer may follow as a dissent.",
-            shuffle=False,
+def _distinct(pool: TqaPool, claims: list[Claim], k: int, rng: random.Random, avoid: list[str]) -> list[str] | None:
+    """`k` answers from `k` different claims, each clearly different from the others and from `avoid`."""
+    chosen: list[str] = []
+    for claim in rng.sample(claims, len(claims)):
+        text = rng.choice(claim.answers)
+        if all(_different(pool, text, other) for other in [*chosen, *avoid]):
+            chosen.append(text)
+        if len(chosen) == k:
+            return chosen
+    return None
+
+
+def tqa_cases(item: TqaItem, m: Maker) -> Iterator[Candidate]:
+    """Every case one TruthfulQA question supports, at every size it allows, by claim group."""
+    pool = _tqa_pool(item)
+    for size in SIZES["truthfulqa"]:
+        for make in (_tqa_majority_wrong, _tqa_lone, _tqa_agreement, _tqa_disagreement):
+            found = make(item, m, pool, size)
+            if found is not None:
+                yield found
+        yield from _tqa_constructed(item, m, pool, size)
+
+
+def _need(size: int) -> int:
+    """Answers needed for a 60% majority."""
+    return math.ceil(0.6 * size)
+
+
+def _tqa_majority_wrong(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candidate | None:
+    rng = m.rng
+    if not pool.majority or len(pool.majority[0].answers) < _need(size):
+        return None
+    top = pool.majority[0]
+    k = rng.randint(_need(size), min(size, len(top.answers)))
+    rest = size - k
+    held = rng.sample(top.answers, k)
+    answers = [pool.answer(t, False) for t in held]
+    if rest:
+        use_true = rest >= 2 and pool.true and len(pool.true[0].answers) >= rest and rng.random() < 0.5
+        if use_true:
+            answers += [pool.answer(t, True) for t in rng.sample(pool.true[0].answers, rest)]
+        else:
+            extra = _distinct(pool, [c for c in pool.false if c is not top], rest, rng, held)
+            if extra is None:
+                return None
+            answers += [pool.answer(t, False) for t in extra]
+    how = "Real rated answers chosen by claim group: a majority stating one wrong claim" + (
+        ", with other answers beside it." if rest else "."
+    )
+    return m.case("majority_wrong_fact", item.question, answers, how, ASSEMBLED)
+
+
+def _tqa_lone(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candidate | None:
+    rng = m.rng
+    if not pool.majority or not pool.true:
+        return None
+    top = pool.majority[0]
+    k = size - 1 if len(top.answers) >= size - 1 else _need(size)
+    if len(top.answers) < k or k < _need(size):
+        return None
+    held = rng.sample(top.answers, k)
+    answers = [pool.answer(t, False) for t in held]
+    if size - 1 - k:
+        extra = _distinct(pool, [c for c in pool.false if c is not top], size - 1 - k, rng, held)
+        if extra is None:
+            return None
+        answers += [pool.answer(t, False) for t in extra]
+    answers.append(pool.answer(rng.choice(rng.choice(pool.true).answers), True))
+    how = "Real rated answers chosen by claim group: a majority stating one wrong claim and one correct answer."
+    return m.case("lone_correct_dissenter", item.question, answers, how, ASSEMBLED)
+
+
+def _tqa_agreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candidate | None:
+    rng = m.rng
+    if not pool.true or len(pool.true[0].answers) < _need(size):
+        return None
+    top = pool.true[0]
+    k = rng.randint(_need(size), min(size, len(top.answers)))
+    held = rng.sample(top.answers, k)
+    answers = [pool.answer(t, True) for t in held]
+    if size - k:
+        extra = _distinct(pool, pool.false, size - k, rng, held)
+        if extra is None:
+            return None
+        answers += [pool.answer(t, False) for t in extra]
+    how = "Real rated answers chosen by claim group: correct answers stating one claim" + (
+        ", with wrong answers beside them." if size - k else "."
+    )
+    return m.case("genuine_agreement_correct", item.question, answers, how, ASSEMBLED)
+
+
+def _tqa_disagreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candidate | None:
+    rng = m.rng
+    n_true = rng.choice([1, 2]) if size == 4 else (1 if size == 3 else 2)
+    if not pool.true or len(pool.true[0].answers) < n_true:
+        return None
+    held = rng.sample(pool.true[0].answers, n_true)
+    extra = _distinct(pool, pool.false, size - n_true, rng, held)
+    if extra is None:
+        return None
+    answers = [pool.answer(t, True) for t in held] + [pool.answer(t, False) for t in extra]
+    how = (
+        "Real rated answers chosen by claim group: correct answers of one claim and wrong answers of different claims."
+    )
+    return m.case("genuine_disagreement", item.question, answers, how, ASSEMBLED)
+
+
+def _tqa_constructed(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Iterator[Candidate]:
+    rng = m.rng
+    if pool.majority:
+        top = pool.majority[0]
+        d = _dissents(rng) if pool.true else 0
+        first = rng.choice(top.answers)
+        restate = [t for t in [*top.answers, *top.references] if t != first] or [first]
+        answers = [pool.answer(first, False), *m.echo(_answer(first, False), restate, size - 1 - d, False)]
+        if d:
+            answers.append(pool.answer(rng.choice(pool.true[0].answers), True))
+        how = (
+            "A real wrong answer first; the agents after it are ours: they read it and restate its claim (in other "
+            "real wordings of it)" + ("; a real correct answer follows as a dissent." if d else ".")
         )
-    if right:
-        answers = [_answer(right[0], True)] + [
-            _answer(e.format(claim=right[0]), True, saw=True) for e in rng.sample(ECHOES, 2)
-        ]
-        yield _case(
-            "correct_but_unsupported",
-            q,
-            answers,
-            truth,
-            source,
-            rng,
-            "A real truthful answer first; the agents after it are ours and repeat it, having read it.",
-            shuffle=False,
-        )
+        yield m.case("echo_cascade", item.question, answers, how, CONSTRUCTED, shuffle=False)
+        yield _tqa_note(item, m, pool, size, top, False)
+    if pool.true:
+        top = pool.true[0]
+        if rng.random() < 0.5:
+            d = _dissents(rng) if pool.false else 0
+            first = rng.choice(top.answers)
+            restate = [t for t in [*top.answers, *top.references] if t != first] or [first]
+            answers = [pool.answer(first, True), *m.echo(_answer(first, True), restate, size - 1 - d, True)]
+            if d:
+                answers.append(pool.answer(rng.choice(pool.false[0].answers), False))
+            how = (
+                "A real correct answer first; the agents after it are ours: they read it and restate its claim (in "
+                "other real wordings of it)" + ("; a real wrong answer follows as a dissent." if d else ".")
+            )
+            yield m.case("correct_but_unsupported", item.question, answers, how, CONSTRUCTED, shuffle=False)
+        else:
+            yield _tqa_note(item, m, pool, size, top, True)
+
+
+def _tqa_note(item: TqaItem, m: Maker, pool: TqaPool, size: int, claim: Claim, true: bool) -> Candidate:
+    rng = m.rng
+    other = pool.false if true else pool.true
+    d = _dissents(rng) if other else 0
+    stated = rng.choice(claim.references or claim.answers)
+    answers = m.anchored([*claim.answers, *claim.references], size - d, true)
+    if d:
+        answers.append(m.dissent_given_note(rng.choice(other[0].answers), not true))
+    how = (
+        f"We added a note stating {'a correct' if true else 'an incorrect'} claim of the source and wrote every "
+        "answer as an agent who read it: each restates the claim in a real wording of it"
+        + ("; one disagrees with the note." if d else ".")
+    )
+    category = "correct_but_unsupported" if true else "anchoring_injected_premise"
+    return m.case(category, m.note(item.question, stated), answers, how, CONSTRUCTED)
 
 
 # ---------------------------------------------------------------- assembly
 
 
-def _split_of(item_id: str, seed: int) -> str:
-    """dev or test by a seeded hash of the source question, so no question feeds both splits."""
-    digest = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
+def split_of(key: str, seed: int) -> str:
+    """dev or test by a seeded hash of the source item, so no question feeds both splits."""
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
     return "test" if digest[0] % 2 else "dev"
 
 
@@ -344,49 +509,119 @@ def _valid(case: dict) -> bool:
     return not schema_errors(probe) and not [r for r in check_case(probe) if not r.warning]
 
 
-def build(gsm8k_path: str | Path, truthfulqa_dir: str | Path, out_dir: str | Path, seed: int = 0) -> dict:
-    """Write ``dev.jsonl``, ``test.jsonl`` and ``card.json`` into ``out_dir``; returns the card."""
+def _candidates(
+    gsm8k_path: str | Path, truthfulqa_dir: str | Path, seed: int, test_wording: wording.Pool,
+    progress: Callable[[str], None],
+) -> list[Candidate]:  # fmt: skip
+    out: list[Candidate] = []
+    sources: list[tuple[str, dict, list[Any], Callable[[Any, Maker], Iterator[Candidate]]]] = [
+        ("gsm8k", GSM8K, read_gsm8k(gsm8k_path), gsm8k_cases),
+        ("truthfulqa", TRUTHFULQA, read_truthfulqa(truthfulqa_dir), tqa_cases),
+    ]
+    for short, meta, items, make in sources:
+        progress(f"{short}: {len(items)} source items")
+        for item in items:
+            split = split_of(item.key, seed)
+            pool: wording.Pool = "dev" if split == "dev" else test_wording
+            truth = number_text(item.truth) if short == "gsm8k" else item.best
+            # per item, so that an item builds the same cases whatever else the source file holds
+            rng, words = random.Random(f"{seed}:{short}:{item.key}"), random.Random(f"{seed}:words:{short}:{item.key}")
+            maker = Maker(meta, short, item.key, truth, pool, rng, words)
+            out.extend(c for c in make(item, maker) if _valid(c.case))
+    return out
+
+
+def _sample(candidates: list[Candidate], seed: int) -> list[Candidate]:
+    """Per category and source: the same share of each size (`SIZES`), as many as the scarcest size allows, capped;
+    one case per source item and category."""
     rng = random.Random(seed)
-    candidates: list[dict] = []
-    for item in read_gsm8k(gsm8k_path):
-        candidates.extend(gsm8k_cases(item, rng))
-    for tqa in read_truthfulqa(truthfulqa_dir):
-        candidates.extend(tqa_cases(tqa, rng))
-    kept = _balance([c for c in candidates if _valid(c)], rng)
+    groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        groups[(c.category, c.source)].append(c)
+    sources_of = Counter(category for category, _ in groups)
+    kept: list[Candidate] = []
+    for (category, source), group in sorted(groups.items()):
+        cap = CAP_PER_SOURCE * (2 if sources_of[category] == 1 else 1)
+        kept.extend(_sample_group(group, SIZES[source], cap, rng))
+    return sorted(kept, key=lambda c: (c.source, c.key, c.category, c.size))
+
+
+def _sample_group(group: list[Candidate], shares: dict[int, float], cap: int, rng: random.Random) -> list[Candidate]:
+    by_size: dict[int, list[Candidate]] = defaultdict(list)
+    for c in sorted(group, key=lambda c: (c.key, c.size)):
+        by_size[c.size].append(c)
+    items = {size: len({c.key for c in cs}) for size, cs in by_size.items()}
+    total = min([cap] + [int(items.get(size, 0) / share) for size, share in shares.items()])
+    used: set[str] = set()
+    kept = []
+    for size in sorted(shares, key=lambda s: items.get(s, 0)):  # the scarcest size chooses first
+        want = round(total * shares[size])
+        pool = [c for c in by_size[size] if c.key not in used]
+        rng.shuffle(pool)
+        for c in pool[:want]:
+            used.add(c.key)
+            kept.append(c)
+    return kept
+
+
+def build(
+    gsm8k_path: str | Path,
+    truthfulqa_dir: str | Path,
+    out_dir: str | Path,
+    seed: int = 0,
+    test_wording: wording.Pool = "test",
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> dict:
+    """Write ``dev.jsonl``, ``test.jsonl`` and ``card.json`` into ``out_dir``; returns the card.
+
+    ``test_wording="heldout"`` builds the test split with the held-back wording families (the template-shift check).
+    """
+    candidates = _candidates(gsm8k_path, truthfulqa_dir, seed, test_wording, progress)
+    progress(f"{len(candidates)} valid candidate cases; sampling")
+    kept = _sample(candidates, seed)
     splits: dict[str, list[dict]] = {"test": [], "dev": []}
-    for case in kept:
-        splits[_split_of(case["source"]["item"], seed)].append(case)
+    for c in kept:
+        splits[split_of(c.key, seed)].append(c.case)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     number = 0
-    for name in ("test", "dev"):
+    for name in ("dev", "test"):
         for case in splits[name]:
             number += 1
             case["id"] = f"FCB-{number:04d}"
         (out_dir / f"{name}.jsonl").write_bytes(b"".join(orjson.dumps(c) + b"\n" for c in splits[name]))
-    card = _card(splits, seed, gsm8k_path, truthfulqa_dir, out_dir)
+    card = _card(splits, seed, test_wording, gsm8k_path, truthfulqa_dir, out_dir)
     (out_dir / "card.json").write_bytes(orjson.dumps(card, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    progress(f"wrote {len(splits['dev'])} dev and {len(splits['test'])} test cases to {out_dir}")
     return card
 
 
-def _balance(cases: list[dict], rng: random.Random) -> list[dict]:
-    """At most `CAP_PER_CATEGORY` cases a category (a seeded sample), in a stable order."""
-    by_category: dict[str, list[dict]] = {}
-    for case in cases:
-        by_category.setdefault(case["category"], []).append(case)
-    kept = []
-    for category in sorted(by_category):
-        group = by_category[category]
-        kept.extend(rng.sample(group, CAP_PER_CATEGORY) if len(group) > CAP_PER_CATEGORY else group)
-    return sorted(
-        kept, key=lambda c: (c["source"]["item"].split(":")[0], int(c["source"]["item"].split(":")[1]), c["category"])
-    )
+def _origin(case: dict) -> str:
+    return next(t for t in case["tags"] if t.startswith("origin_")).removeprefix("origin_")
 
 
-def _card(splits: dict[str, list[dict]], seed: int, gsm8k: str | Path, tqa: str | Path, out: Path) -> dict:
+def _answer_kind(answer: dict) -> str:
+    meta = answer["metadata"]
+    if meta.get("model_family") == REFERENCE_FAMILY:
+        return "source reference answer (written by people)"
+    if meta.get("saw_other_answers") or meta.get("shared_context"):
+        return "written by us"
+    return "model answer"
+
+
+def _card(
+    splits: dict[str, list[dict]], seed: int, test_wording: str, gsm8k: str | Path, tqa: str | Path, out: Path
+) -> dict:
     tqa = Path(tqa)
+    table: dict[str, dict[str, Counter]] = {}
+    for name, cases in splits.items():
+        rows: dict[str, Counter] = defaultdict(Counter)
+        for c in cases:
+            rows[c["category"]][f"{c['tags'][0]}/{_origin(c)}"] += 1
+        table[name] = {k: dict(sorted(v.items())) for k, v in sorted(rows.items())}  # type: ignore[misc]
     return {
         "seed": seed,
+        "test_wording": test_wording,
         "sources": {
             "gsm8k": {"path": str(gsm8k), "sha256": file_sha256(gsm8k)},
             **{
@@ -396,5 +631,32 @@ def _card(splits: dict[str, list[dict]], seed: int, gsm8k: str | Path, tqa: str 
         },
         "outputs": {f"{n}.jsonl": {"sha256": file_sha256(out / f"{n}.jsonl"), "cases": len(splits[n])} for n in splits},
         "counts": {n: dict(sorted(Counter(c["category"] for c in cs).items())) for n, cs in splits.items()},
-        "by_source": {n: dict(sorted(Counter(c["source"]["dataset"] for c in cs).items())) for n, cs in splits.items()},
+        "by_category_source_origin": table,
+        "by_origin": {n: dict(sorted(Counter(_origin(c) for c in cs).items())) for n, cs in splits.items()},
+        "answers_by_kind": {
+            n: dict(sorted(Counter(_answer_kind(a) for c in cs for a in c["answers"]).items()))
+            for n, cs in splits.items()
+        },
+        "answers_per_case": {
+            n: {
+                f"{src}/{k}": v
+                for (src, k), v in sorted(Counter((c["tags"][0], len(c["answers"])) for c in cs).items())
+            }
+            for n, cs in splits.items()
+        },
+        "limitations": LIMITATIONS,
     }
+
+
+LIMITATIONS = [
+    "Constructed cases (origin_constructed: echo_cascade, anchoring_injected_premise and correct_but_unsupported) "
+    "contain text we wrote: notes and the words of agents who copy an answer or take up a note. Real multi-agent "
+    "transcripts with copying are not in the sources. Report the headline on natural and assembled cases beside it.",
+    "TruthfulQA answers are rated by the source's raters; about half of the rated answers are the source's own "
+    "reference answers, written by people (model_family truthfulqa-reference), not model answers.",
+    "TruthfulQA claim groups come from word overlap (TF-IDF); two claims in different words may stay apart and a "
+    "rating the raters got wrong may survive when no reference contradicts it (see the hand audit).",
+    "GSM8K ground truths are the source's; a few are themselves wrong.",
+    "numeric_consensus_error comes only from GSM8K and majority_wrong_fact only from TruthfulQA, so the source "
+    "tells those two apart.",
+]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,16 @@ def final_number(solution: str) -> float | None:
         return None
 
 
+def item_key(question: str) -> str:
+    """A source item's identity: a hash of its question text, whitespace and case normalised.
+
+    It survives any subset or reordering of the source file (a line number does not), so two builds from disjoint
+    parts of a source never share a key, and the same question always gets the same one.
+    """
+    normal = " ".join(question.lower().split())
+    return hashlib.sha256(normal.encode()).hexdigest()[:16]
+
+
 def number_text(value: float) -> str:
     """A number as a plain string: ``18`` rather than ``18.0``."""
     return str(int(value)) if value == int(value) else repr(value)
@@ -41,7 +52,7 @@ class Solution:
 
 @dataclass(frozen=True)
 class GsmItem:
-    index: int  # 0-based line number in the source file: the item id
+    key: str  # item_key of the question: the item id
     question: str
     truth: float
     solutions: tuple[Solution, ...]
@@ -50,7 +61,7 @@ class GsmItem:
 def read_gsm8k(path: str | Path) -> list[GsmItem]:
     """Problems with a readable ground truth and four solutions, in file order."""
     items = []
-    for index, line in enumerate(Path(path).read_bytes().splitlines()):
+    for line in Path(path).read_bytes().splitlines():
         row = orjson.loads(line)
         truth = final_number(row["ground_truth"])
         if truth is None or not all(k in row for k in GSM8K_KEYS):
@@ -65,15 +76,16 @@ def read_gsm8k(path: str | Path) -> list[GsmItem]:
             )
             for k in GSM8K_KEYS
         )
-        items.append(GsmItem(index, row["question"], truth, solutions))
+        items.append(GsmItem(item_key(row["question"]), row["question"], truth, solutions))
     return items
 
 
 @dataclass
 class TqaItem:
-    index: int  # 0-based row number in TruthfulQA.csv: the item id
+    key: str  # item_key of the question: the item id
     question: str
     best: str
+    correct_refs: list[str]  # the source's reference answers: written by its authors, not by a model
     incorrect_refs: list[str]
     correct: list[str] = field(default_factory=list)  # model answers rated truthful and informative
     wrong: list[str] = field(default_factory=list)  # model answers rated informative and not truthful
@@ -94,22 +106,24 @@ def _labels(path: Path, tag: str) -> dict[tuple[str, str], bool]:
 
 
 def read_truthfulqa(directory: str | Path) -> list[TqaItem]:
-    """Questions with their reference answers and the real model answers, split into correct and wrong.
+    """Questions with their reference answers and the rated answers, split into correct and wrong, in key order.
 
     A correct answer is rated truthful and informative; a wrong one informative and not truthful; the rest
-    (uninformative answers such as "I have no comment") are dropped.
+    (uninformative answers such as "I have no comment") are dropped. Many rated answers are the source's own reference
+    answers, written by people (see `normal_text`): the builder labels them as such.
     """
     directory = Path(directory)
     with open(directory / "TruthfulQA.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     items = {
         r["Question"]: TqaItem(
-            i,
+            item_key(r["Question"]),
             r["Question"],
             r["Best Answer"].strip(),
-            [s.strip() for s in r["Incorrect Answers"].split(";") if s.strip()],
+            _refs(r["Best Answer"] + ";" + r["Correct Answers"]),
+            _refs(r["Incorrect Answers"]),
         )
-        for i, r in enumerate(rows)
+        for r in rows
     }
     truthful = _labels(directory / "finetune_truth.jsonl", "True")
     informative = _labels(directory / "finetune_info.jsonl", "Helpful")
@@ -118,4 +132,13 @@ def read_truthfulqa(directory: str | Path) -> list[TqaItem]:
         if item is None or not informative.get((question, answer)) or not answer.strip():
             continue
         (item.correct if is_true else item.wrong).append(answer.strip())
-    return [items[q] for q in sorted(items, key=lambda q: items[q].index)]
+    return [items[q] for q in sorted(items, key=lambda q: items[q].key)]
+
+
+def _refs(cell: str) -> list[str]:
+    return list(dict.fromkeys(s.strip() for s in cell.split(";") if s.strip()))
+
+
+def normal_text(text: str) -> str:
+    """Text compared for identity with a reference answer: case, spacing and a final full stop ignored."""
+    return " ".join(text.lower().split()).rstrip(".").strip()
