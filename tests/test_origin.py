@@ -4,6 +4,7 @@ files read directly and from scikit-learn, never from the harness's own origin c
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from casegen import write_cases
 from conftest import run_cli
+from runkit import ids, make_run
 from sklearn.metrics import accuracy_score, f1_score
 
 from harness import metrics as m
@@ -185,3 +187,112 @@ def test_report_shows_the_real_column_and_origin_table_only_with_tags(tagged: Pa
     for text in (report, proc.stdout):
         assert "natural" not in text and "assembled" not in text and "origin" not in text
     assert json.loads((run / "metrics.json").read_text())["metrics"]["headline_real"] is None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# leaderboards, compare and baselines
+
+
+def _board(*args: str) -> list[dict]:
+    proc = run_cli("leaderboard", *args, "--format", "json", "--bootstrap", "300")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def two_detectors(tmp_path_factory) -> tuple[Path, Path, Path, Path]:
+    """On 240 tagged cases (160 natural or assembled, 80 constructed): ``constructed-ace`` is right on every
+    constructed case and on 40 real ones; ``real-ace`` on 90 real ones and no constructed case."""
+    root = tmp_path_factory.mktemp("board")
+    cases_path = write_cases(root / "tagged.jsonl", 240, origins=True)
+    cases = [json.loads(line) for line in cases_path.read_text().splitlines()]
+    real_ids = [c["id"] for c in cases if is_real(c)]
+    constructed_ids = {c["id"] for c in cases if not is_real(c)}
+    assert len(real_ids) == 160 and len(constructed_ids) == 80
+    results = root / "results"
+    ace = make_run(cases_path, results, constructed_ids | set(real_ids[:40]), "constructed-ace")
+    real = make_run(cases_path, results, set(real_ids[-90:]), "real-ace")
+    return cases_path, results, ace, real
+
+
+def _sk_f1_real(cases_path: Path, right: set[str]) -> float:
+    """macro-F1 on the real cases of a ChosenRight detector, from the file and sklearn alone."""
+    truth, pred = [], []
+    for c in map(json.loads, cases_path.read_text().splitlines()):
+        if is_real(c):
+            t = RISKS.index(c["expected_risk"])
+            truth.append(t)
+            pred.append(t if c["id"] in right else (t + 1) % 3)
+    return float(f1_score(truth, pred, average="macro", zero_division=0))
+
+
+def test_leaderboard_shows_the_real_column_and_can_rank_on_it(two_detectors) -> None:
+    cases_path, results, _, _ = two_detectors
+    cases = [json.loads(line) for line in cases_path.read_text().splitlines()]
+    real_ids = [c["id"] for c in cases if is_real(c)]
+    (board,) = _board(str(results), "--metric", "accuracy")
+    rows = {r["detector"]: r for r in board["rows"]}
+    assert board["real_cases"] == 160
+    assert board["card"]["by_origin"] == {"natural": 80, "assembled": 80, "constructed": 80}
+    # all cases: 120 of 240 against 90 of 240; real cases: 40 of 160 against 90 of 160
+    assert rows["constructed-ace"]["values"]["accuracy"] == pytest.approx(0.5)
+    assert rows["constructed-ace"]["values"]["accuracy_real"] == pytest.approx(0.25)
+    assert rows["real-ace"]["values"]["accuracy_real"] == pytest.approx(90 / 160)
+    assert rows["constructed-ace"]["rank"] == 1 and rows["real-ace"]["rank"] == 2
+    lo, hi = rows["real-ace"]["ci95_by_metric"]["accuracy_real"]
+    assert lo < 90 / 160 < hi
+    (by_real,) = _board(str(results), "--metric", "accuracy_real")
+    rows = {r["detector"]: r for r in by_real["rows"]}
+    assert rows["real-ace"]["rank"] == 1 and rows["constructed-ace"]["rank"] == 2
+    assert rows["real-ace"]["ci95"] == [lo, hi]  # the same paired resamples whichever metric ranks
+
+    md = run_cli("leaderboard", str(results), "--bootstrap", "300").stdout
+    header = next(line for line in md.splitlines() if line.startswith("| rank"))
+    assert "macro_f1, natural + assembled (160 cases) [95% CI]" in header
+    row = next(line for line in md.splitlines() if "| real-ace" in line)
+    real_f1 = _sk_f1_real(cases_path, set(real_ids[-90:]))
+    assert row.split("|")[4].strip().startswith(f"{real_f1:.3f} [")
+    assert "constructed cases cannot carry a ranking on their own" in md
+
+    csv_text = run_cli("leaderboard", str(results), "--format", "csv", "--bootstrap", "300").stdout
+    records = {r["detector"]: r for r in csv.DictReader(csv_text.splitlines())}
+    assert float(records["real-ace"]["real_value"]) == pytest.approx(real_f1)
+    assert records["real-ace"]["real_cases"] == "160"
+    html = run_cli("leaderboard", str(results), "--format", "html", "--bootstrap", "50").stdout
+    assert "natural + assembled (160 cases)" in html and "<td>constructed</td>" in html
+
+
+def test_leaderboard_of_untagged_cases_has_no_real_column(tmp_path: Path) -> None:
+    plain = write_cases(tmp_path / "plain.jsonl", 40)
+    make_run(plain, tmp_path / "results", ids(1, 30), "some")
+    md = run_cli("leaderboard", str(tmp_path / "results"), "--bootstrap", "50")
+    assert md.returncode == 0 and "natural" not in md.stdout
+    csv_rows = run_cli("leaderboard", str(tmp_path / "results"), "--format", "csv", "--bootstrap", "50").stdout
+    assert csv_rows.splitlines()[1].endswith(",,,,")  # real_cases, real_value and its interval stay empty
+    refused = _board(str(tmp_path / "results"), "--metric", "macro_f1_real")
+    assert [r["rank"] for r in refused[0]["rows"]] == [None]
+    assert "no natural or assembled case" in refused[0]["method"]["note"]
+
+
+def test_compare_adds_the_real_macro_f1_and_a_baseline_keeps_origins(two_detectors, tmp_path: Path) -> None:
+    cases_path, _, ace, real = two_detectors
+    cases = [json.loads(line) for line in cases_path.read_text().splitlines()]
+    real_ids = [c["id"] for c in cases if is_real(c)]
+    proc = run_cli("compare", str(ace), str(real), "--format", "json", "--bootstrap", "300")
+    cmp = json.loads(proc.stdout)
+    f1 = cmp["metrics"]["macro_f1_real"]
+    base_f1 = _sk_f1_real(cases_path, {c["id"] for c in cases if not is_real(c)} | set(real_ids[:40]))
+    assert f1["base"] == pytest.approx(base_f1)
+    assert f1["new"] == pytest.approx(_sk_f1_real(cases_path, set(real_ids[-90:])))
+    assert f1["ci"][0] > 0 and not f1["regression"]
+    # the other way round the real subset gets worse: a regression, and the exit code says so
+    back = run_cli("compare", str(real), str(ace), "--format", "json", "--bootstrap", "300")
+    assert back.returncode == 1 and json.loads(back.stdout)["metrics"]["macro_f1_real"]["regression"]
+    saved = tmp_path / "baselines"
+    assert run_cli("baseline", "save", str(ace), "--name", "ace", "--dir", str(saved)).returncode == 0
+    from_file = json.loads(
+        run_cli("compare", str(saved / "ace.json"), str(real), "--format", "json", "--bootstrap", "300").stdout
+    )
+    assert from_file["metrics"] == cmp["metrics"]
+    text = run_cli("compare", str(ace), str(real), "--bootstrap", "300").stdout
+    assert any(line.startswith("macro_f1_real") for line in text.splitlines())
