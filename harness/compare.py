@@ -17,7 +17,10 @@ from harness.metrics import (
     paired_bootstrap_confusions,
     present_classes,
 )
-from harness.runs import Run, align
+from harness.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
+
+REAL_METRICS = ("macro_f1",)
+"""Headline metrics also compared on the natural + assembled cases alone, when the cases carry origin tags."""
 
 
 class IncomparableRuns(ValueError):
@@ -100,6 +103,12 @@ def compare_runs(
         )
     ids, categories, y_true, (b, n) = align([base, new])
     metrics = metric_deltas(y_true, b, n, alpha=alpha, max_drop=max_drop, n_boot=n_boot, seed=seed)
+    if (origins := aligned_origins([base, new], ids)) is not None and (real := real_mask(origins)).any():
+        # the real subset gates too: a detector must not regress on real answers behind a gain on constructed ones
+        on_real = metric_deltas(
+            y_true[real], b[real], n[real], alpha=alpha, max_drop=max_drop, n_boot=n_boot, seed=seed
+        )
+        metrics |= {f"{name}{REAL_SUFFIX}": on_real[name] for name in REAL_METRICS}
     return {
         "base": {"path": str(base.path), "detector": base.detector, "created": base.created},
         "new": {"path": str(new.path), "detector": new.detector, "created": new.created},

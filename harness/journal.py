@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from harness.labels import UNKNOWN_ORIGIN, origin_of
 from harness.types import RISKS, CaseLabels, DetectorError, Outcome, Prediction
 
 PREDICTIONS = "predictions.jsonl"
@@ -52,17 +53,19 @@ def record(
 ) -> dict[str, Any]:
     """One journal line for a finished case: its prediction, or the error that stands for it.
 
-    The case's category and expected risk ride along so that leaderboards and comparisons can pair runs case by
-    case from their journals alone; they are written after the detector answered and never reach it.
+    The case's category, expected risk and origin (when it has an ``origin_*`` tag) ride along so that
+    leaderboards and comparisons can pair runs case by case from their journals alone; they are written after the
+    detector answered and never reach it.
     """
     rec: dict[str, Any] = {
         "id": labels.case_id,
         "hash": labels.content_hash,
         "category": labels.category,
         "expected": labels.expected_risk,
-        "attempts": attempts,
-        "latency_s": round(latency_s, 6),
     }
+    if (origin := origin_of(labels.tags)) != UNKNOWN_ORIGIN:  # untagged cases keep the journal as it was
+        rec["origin"] = origin
+    rec.update(attempts=attempts, latency_s=round(latency_s, 6))
     if prediction is not None:
         rec.update(risk=prediction.risk, score=prediction.score, response=prediction.extra, error=None)
     else:

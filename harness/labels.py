@@ -14,6 +14,13 @@ from harness.types import CATEGORY_RISK, CaseLabels
 HIGH_RISK_CATEGORIES = frozenset(c for c, r in CATEGORY_RISK.items() if r == "high")
 NEEDS_MAJORITY_TRUE = frozenset({"genuine_agreement_correct", "correct_but_unsupported"})
 
+ORIGINS: tuple[str, ...] = ("natural", "assembled", "constructed")
+"""How a case was made, from its ``origin_*`` tag: a source's answer set as it is; real answers chosen and combined
+by rule; or with text written for the benchmark. Ordered from most to least real."""
+REAL_ORIGINS = frozenset({"natural", "assembled"})
+"""The origins whose answers are all real: the subset on which the second headline is computed."""
+UNKNOWN_ORIGIN = "unknown"
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -98,6 +105,16 @@ def check_case(case: dict[str, Any]) -> list[Rule]:
 
 def _json(value: Any) -> str:
     return {True: "true", False: "false", None: "null"}.get(value, repr(value))
+
+
+def origin_of(tags: tuple[str, ...] | list[str]) -> str:
+    """A case's origin from its tags (``origin_natural``, ``origin_assembled``, ``origin_constructed``).
+
+    A case with no such tag is ``unknown``. A case with several counts as the least real of them, so that a
+    mislabelled constructed case can never enter the real subset.
+    """
+    found = [o for o in ORIGINS if f"origin_{o}" in tags]
+    return found[-1] if found else UNKNOWN_ORIGIN
 
 
 def case_labels(case: dict[str, Any], line: int, content_hash: str) -> CaseLabels:

@@ -3,6 +3,10 @@
 A detector's rank is 1 + the number of detectors that are significantly better on a paired bootstrap over the
 shared cases. Two detectors that no test separates can therefore share a rank (shown as ``2=``), and the table
 never claims an order the data does not support.
+
+When the cases carry origin tags, every board also shows the ranking metric on the natural and assembled cases
+alone (``macro_f1_real``), with its own paired-bootstrap interval, so constructed cases never carry a ranking on
+their own; ``metric="macro_f1_real"`` ranks on that subset.
 """
 
 from __future__ import annotations
@@ -22,10 +26,18 @@ from harness.metrics import (
     paired_bootstrap_confusions,
     present_classes,
 )
-from harness.runs import Run, align
+from harness.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
 
 COLUMNS = ("accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate")
 LATENCY = "operational.latency_s.p95"
+RANK_METRICS: tuple[str, ...] = (*HEADLINE_METRICS, *(f"{m}{REAL_SUFFIX}" for m in HEADLINE_METRICS))
+"""Metrics a board can be ranked on: the headline ones on all cases, and on the natural + assembled cases."""
+
+
+def metric_pair(metric: str) -> tuple[str, str]:
+    """The metric on all cases and on the natural + assembled ones, whichever of the two ``metric`` names."""
+    base = metric.removesuffix(REAL_SUFFIX)
+    return base, f"{base}{REAL_SUFFIX}"
 
 
 @dataclass
@@ -38,7 +50,8 @@ class Row:
     representative: Run  # the run whose primary metric is the median, used for the paired bootstrap
     incomplete: bool
     left_out: int = 0  # incomplete runs of this detector not counted in the row
-    ci95: tuple[float, float] | None = None
+    ci95: tuple[float, float] | None = None  # of the ranking metric
+    cis: dict[str, tuple[float, float] | None] = field(default_factory=dict)  # of both metrics of `metric_pair`
     rank: int | None = None
     shared_rank: bool = False
 
@@ -66,6 +79,7 @@ class Board:
     rows: list[Row] = field(default_factory=list)
     method: dict[str, Any] = field(default_factory=dict)
     card: dict[str, Any] = field(default_factory=dict)
+    real_cases: int | None = None  # natural + assembled cases; None when no case carries an origin tag
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -75,9 +89,9 @@ def _median(values: list[float | None]) -> float | None:
 
 def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> Row:
     """A row from a detector's runs: every column is the median over them."""
-    names = (metric, *COLUMNS, LATENCY)
+    names = (*metric_pair(metric), *COLUMNS, LATENCY)
     values = {name: _median([r.metric(name) for r in runs]) for name in names}
-    higher_better = HEADLINE_METRICS.get(metric, True)
+    higher_better = HEADLINE_METRICS.get(metric_pair(metric)[0], True)
     ordered = sorted(runs, key=lambda r: (r.metric(metric) is None, r.metric(metric) or 0.0), reverse=not higher_better)
     return Row(detector, runs, values, ordered[(len(ordered) - 1) // 2], incomplete)
 
@@ -107,7 +121,12 @@ def _card(runs: list[Run]) -> dict[str, Any]:
     by_cat: dict[str, dict[str, int]] = defaultdict(lambda: {"low": 0, "medium": 0, "high": 0})
     for cat, truth in zip(categories, y_true, strict=True):
         by_cat[str(cat)][("low", "medium", "high")[truth]] += 1
-    return {"cases": len(ids), "by_category": dict(sorted(by_cat.items()))}
+    card: dict[str, Any] = {"cases": len(ids), "by_category": dict(sorted(by_cat.items()))}
+    if (origins := aligned_origins(runs, ids)) is not None:
+        names, counts = np.unique(origins.astype(str), return_counts=True)
+        card["by_origin"] = {str(k): int(v) for k, v in zip(names, counts, strict=True)}
+        card["real_cases"] = int(real_mask(origins).sum())
+    return card
 
 
 def build_board(
@@ -121,6 +140,7 @@ def build_board(
         method={"bootstrap_resamples": n_boot, "seed": seed, "alpha": alpha, "include_incomplete": include_incomplete},
         card=_card(runs),
     )
+    board.real_cases = board.card.get("real_cases")
     by_detector: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
         by_detector[run.detector].append(run)
@@ -135,21 +155,48 @@ def build_board(
             unranked.append(make_row(detector, group, metric, incomplete=True))
     if ranked:
         _rank(ranked, metric, n_boot=n_boot, seed=seed, alpha=alpha)
-    higher_better = HEADLINE_METRICS.get(metric, True)
-    ranked.sort(key=lambda r: (r.rank, -(r.values[metric] or 0.0) if higher_better else (r.values[metric] or 0.0)))
+    if metric.endswith(REAL_SUFFIX) and not board.real_cases:
+        board.method["note"] = "no natural or assembled case in this data set: nothing to rank on"
+    higher_better = HEADLINE_METRICS[metric_pair(metric)[0]]
+
+    def order(r: Row) -> tuple[bool, int, float]:
+        value = r.values[metric] or 0.0
+        return (r.rank is None, r.rank or 0, -value if higher_better else value)
+
+    ranked.sort(key=order)
     board.rows = ranked + unranked
     return board
 
 
 def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float) -> None:
-    _, _, y_true, preds = align([r.representative for r in rows])
-    classes = present_classes(sum(confusion(y_true, p) for p in preds))
-    boots = paired_bootstrap_confusions(y_true, preds, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)))
-    values = headline_batch(boots, classes)[metric]  # rows x resamples
-    for row, v in zip(rows, values, strict=True):
-        finite = v[np.isfinite(v)]
-        row.ci95 = (float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))) if len(finite) else None
-    assign_ranks(rows, values, higher_better=HEADLINE_METRICS[metric], alpha=alpha)
+    """Paired-bootstrap intervals of both metrics of `metric_pair` and ranks on ``metric``.
+
+    Without natural or assembled cases, the ``_real`` metric has no interval, and ranking on it leaves every
+    row without a rank.
+    """
+    representatives = [r.representative for r in rows]
+    ids, _, y_true, preds = align(representatives)
+    base, real = metric_pair(metric)
+    subsets = {base: np.ones(len(ids), dtype=bool)}
+    if (origins := aligned_origins(representatives, ids)) is not None:
+        subsets[real] = real_mask(origins)
+    for name, mask in subsets.items():
+        if not mask.any():
+            continue
+        truth, subset_preds = y_true[mask], [p[mask] for p in preds]
+        classes = present_classes(sum(confusion(truth, p) for p in subset_preds))
+        chunk = memory_chunk(len(truth))
+        boots = paired_bootstrap_confusions(truth, subset_preds, n_boot=n_boot, seed=seed, chunk=chunk)
+        values = headline_batch(boots, classes)[base]  # rows x resamples
+        for row, v in zip(rows, values, strict=True):
+            finite = v[np.isfinite(v)]
+            row.cis[name] = (
+                (float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))) if len(finite) else None
+            )
+        if name == metric:
+            assign_ranks(rows, values, higher_better=HEADLINE_METRICS[base], alpha=alpha)
+    for row in rows:
+        row.ci95 = row.cis.get(metric)
 
 
 def build_boards(
@@ -162,8 +209,8 @@ def build_boards(
     alpha: float = 0.05,
 ) -> list[Board]:
     """One board per data set (by sha256), largest first."""
-    if metric not in HEADLINE_METRICS:
-        raise ValueError(f"--metric {metric!r}: choose from {', '.join(HEADLINE_METRICS)}")
+    if metric not in RANK_METRICS:
+        raise ValueError(f"--metric {metric!r}: choose from {', '.join(RANK_METRICS)}")
     by_sha: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
         by_sha[run.sha256].append(run)

@@ -10,8 +10,10 @@ from typing import Any
 import orjson
 from tabulate import tabulate
 
-from harness.leaderboard import COLUMNS, LATENCY, Board, Row
+from harness.leaderboard import COLUMNS, LATENCY, Board, Row, metric_pair
+from harness.runs import REAL_SUFFIX
 
+REAL_LABEL = "natural + assembled"
 HEADER = [
     "rank",
     "detector",
@@ -36,15 +38,33 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def row_cells(row: Row, metric: str) -> list[str]:
+def shows_real(board: Board) -> bool:
+    """The natural + assembled column is shown whenever the cases carry origin tags (or it is the ranking)."""
+    return board.real_cases is not None or board.metric.endswith(REAL_SUFFIX)
+
+
+def header(board: Board) -> list[str]:
+    base, _ = metric_pair(board.metric)
+    cols = [h.format(metric=base) for h in HEADER]
+    if shows_real(board):
+        cases = "no" if board.real_cases is None else board.real_cases
+        cols.insert(3, f"{base}, {REAL_LABEL} ({cases} cases) [95% CI]")
+    return cols
+
+
+def _with_ci(value: float | None, ci: tuple[float, float] | None) -> str:
+    return _f(value) + (f" [{_f(ci[0])}, {_f(ci[1])}]" if ci else "")
+
+
+def row_cells(row: Row, board: Board) -> list[str]:
     v = row.values
-    ci = f" [{_f(row.ci95[0])}, {_f(row.ci95[1])}]" if row.ci95 else ""
+    base, real = metric_pair(board.metric)
     latency = v[LATENCY]
     detector = row.detector + (" (incomplete)" if row.incomplete else "")
-    return [
+    cells = [
         row.rank_label,
         detector,
-        f"{_f(v[metric])}{ci}",
+        _with_ci(v[base], row.cis.get(base, row.ci95 if base == board.metric else None)),
         _pct(v["accuracy"]),
         _pct(v["high_risk_recall"]),
         _pct(v["false_alarm_rate"]),
@@ -55,6 +75,9 @@ def row_cells(row: Row, metric: str) -> list[str]:
         _runs(row),
         row.date[:10],
     ]
+    if shows_real(board):
+        cells.insert(3, _with_ci(v[real], row.cis.get(real)))
+    return cells
 
 
 def _runs(row: Row) -> str:
@@ -66,6 +89,22 @@ def _heading(board: Board) -> str:
     return f"{ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} cases)"
 
 
+def _origin_text(board: Board) -> str:
+    if not shows_real(board):
+        return ""
+    base, real = metric_pair(board.metric)
+    text = (
+        f" The {REAL_LABEL} column is {base} on the cases tagged origin_natural or origin_assembled alone (real "
+        f"answers; origin_constructed cases hold text written for the benchmark); it is always shown next to the "
+        f"all-cases figure, so constructed cases cannot carry a ranking on their own."
+    )
+    if board.metric == real:
+        text = f" {real} is {base} on the {REAL_LABEL} cases." + text
+    if note := board.method.get("note"):
+        text += f" Not ranked: {note}."
+    return text
+
+
 def method_text(board: Board) -> str:
     m = board.method
     return (
@@ -75,14 +114,14 @@ def method_text(board: Board) -> str:
         f"the difference excludes zero. Detectors that no test separates share a rank (`2=`). Cases a run did not "
         f"finish count as errors. Incomplete runs are "
         + ("ranked (marked)." if m["include_incomplete"] else "listed without a rank (use --include-incomplete).")
+        + _origin_text(board)
     )
 
 
 def to_markdown(boards: list[Board]) -> str:
     parts = []
     for board in boards:
-        header = [h.format(metric=board.metric) for h in HEADER]
-        table = tabulate([row_cells(r, board.metric) for r in board.rows], headers=header, tablefmt="github")
+        table = tabulate([row_cells(r, board) for r in board.rows], headers=header(board), tablefmt="github")
         parts.append(f"### {_heading(board)}\n\n{table}\n\n{method_text(board)}\n")
     return "\n".join(parts)
 
@@ -106,11 +145,20 @@ def to_csv(boards: list[Board]) -> str:
             "ci_high",
             *COLUMNS,
             "p95_latency_s",
+            # the metric's base name on all cases and on the natural + assembled ones (empty without origin tags)
+            "all_cases_value",
+            "all_cases_ci_low",
+            "all_cases_ci_high",
+            "real_cases",
+            "real_value",
+            "real_ci_low",
+            "real_ci_high",
         ]
     )
     for board in boards:
         for r in board.rows:
             ci = r.ci95 or (None, None)
+            base, real = metric_pair(board.metric)
             writer.writerow(
                 [
                     board.dataset["name"],
@@ -126,6 +174,11 @@ def to_csv(boards: list[Board]) -> str:
                     *ci,
                     *(r.values[c] for c in COLUMNS),
                     r.values[LATENCY],
+                    r.values[base],
+                    *(r.cis.get(base) or (None, None)),
+                    board.real_cases,
+                    r.values[real],
+                    *(r.cis.get(real) or (None, None)),
                 ]
             )
     return out.getvalue()
@@ -137,6 +190,7 @@ def board_dict(board: Board) -> dict[str, Any]:
         "metric": board.metric,
         "method": board.method,
         "card": board.card,
+        "real_cases": board.real_cases,
         "rows": [
             {
                 "rank": r.rank,
@@ -148,6 +202,7 @@ def board_dict(board: Board) -> dict[str, Any]:
                 "cases": r.cases,
                 "date": r.date,
                 "ci95": list(r.ci95) if r.ci95 else None,
+                "ci95_by_metric": {k: list(v) if v else None for k, v in r.cis.items()},
                 "values": r.values,
             }
             for r in board.rows
@@ -199,18 +254,21 @@ def _sort_key(cell: str) -> str:
 
 
 def _table(board: Board) -> str:
-    header = "".join(f"<th>{html.escape(h.format(metric=board.metric))}</th>" for h in HEADER)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header(board))
     body = []
     for r in board.rows:
-        cells = row_cells(r, board.metric)
+        cells = row_cells(r, board)
         tds = "".join(f'<td data-sort="{html.escape(_sort_key(c))}">{html.escape(c)}</td>' for c in cells)
         body.append(f"<tr>{tds}</tr>")
-    return f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
 def _card(board: Board) -> str:
     rows = [[cat, c["low"], c["medium"], c["high"], sum(c.values())] for cat, c in board.card["by_category"].items()]
-    return tabulate(rows, headers=["category", "low", "medium", "high", "cases"], tablefmt="html")
+    table = tabulate(rows, headers=["category", "low", "medium", "high", "cases"], tablefmt="html")
+    if origins := board.card.get("by_origin"):
+        table += tabulate(list(origins.items()), headers=["origin", "cases"], tablefmt="html")
+    return table
 
 
 def to_html(boards: list[Board]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome
 
 ERROR = 3
@@ -277,6 +278,7 @@ BREAKDOWNS: dict[str, Callable[[CaseLabels], Iterable[str]]] = {
     "n_answers": lambda lab: [str(lab.n_answers)],
     "evidence": lambda lab: ["present" if lab.has_evidence else "absent"],
     "tags": lambda lab: lab.tags or ["(none)"],
+    "origin": lambda lab: [origin_of(lab.tags)],
 }
 """Each breakdown maps a case to the groups it belongs to (a case can be in several, e.g. several tags)."""
 
@@ -369,6 +371,36 @@ def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: 
     return out
 
 
+def has_origins(labels: Iterable[CaseLabels]) -> bool:
+    """True when at least one case carries an ``origin_*`` tag."""
+    return any(origin_of(lab.tags) != UNKNOWN_ORIGIN for lab in labels)
+
+
+def headline_real(
+    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_boot: int, seed: int
+) -> dict[str, Any] | None:
+    """The headline on the natural and assembled cases only; None when no case carries an origin tag.
+
+    Constructed cases are left out so that text written for the benchmark cannot carry a result on its own.
+    With origin tags but no real case in scope, ``n_cases`` is 0 and every figure is None.
+    """
+    if not has_origins(labels):
+        return None
+    subset = [lab for lab in labels if origin_of(lab.tags) in REAL_ORIGINS]
+    y_true, y_pred = encode(subset, outcomes)
+    cm = confusion(y_true, y_pred)
+    block: dict[str, Any] = {
+        "origins": [o for o in ORIGINS if o in REAL_ORIGINS],
+        "n_cases": len(y_true),
+        "n_not_run": sum(1 for lab in subset if lab.case_id not in outcomes),
+        **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
+        "error_rate": float(error_rate_batch(cm)) if len(y_true) else None,
+    }
+    if not len(y_true):  # accuracy and macro-F1 of no cases would read as 0, which is a claim about nothing
+        block.update(accuracy=None, macro_f1=None)
+    return block
+
+
 def compute(
     labels: Sequence[CaseLabels],
     outcomes: dict[str, Outcome],
@@ -390,6 +422,7 @@ def compute(
             "counts": cm.tolist(),
         },
         **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
+        "headline_real": headline_real(labels, outcomes, n_boot=n_boot, seed=seed),
         "scores": score_metrics(labels, outcomes),
         "per_category": per_category(labels, outcomes),
         "breakdowns": breakdowns(labels, outcomes),

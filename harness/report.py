@@ -23,17 +23,22 @@ def _ci(interval: list[float] | None, fmt: Any = _pct) -> str:
     return "" if not interval else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
 
 
+def _core_rows(block: dict[str, Any], error_rate: float | None) -> list[list[str]]:
+    """(metric, value, 95% interval) rows of one headline block: all cases, or the natural + assembled ones."""
+    return [
+        ["accuracy", _pct(block["accuracy"]), _ci(block.get("accuracy_ci95"))],
+        ["macro-F1", _num(block["macro_f1"]), _ci(block.get("macro_f1_ci95"), _num)],
+        ["weighted kappa (quadratic)", _num(block["weighted_kappa"]), ""],
+        ["high-risk recall", _pct(block["high_risk_recall"]), ""],
+        ["false-alarm rate (low called high)", _pct(block["false_alarm_rate"]), ""],
+        ["error rate", _pct(error_rate), ""],
+    ]
+
+
 def headline_rows(m: dict[str, Any]) -> list[list[str]]:
     """(metric, value, 95% interval) rows for the figures a reader looks at first."""
     ops = m["operational"]
-    rows = [
-        ["accuracy", _pct(m["accuracy"]), _ci(m.get("accuracy_ci95"))],
-        ["macro-F1", _num(m["macro_f1"]), _ci(m.get("macro_f1_ci95"), _num)],
-        ["weighted kappa (quadratic)", _num(m["weighted_kappa"]), ""],
-        ["high-risk recall", _pct(m["high_risk_recall"]), ""],
-        ["false-alarm rate (low called high)", _pct(m["false_alarm_rate"]), ""],
-        ["error rate", _pct(ops["errors"] / ops["cases"] if ops["cases"] else None), ""],
-    ]
+    rows = _core_rows(m, ops["errors"] / ops["cases"] if ops["cases"] else None)
     if s := m.get("scores"):
         rows += [
             [f"ROC-AUC, high vs rest (n={s['n_scored']})", _num(s["roc_auc"]), ""],
@@ -41,6 +46,30 @@ def headline_rows(m: dict[str, Any]) -> list[list[str]]:
             ["Brier score, high vs rest", _num(s["brier"]), ""],
         ]
     return rows
+
+
+REAL_LABEL = "natural + assembled"
+
+
+def headline_table(m: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The headline table: one value column, or, when the cases carry origin tags, the same figures on the
+    natural + assembled cases in a second column, so that constructed cases never stand alone behind a result."""
+    rows = headline_rows(m)
+    real = m.get("headline_real")
+    if not real:
+        return ["metric", "value", "95% CI"], rows
+    core = _core_rows(real, real["error_rate"])
+    combined = [["cases", str(m["n_cases"]), "", str(real["n_cases"]), ""]]
+    combined += [a + b[1:] for a, b in zip(rows, core, strict=False)]
+    combined += [[*r, "", ""] for r in rows[len(core) :]]  # score metrics: all cases only
+    return ["metric", "all cases", "95% CI", REAL_LABEL, "95% CI"], combined
+
+
+def origin_rows(m: dict[str, Any]) -> list[list[Any]] | None:
+    """Accuracy by origin, or None when no case carries an origin tag (the table would say nothing)."""
+    if not m.get("headline_real"):
+        return None
+    return group_rows(m["breakdowns"]["origin"])
 
 
 def confusion_rows(m: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
@@ -124,16 +153,34 @@ def _title(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _origin_table(m: dict[str, Any], fmt: str) -> list[str]:
+    rows = origin_rows(m)
+    return [] if rows is None else [tabulate(rows, headers=["origin", "n", "accuracy", "95% CI"], tablefmt=fmt)]
+
+
+def _real_note(m: dict[str, Any]) -> list[str]:
+    if not m.get("headline_real"):
+        return []
+    return [
+        f"The {REAL_LABEL} column counts only cases tagged `origin_natural` (a source's answer set as it is) or "
+        "`origin_assembled` (real answers combined by rule); `origin_constructed` cases (text written for the "
+        "benchmark) and untagged ones are left out of it. Read the two columns together.",
+        "",
+    ]
+
+
 def render_summary(doc: dict[str, Any]) -> str:
     """The terminal summary of a run."""
     m = doc["metrics"]
     fmt = "simple"
     header, cm_rows = confusion_rows(m)
+    headline_header, headline_body = headline_table(m)
     parts = [
         "\n".join(_title(doc)),
-        tabulate(headline_rows(m), headers=["metric", "value", "95% CI"], tablefmt=fmt),
+        tabulate(headline_body, headers=headline_header, tablefmt=fmt),
         tabulate(cm_rows, headers=header, tablefmt=fmt),
         tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt),
+        *_origin_table(m, fmt),
         tabulate(
             group_rows(m["breakdowns"]["model_family"]),
             headers=["model_family", "n", "accuracy", "95% CI"],
@@ -150,7 +197,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
     fmt = "github"
     header, cm_rows = confusion_rows(m)
     out = ["# False-consensus detector report", "", *(f"- {line}" for line in _title(doc)), ""]
-    out += ["## Headline", "", tabulate(headline_rows(m), headers=["metric", "value", "95% CI"], tablefmt=fmt), ""]
+    headline_header, headline_body = headline_table(m)
+    out += ["## Headline", "", tabulate(headline_body, headers=headline_header, tablefmt=fmt)]
+    out += ["", *_real_note(m)]
     if boot := m.get("bootstrap"):
         out += [
             f"Intervals: {boot['resamples']} bootstrap resamples of the cases (seed {boot['seed']}, "
@@ -166,6 +215,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     ]
     out += ["## Per category", "", tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt), ""]
     for name, groups in m["breakdowns"].items():
+        if name == "origin" and origin_rows(m) is None:
+            continue
         out += [
             f"## By {name}",
             "",

@@ -39,7 +39,7 @@ from harness.report import write_reports
 from harness.request import build_request
 from harness.types import CaseLabels, Detector, DetectorError, Outcome, Prediction, RunResult
 
-METRICS_VERSION = 1
+METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
 
 
 class RunError(Exception):

@@ -16,7 +16,11 @@ import orjson
 
 from harness.journal import METRICS as METRICS_FILE
 from harness.journal import PREDICTIONS
+from harness.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.metrics import CODE, ERROR
+
+REAL_SUFFIX = "_real"
+"""A metric name ending in this is the metric on the natural and assembled cases only."""
 
 
 class RunLoadError(ValueError):
@@ -33,6 +37,7 @@ class Run:
     categories: np.ndarray  # str
     y_true: np.ndarray  # 0..2
     y_pred: np.ndarray  # 0..2, or 3 for an error
+    origins: np.ndarray | None = None  # str, from the cases' origin tags; None for runs of untagged cases
 
     @property
     def detector(self) -> str:
@@ -55,9 +60,12 @@ class Run:
         return str(self.doc["created"])
 
     def metric(self, name: str) -> float | None:
-        """A metric from ``metrics.json``: a headline name, or a dotted path such as ``operational.latency_s.p95``."""
+        """A metric from ``metrics.json``: a headline name, the same name ending ``_real`` (on the natural and
+        assembled cases, ``headline_real``), or a dotted path such as ``operational.latency_s.p95``."""
         node: Any = self.doc["metrics"]
-        if name == "error_rate":
+        if name.endswith(REAL_SUFFIX):
+            name = f"headline_real.{name.removesuffix(REAL_SUFFIX)}"
+        elif name == "error_rate":
             ops = node["operational"]
             return ops["errors"] / ops["cases"] if ops["cases"] else None
         for key in name.split("."):
@@ -79,6 +87,7 @@ def load_run(path: str | Path) -> Run:
     records = _read_journal(path / PREDICTIONS)
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
+    origins = np.array([r[3] for r in rows], dtype=object)
     return Run(
         path=path,
         doc=doc,
@@ -86,12 +95,14 @@ def load_run(path: str | Path) -> Run:
         categories=np.array([r[0] for r in rows], dtype=object),
         y_true=np.array([CODE[r[1]] for r in rows], dtype=np.int64),
         y_pred=np.array([r[2] for r in rows], dtype=np.int64),
+        origins=origins if (origins != UNKNOWN_ORIGIN).any() else None,
     )
 
 
-def _read_journal(path: Path) -> dict[str, tuple[str, str, int]]:
-    """(category, expected risk, predicted code) by case id; a later line wins; a torn last line is skipped."""
-    records: dict[str, tuple[str, str, int]] = {}
+def _read_journal(path: Path) -> dict[str, tuple[str, str, int, str]]:
+    """(category, expected risk, predicted code, origin) by case id; a later line wins; a torn last line is
+    skipped. Journals of untagged cases, and those written before origins were recorded, have no origin."""
+    records: dict[str, tuple[str, str, int, str]] = {}
     try:
         lines = path.read_bytes().split(b"\n")[:-1]  # the part after the last newline is unfinished
     except OSError as exc:
@@ -99,7 +110,8 @@ def _read_journal(path: Path) -> dict[str, tuple[str, str, int]]:
     for line_no, line in enumerate(lines, start=1):
         try:
             rec = orjson.loads(line)
-            records[rec["id"]] = (rec["category"], rec["expected"], CODE.get(rec.get("risk"), ERROR))
+            origin = rec.get("origin", UNKNOWN_ORIGIN)
+            records[rec["id"]] = (rec["category"], rec["expected"], CODE.get(rec.get("risk"), ERROR), origin)
         except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
             raise RunLoadError(f"{path}:{line_no}: unreadable journal record: {exc!r}") from exc
     return records
@@ -141,13 +153,30 @@ def align(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.
     return ids, categories, y_true, preds
 
 
+def aligned_origins(runs: list[Run], ids: np.ndarray) -> np.ndarray | None:
+    """The origin of each case of ``ids`` (from `align`), from whichever run recorded one; None when no run did."""
+    known: dict[str, str] = {}
+    for run in runs:
+        if run.origins is not None:
+            known.update((i, o) for i, o in zip(run.ids, run.origins, strict=True) if o != UNKNOWN_ORIGIN)
+    if not known:
+        return None
+    return np.array([known.get(i, UNKNOWN_ORIGIN) for i in ids], dtype=object)
+
+
+def real_mask(origins: np.ndarray) -> np.ndarray:
+    """True for the natural and assembled cases."""
+    return np.isin(origins, sorted(REAL_ORIGINS))
+
+
 BASELINE_VERSION = 1
 _LETTERS = "lmhe"  # low, medium, high, error: one letter per case keeps a baseline small
+_ORIGIN_LETTERS = {**{o: o[0] for o in ORIGINS}, UNKNOWN_ORIGIN: "u"}  # natural n, assembled a, constructed c
 
 
 def baseline_document(run: Run, name: str) -> dict[str, Any]:
     """What `compare` needs of a run, compactly: its metrics document and one letter per case."""
-    return {
+    doc: dict[str, Any] = {
         "baseline_version": BASELINE_VERSION,
         "name": name,
         "source_run": str(run.path),
@@ -159,6 +188,9 @@ def baseline_document(run: Run, name: str) -> dict[str, Any]:
             "predicted": "".join(_LETTERS[p] for p in run.y_pred),
         },
     }
+    if run.origins is not None:  # optional: a baseline of untagged cases is as it was
+        doc["cases"]["origins"] = "".join(_ORIGIN_LETTERS[o] for o in run.origins)
+    return doc
 
 
 def load_baseline(path: Path) -> Run:
@@ -166,6 +198,8 @@ def load_baseline(path: Path) -> Run:
     try:
         data = orjson.loads(path.read_bytes())
         cases = data["cases"]
+        from_letter = {v: k for k, v in _ORIGIN_LETTERS.items()}
+        origins = [from_letter[c] for c in cases["origins"]] if "origins" in cases else None
         return Run(
             path=path,
             doc=data["doc"],
@@ -173,6 +207,7 @@ def load_baseline(path: Path) -> Run:
             categories=np.array(cases["categories"], dtype=object),
             y_true=np.array([_LETTERS.index(c) for c in cases["expected"]], dtype=np.int64),
             y_pred=np.array([_LETTERS.index(c) for c in cases["predicted"]], dtype=np.int64),
+            origins=None if origins is None else np.array(origins, dtype=object),
         )
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise RunLoadError(f"{path}: not a baseline file: {exc!r}") from exc

@@ -27,7 +27,12 @@ def _correct_flags(category: str, n: int, rng: random.Random) -> list[bool]:
     return flags
 
 
-def make_case(i: int, rng: random.Random) -> dict:
+ORIGIN_TAGS = ("origin_natural", "origin_assembled", "origin_constructed")
+
+
+def make_case(i: int, rng: random.Random, origins: bool = False) -> dict:
+    """Case ``i``; with ``origins``, also an origin tag, cycling through `ORIGIN_TAGS` every 8 cases (one of
+    each category), so that every origin holds every category. The tag draws nothing from ``rng``."""
     category = list(CATEGORIES)[i % len(CATEGORIES)]
     n = rng.randint(3, 8)
     a, b = rng.randint(2, 99), rng.randint(2, 99)
@@ -62,12 +67,15 @@ def make_case(i: int, rng: random.Random) -> dict:
         "source": "original",
         "tags": ["arithmetic", f"group_{i % 3}"],
     }
+    if origins:
+        case["tags"].append(ORIGIN_TAGS[(i // len(CATEGORIES)) % len(ORIGIN_TAGS)])
     if i % 4 == 0:
         case["evidence"] = [f"{a} times {b} is {truth}."]
     return case
 
 
-def write_cases(path: Path, n: int, seed: int = 7) -> Path:
+def write_cases(path: Path, n: int, seed: int = 7, origins: bool = False) -> Path:
+    """Write ``n`` cases; ``origins`` adds an origin tag to each and changes nothing else."""
     rng = random.Random(seed)
-    path.write_text("".join(json.dumps(make_case(i, rng)) + "\n" for i in range(n)))
+    path.write_text("".join(json.dumps(make_case(i, rng, origins)) + "\n" for i in range(n)))
     return path

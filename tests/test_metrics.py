@@ -565,7 +565,8 @@ def _group(result: dict, breakdown: str, key: str) -> tuple[int, int]:
 
 def test_compute_breakdowns(result: dict) -> None:
     b = result["breakdowns"]
-    assert set(b) == {"model_family", "saw_other_answers", "shared_context", "n_answers", "evidence", "tags"}
+    assert set(b) == {"model_family", "saw_other_answers", "shared_context", "n_answers", "evidence", "tags", "origin"}
+    assert set(b["origin"]) == {"unknown"} and result["headline_real"] is None  # no case has an origin tag
     # evidence present: 01 right, 04 wrong, 05 right, 09 wrong -> 2 of 4 (10 not run, excluded)
     # absent: 02 w, 03 w, 06 w, 07 w, 08 r, 12 r -> 2 of 6
     assert set(b["evidence"]) == {"present", "absent"}
