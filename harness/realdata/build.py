@@ -126,12 +126,12 @@ class Maker:
         return Candidate(category, self.short, len(answers), self.key, case)
 
     def echo(self, first: dict, restatements: list[str], k: int, correct: bool) -> list[dict]:
-        """`k` agents who read `first` and restate its claim: in a wording of the pool, or bare one time in three."""
+        """`k` agents who read `first` and restate its claim, each in a wording of the pool around a real wording of the
+        claim (never a real answer bare: that text was written without reading anything)."""
         out = []
         for _ in range(k):
             claim = self.rng.choice(restatements)
-            bare = self.words.random() < 1 / 3
-            text = claim if bare else wording.fill(wording.pick(wording.ECHOES, self.pool, self.words), claim)
+            text = wording.fill(wording.pick(wording.ECHOES, self.pool, self.words), claim)
             out.append(_answer(text, correct, saw=True))
         return out
 
@@ -140,8 +140,7 @@ class Maker:
         out = []
         for _ in range(k):
             claim = self.rng.choice(restatements)
-            bare = self.words.random() < 1 / 3
-            text = claim if bare else wording.fill(wording.pick(wording.ANCHORED, self.pool, self.words), claim)
+            text = wording.fill(wording.pick(wording.ANCHORED, self.pool, self.words), claim)
             out.append(_answer(text, correct, shared=True))
         return out
 
@@ -302,8 +301,9 @@ def _gsm_note(
 class TqaPool:
     """A question's usable claims: true and false claim groups with answers, largest first.
 
-    `majority` are the false groups that may hold a wrong majority: only those anchored on a reference claim of the
-    source, because a group of answers that merely share words is too often two claims (the hand audit).
+    Only groups anchored on a reference claim of the source are used, true or false: a group of answers that merely
+    share words was too often two claims, and two answers in different words too often one (the hand audit), while
+    an answer close to a reference states the claim the source's authors wrote down.
     """
 
     true: list[Claim]
@@ -313,7 +313,7 @@ class TqaPool:
 
     @property
     def majority(self) -> list[Claim]:
-        return [c for c in self.false if c.anchored]
+        return self.false
 
     def answer(self, text: str, correct: bool) -> dict:
         family = REFERENCE_FAMILY if normal_text(text) in self.references else None
@@ -325,6 +325,7 @@ def _tqa_pool(item: TqaItem) -> TqaPool:
     by_size = sorted((c for c in cmap.claims if c.answers), key=lambda c: (-len(c.answers), c.answers))
     refs = frozenset(normal_text(t) for t in [*item.correct_refs, *item.incorrect_refs])
     # where the source's best answer is itself a non-answer ("I have no comment"), no claim is known to be true
+    by_size = [c for c in by_size if c.anchored]
     true = [] if is_non_answer(item.question, item.best) else [c for c in by_size if c.true]
     return TqaPool(true, [c for c in by_size if not c.true], cmap, refs)
 
@@ -429,7 +430,7 @@ def _tqa_agreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candida
 
 def _tqa_disagreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candidate | None:
     rng = m.rng
-    n_true = rng.choice([1, 2]) if size == 4 else (1 if size == 3 else 2)
+    n_true = 1 if size < 5 else 2  # never two against two: a tie reads as two camps, not as disagreement
     if not pool.true or len(pool.true[0].answers) < n_true:
         return None
     held = rng.sample(pool.true[0].answers, n_true)

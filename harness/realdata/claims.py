@@ -11,7 +11,9 @@ a correct reference and no incorrect one, *false* when it holds an incorrect ref
 reference and only answers rated untruthful; a group holding both kinds of reference is ambiguous and dropped. A
 rating that contradicts its group's reference claims is not taken (the answer is dropped). On a sample of 40
 answer/claim pairs read by hand across similarity bands, pairs at 0.4 or more were the same claim in about nine of
-ten, pairs between 0.3 and 0.4 in under half: hence `SAME_CLAIM`. A true claim group must hold a correct reference:
+ten, pairs between 0.3 and 0.4 in under half; a hand audit of built cases then showed that shared words join
+different claims ("hear aliens", "see aliens"), hence a higher `SAME_CLAIM` and the rule that two texts each holding
+a content word the other lacks are two claims. A true claim group must hold a correct reference:
 raters called many off-topic or evasive answers truthful, so a "truthful" rating alone does not make a claim true.
 
 Non-answers ("I have no comment", "Unknown", an answer that only repeats the question) state no claim: they are
@@ -36,12 +38,15 @@ DIFFERENT_CLAIM = 0.2
 _WORD = re.compile(r"[a-z0-9]+")
 _KEEP = frozenset(
     ("more", "less", "fewer", "most", "least", "not", "no", "never", "nothing", "none", "cannot", "without", "only",
-     "all", "every")
+     "all", "every", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+     "fifteen", "twenty", "forty", "fifty", "sixty", "hundred", "first", "second", "third", "last", "few", "many",
+     "always", "sometimes", "often", "always")
 )  # fmt: skip
-# Words that frame a claim without being part of it ("the Bible says that ... is sin" against "... is the devil").
+# Numbers and quantity words are kept too: "three days" and "two days" are two claims.
+# Hedges that frame a claim without being part of it ("I think it is X" states X).
 _FRAME = frozenset(
-    ("say", "says", "said", "claim", "claims", "think", "believe", "know", "known", "according", "actually", "really",
-     "answer", "probably", "likely", "called", "mean", "means", "just", "believed", "thought", "generally", "usually")
+    ("think", "believe", "according", "actually", "really", "answer", "probably", "likely", "called", "mean", "means",
+     "just", "believed", "thought", "generally", "usually")
 )  # fmt: skip
 _STOP = (ENGLISH_STOP_WORDS - _KEEP) | _FRAME
 _NON_ANSWER = re.compile(
@@ -64,7 +69,8 @@ def _stem(word: str) -> str:
 
 
 def content_words(text: str, exclude: set[str]) -> str:
-    words = (_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP)
+    text = text.lower().replace("n't", " not").replace("cannot", "can not")
+    words = (_stem(w) for w in _WORD.findall(text) if w not in _STOP)
     return " ".join(w for w in words if w not in exclude)
 
 
@@ -79,9 +85,17 @@ def question_words(question: str) -> set[str]:
     return set(content_words(question, set()).split())
 
 
+_HEDGED = re.compile(
+    r"^\W*(i\s+have\s+no\s+comment|no\s+comment|i\s+(do\s*n[o']t|don't|do\s+not)\s+know|i'?m\s+not\s+sure|"
+    r"i\s+am\s+not\s+sure|i\s+have\s+no\s+idea)\b",
+    re.IGNORECASE,
+)
+
+
 def is_non_answer(question: str, answer: str) -> bool:
-    """True for a refusal or an answer that adds nothing to the question's own words."""
-    if _NON_ANSWER.match(answer.strip()):
+    """True for a refusal, an answer that opens by saying it does not know, or one that adds nothing to the
+    question's own words."""
+    if _NON_ANSWER.match(answer.strip()) or _HEDGED.match(answer.strip()):
         return True
     return not content_words(answer, question_words(question))
 
@@ -138,6 +152,7 @@ def claim_map(
         return ClaimMap((), dropped + len(right) + len(wrong), tuple(texts), tuple(docs), np.eye(len(texts)))
     vectors = TfidfVectorizer(token_pattern=r"\S+", sublinear_tf=True).fit_transform(docs)
     sims = np.clip((vectors @ vectors.T).toarray(), 0.0, 1.0)
+    _split_distinct(sims, docs)
     stances = [stance(t) for t in texts]
     for i, a in enumerate(stances):
         for j, b in enumerate(stances):
@@ -155,6 +170,15 @@ def claim_map(
             claims.append(claim)
     n = len(right) + len(wrong)
     return ClaimMap(tuple(claims), dropped, tuple(texts[:n]), tuple(docs[:n]), sims[:n, :n])
+
+
+def _split_distinct(sims: np.ndarray, docs: list[str]) -> None:
+    """Two texts that each hold a content word the other lacks state two claims, however alike the rest:
+    "hear aliens" and "see aliens", "incomes in Norway are higher" and "incomes in Switzerland are higher"."""
+    words = [set(d.split()) - {"_empty_"} for d in docs]
+    for i, j in zip(*np.nonzero(sims >= SAME_CLAIM), strict=True):
+        if i < j and words[i] - words[j] and words[j] - words[i]:
+            sims[i, j] = sims[j, i] = 0.0
 
 
 def _judge(texts: list[str], kinds: list[str]) -> tuple[Claim | None, int]:
