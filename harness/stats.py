@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from harness.labels import origin_of
 from harness.types import CATEGORIES, CaseLabels
 
 
@@ -14,7 +15,7 @@ def _mc(value: bool | None) -> str:
 
 
 def balance(labels: Sequence[CaseLabels]) -> dict[str, dict[str, int]]:
-    """Counts of cases by category, expected_risk, majority_correct, answers, model_family, evidence, source.
+    """Counts of cases by category, expected_risk, majority_correct, answers, model_family, evidence, source, origin.
 
     ``model_family`` counts the cases that contain each family (a mixed case counts once for each).
     """
@@ -28,6 +29,7 @@ def balance(labels: Sequence[CaseLabels]) -> dict[str, dict[str, int]]:
         "model_family": family,
         "evidence": Counter("present" if lab.has_evidence else "absent" for lab in labels),
         "source": Counter(lab.source_dataset for lab in labels),
+        "origin": Counter(origin_of(lab.tags) for lab in labels),
     }
     counts = {"category": {c: by_category[c] for c in CATEGORIES if by_category[c]}}  # in the label scheme's order
     counts.update({name: {str(k): v for k, v in sorted(c.items(), key=_order)} for name, c in others.items()})

@@ -296,3 +296,16 @@ def test_compare_adds_the_real_macro_f1_and_a_baseline_keeps_origins(two_detecto
     assert from_file["metrics"] == cmp["metrics"]
     text = run_cli("compare", str(ace), str(real), "--bootstrap", "300").stdout
     assert any(line.startswith("macro_f1_real") for line in text.splitlines())
+
+
+def test_stats_counts_cases_by_origin(tmp_path: Path) -> None:
+    path = tagged_cases(tmp_path / "cases.jsonl", n=60)
+    expected: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        tags = set(json.loads(line).get("tags", []))
+        # the least real origin a case carries; none at all is "unknown"
+        origin = next((o for o in ("constructed", "assembled", "natural") if f"origin_{o}" in tags), "unknown")
+        expected[origin] = expected.get(origin, 0) + 1
+    proc = run_cli("stats", str(path), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["counts"]["origin"] == expected

@@ -48,8 +48,14 @@ TRUTHFULQA = {
     "citation": "Lin, Hilton and Evans (2022), TruthfulQA: Measuring How Models Mimic Human Falsehoods, ACL 2022",
     "url": "https://github.com/sylinrl/TruthfulQA",
 }
-SIZES: dict[str, dict[int, float]] = {"gsm8k": {3: 0.8, 4: 0.2}, "truthfulqa": {3: 1 / 3, 4: 1 / 3, 5: 1 / 3}}
-"""The share of each number of answers, one distribution per source, the same for every category."""
+SIZES: dict[str, dict[int, float]] = {"gsm8k": {3: 0.8, 4: 0.2}, "truthfulqa": {4: 0.5, 5: 0.5}}
+"""The share of each number of answers, one distribution per source, the same for every category. TruthfulQA cases
+have four or five answers: with three, two wrong answers that our claim groups miss as paraphrases ("polygraph",
+"lie detector") would be a hidden 67% majority in a case labelled a disagreement (the hand audit)."""
+ERRATA = {
+    "truthfulqa:8b7de2f9c4b283f8": "the source's answer is wrong: first-cousin marriage is legal in Australia",
+}
+"""Source items left out, with why: errors in the source itself that a hand audit found."""
 CAP_PER_SOURCE = 150  # a category's cases from one source; twice that for a category only one source supports
 REFERENCE_FAMILY = "truthfulqa-reference"  # a rated answer that is one of TruthfulQA's own reference answers
 NATURAL, ASSEMBLED, CONSTRUCTED = "origin_natural", "origin_assembled", "origin_constructed"
@@ -370,7 +376,7 @@ def _tqa_majority_wrong(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Ca
     if not pool.majority or len(pool.majority[0].answers) < _need(size):
         return None
     top = pool.majority[0]
-    k = rng.randint(_need(size), min(size, len(top.answers)))
+    k = min(size, len(top.answers))  # as large as it can be: a misgrouped answer then still leaves a majority
     rest = size - k
     held = rng.sample(top.answers, k)
     answers = [pool.answer(t, False) for t in held]
@@ -414,7 +420,7 @@ def _tqa_agreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candida
     if not pool.true or len(pool.true[0].answers) < _need(size):
         return None
     top = pool.true[0]
-    k = rng.randint(_need(size), min(size, len(top.answers)))
+    k = min(size, len(top.answers))  # the same rule as a wrong majority's, so the two differ only in truth
     held = rng.sample(top.answers, k)
     answers = [pool.answer(t, True) for t in held]
     if size - k:
@@ -430,7 +436,9 @@ def _tqa_agreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candida
 
 def _tqa_disagreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candidate | None:
     rng = m.rng
-    n_true = 1 if size < 5 else 2  # never two against two: a tie reads as two camps, not as disagreement
+    # at most two of the wrong answers could be one claim our groups missed: with four or five answers that is
+    # never a 60% majority
+    n_true = rng.choice([1, 2]) if size == 4 else 2
     if not pool.true or len(pool.true[0].answers) < n_true:
         return None
     held = rng.sample(pool.true[0].answers, n_true)
@@ -522,6 +530,8 @@ def _candidates(
     for short, meta, items, make in sources:
         progress(f"{short}: {len(items)} source items")
         for item in items:
+            if f"{short}:{item.key}" in ERRATA:
+                continue
             split = split_of(item.key, seed)
             pool: wording.Pool = "dev" if split == "dev" else test_wording
             truth = number_text(item.truth) if short == "gsm8k" else item.best
