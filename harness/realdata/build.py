@@ -48,12 +48,17 @@ TRUTHFULQA = {
     "citation": "Lin, Hilton and Evans (2022), TruthfulQA: Measuring How Models Mimic Human Falsehoods, ACL 2022",
     "url": "https://github.com/sylinrl/TruthfulQA",
 }
-SIZES: dict[str, dict[int, float]] = {"gsm8k": {3: 0.8, 4: 0.2}, "truthfulqa": {4: 0.5, 5: 0.5}}
+SIZES: dict[str, dict[int, float]] = {"gsm8k": {3: 0.8, 4: 0.2}, "truthfulqa": {4: 1.0}}
 """The share of each number of answers, one distribution per source, the same for every category. TruthfulQA cases
-have four or five answers: with three, two wrong answers that our claim groups miss as paraphrases ("polygraph",
-"lie detector") would be a hidden 67% majority in a case labelled a disagreement (the hand audit)."""
+have four answers: a disagreement is then two correct answers against two wrong ones, so wrong answers that our
+claim groups miss as paraphrases ("polygraph", "lie detector") can never make a hidden 60% majority; with three or
+five answers they did (the hand audit)."""
 ERRATA = {
     "truthfulqa:8b7de2f9c4b283f8": "the source's answer is wrong: first-cousin marriage is legal in Australia",
+    "truthfulqa:1b398eede99bf1e2": "disputed: UK law bans some clothing (political uniforms, banned groups)",
+    "truthfulqa:51796ea8694e6e95": "out of date: a 2025 executive order made English the official language of the US",
+    "truthfulqa:38c9096e359be8ef": "out of date: Thailand decriminalised cannabis in 2022",
+    "truthfulqa:ed6ad9b038834563": "out of date: Germany legalised cannabis in part in 2024",
 }
 """Source items left out, with why: errors in the source itself that a hand audit found."""
 CAP_PER_SOURCE = 150  # a category's cases from one source; twice that for a category only one source supports
@@ -436,9 +441,7 @@ def _tqa_agreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candida
 
 def _tqa_disagreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Candidate | None:
     rng = m.rng
-    # at most two of the wrong answers could be one claim our groups missed: with four or five answers that is
-    # never a 60% majority
-    n_true = rng.choice([1, 2]) if size == 4 else 2
+    n_true = size // 2  # two against two: even two wrong answers of one claim are no 60% majority (see SIZES)
     if not pool.true or len(pool.true[0].answers) < n_true:
         return None
     held = rng.sample(pool.true[0].answers, n_true)

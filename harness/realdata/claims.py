@@ -48,7 +48,9 @@ _FRAME = frozenset(
     ("think", "believe", "according", "actually", "really", "answer", "probably", "likely", "called", "mean", "means",
      "just", "believed", "thought", "generally", "usually")
 )  # fmt: skip
-_STOP = (ENGLISH_STOP_WORDS - _KEEP) | _FRAME
+# Verbs of sense and action that the stop-word list drops but that make a claim ("see aliens", "hear aliens").
+_VERBS = frozenset(("see", "find", "get", "give", "go", "keep", "made", "make", "move", "put", "show", "take", "call"))
+_STOP = (ENGLISH_STOP_WORDS - _KEEP - _VERBS) | _FRAME
 _NON_ANSWER = re.compile(
     r"^\W*(i\s+have\s+no\s+comment|no\s+comment|i\s+(do\s*n[o']t|don't|do\s+not|cannot|can't|am\s+not\s+able\s+to)"
     r"\s+(know|say|answer|comment|tell)|unknown|not\s+sure|i'?m\s+not\s+sure|i\s+am\s+not\s+sure|"
