@@ -98,18 +98,20 @@ def test_gsm8k_labels_agree_with_the_source_records(built: Path) -> None:
     for case in random.Random(3).sample(cases, 80):
         row = rows[case["source"]["item"].split(":")[1]]
         assert float(case["ground_truth"]) == final_number(row["ground_truth"])
-        solutions = {row[k]["solution"]: (row[k]["is_correct"], k) for k in row if isinstance(row[k], dict)}
+        solutions: dict[str, set[tuple[bool, str]]] = {}
+        for k in row:
+            if isinstance(row[k], dict):  # two model sizes sometimes wrote the very same solution
+                family = "family-a" if k.startswith("6b") else "family-b"
+                solutions.setdefault(row[k]["solution"], set()).add((row[k]["is_correct"], family))
         for answer in case["answers"]:
             if answer["text"] in solutions:  # a real solution: its flag and family come from the source
-                is_correct, key = solutions[answer["text"]]
-                assert answer["correct"] == is_correct
-                assert answer["metadata"]["model_family"] == ("family-a" if key.startswith("6b") else "family-b")
+                assert (answer["correct"], answer["metadata"]["model_family"]) in solutions[answer["text"]]
                 assert not _ours(answer)
             else:  # text we wrote: only in constructed cases, and marked as read-after-something
                 assert _origin(case) == "origin_constructed"
                 assert _ours(answer) and "model_family" not in answer["metadata"]
         if _origin(case) == "origin_natural":  # the source's four solutions as they are
-            assert sorted(a["text"] for a in case["answers"]) == sorted(solutions)
+            assert {a["text"] for a in case["answers"]} == set(solutions)
         if case["category"] == "numeric_consensus_error":
             finals = Counter(final_number(a["text"]) for a in case["answers"])
             number, held = finals.most_common(1)[0]
