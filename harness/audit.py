@@ -12,6 +12,7 @@ import hashlib
 import math
 import re
 import time
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -753,10 +754,13 @@ def audit(
 ) -> AuditDocument:
     """The whole audit of TRAIN against TEST."""
     import sklearn.ensemble  # noqa: F401  loaded first, so that threadpoolctl sees its OpenMP runtime
+    from sklearn.exceptions import ConvergenceWarning
     from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
     # One thread: the trees' OpenMP threads fight over a shared machine's cores (a 4 s fit took 0.1 s with one).
-    with threadpool_limits(limits=1):
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        # a grid point that stops at max_iter is still a valid (if weaker) model; the grid picks the better ones
+        warnings.simplefilter("ignore", ConvergenceWarning)
         return _audit(train, test, files, settings, progress)
 
 
