@@ -161,6 +161,8 @@ def _overlap(w: _Writer, doc: Mapping[str, Any]) -> None:
             for p in listed:
                 measure = next(v for k, v in p.items() if k not in ("a", "b"))
                 lines.append(f"  {_where(p['a'])} ~ {_where(p['b'])} ({measure:.2f}): {p['a']['question']}")
+                if p["b"]["question"] != p["a"]["question"]:
+                    lines.append(f"  {' ' * len(_where(p['a']))}   {p['b']['question']}")
             w.para("\n".join(lines))
 
 
