@@ -101,6 +101,25 @@ def operational_rows(m: dict[str, Any]) -> list[list[Any]]:
     ]
 
 
+def error_message_rows(m: dict[str, Any], width: int = 160) -> list[list[Any]]:
+    """(count, kind, message, first case) for the most frequent distinct error messages, each on one line."""
+    rows = []
+    for e in m["operational"].get("error_messages", []):
+        text = " ".join(e["message"].split())
+        rows.append([e["count"], e["kind"], text if len(text) <= width else text[: width - 3] + "...", e["case_id"]])
+    return rows
+
+
+ERROR_HEADER = ["count", "kind", "message", "e.g. case"]
+
+
+def _error_table(m: dict[str, Any], fmt: str) -> list[str]:
+    rows = error_message_rows(m)
+    if fmt == "github":  # a pipe in a message would split the Markdown cell
+        rows = [[n, kind, text.replace("|", "\\|"), case] for n, kind, text, case in rows]
+    return [tabulate(rows, headers=ERROR_HEADER, tablefmt=fmt)] if rows else []
+
+
 def _token_rows(tokens: dict[str, Any] | None) -> list[list[Any]]:
     if not tokens:
         return []
@@ -140,6 +159,7 @@ def render_summary(doc: dict[str, Any]) -> str:
             tablefmt=fmt,
         ),
         tabulate(operational_rows(m), tablefmt=fmt),
+        *_error_table(m, fmt),
     ]
     return "\n\n".join(parts)
 
@@ -173,6 +193,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
             "",
         ]
     out += ["## Operational", "", tabulate(operational_rows(m), headers=["", ""], tablefmt=fmt), ""]
+    if errors := _error_table(m, fmt):
+        out += ["## Errors (most frequent messages)", "", *errors, ""]
     if doc["dataset"]["problems"]:
         out += ["## Problems in the cases file", "", *(f"- `{p}`" for p in doc["dataset"]["problems"]), ""]
     return "\n".join(out)
