@@ -181,12 +181,12 @@ def _eval_exit(result: Any, fail_on_error: float | None, interrupted: str) -> in
         print(f"run stopped after {result.stopped}; fix the detector, then continue with: {resume}", file=sys.stderr)
         return EXIT_INVALID
     ops = result.metrics["metrics"]["operational"]
-    if ops["cases"] and ops["errors"] == ops["cases"]:
-        print(f"every case errored ({ops['errors']} of {ops['cases']}); see the errors in the report", file=sys.stderr)
-        return EXIT_INVALID
     rate = ops["errors"] / ops["cases"] if ops["cases"] else 0.0
     if fail_on_error is not None and rate > fail_on_error:
         print(f"error rate {rate:.3f} exceeds --fail-on-error {fail_on_error}", file=sys.stderr)
+        return EXIT_INVALID
+    if ops["cases"] and ops["errors"] == ops["cases"]:
+        print(f"every case errored ({ops['errors']} of {ops['cases']}); see the errors in the report", file=sys.stderr)
         return EXIT_INVALID
     return EXIT_OK
 

@@ -469,12 +469,16 @@ async def _run_workers(
 
 INTERRUPTED = "interrupted"
 _FATAL_STATUS = re.compile(r"HTTP (401|403|404)\b")
+_NO_CONNECTION = re.compile(r"ClientConnector")  # aiohttp's errors for refused, unknown host, TLS failure
 
 
 def fatal(error: DetectorError) -> bool:
-    """An error on the first case that every other case would meet too: no connection, refused, or a raise."""
-    if error.kind in ("connection", "detector_exception"):
+    """An error on the first case that every other case would meet too: no connection could be made at all, the
+    request was refused (401, 403, 404), or the detector raised. A reset, a timeout or a 5xx may pass."""
+    if error.kind == "detector_exception":
         return True
+    if error.kind == "connection":
+        return bool(_NO_CONNECTION.match(error.message))
     return error.kind == "http_status" and bool(_FATAL_STATUS.match(error.message))
 
 

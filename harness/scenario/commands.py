@@ -3,7 +3,8 @@
 Exit codes: 0 done (warnings allowed); 1 problems found (an invalid scenario or allocation file); 2 bad usage or a
 file that cannot be read. ``validate`` writes its findings (``PATH: /json/pointer: message``) to standard output,
 as ``fcb validate`` does; ``analyze`` and ``score`` write the problems that stop them to standard error and their
-analysis and scores to standard output. Run as ``python -m harness.scenario.commands`` it is the same command on its own.
+analysis and scores to standard output. Run as ``python -m harness.scenario.commands`` it is the same command on
+its own.
 """
 
 from __future__ import annotations
