@@ -134,13 +134,24 @@ def _title(doc: dict[str, Any]) -> list[str]:
     ds, det = doc["dataset"], doc["detector"]
     status = "complete" if doc["complete"] else "INCOMPLETE"
     lines = [
-        f"detector: {det['spec']}",
+        f"detector: {det['label']} ({det['spec']})" if det.get("label") else f"detector: {det['spec']}",
+        *([f"fingerprint: {_fingerprint_text(det['fingerprint'])}"] if det.get("fingerprint") else []),
         f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} valid cases)",
         f"run: {status}; harness {doc['harness_version']}; {doc['created']}",
     ]
     if ds["skipped_invalid"]:
         lines.append(f"skipped: {ds['skipped_invalid']} invalid line(s), listed in metrics.json")
     return lines
+
+
+def _fingerprint_text(fp: dict[str, Any]) -> str:
+    """A fingerprint on one line: its kind, then each field (digests shortened to 12 characters)."""
+    parts = []
+    for key, value in fp.items():
+        if key != "kind":
+            text = value if not isinstance(value, dict | list) else orjson.dumps(value).decode()
+            parts.append(f"{key} {str(text)[:12] if key.endswith('sha256') else text}")
+    return f"{fp.get('kind', '?')}: " + ", ".join(parts)
 
 
 def render_summary(doc: dict[str, Any]) -> str:
