@@ -343,11 +343,15 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _stage_line(text: str) -> None:
+    print(f"fcb build-dataset: {text}", file=sys.stderr, flush=True)
+
+
 def cmd_build_dataset(args: argparse.Namespace) -> int:
     from harness.realdata.build import build
 
     try:
-        card = build(args.gsm8k, args.truthfulqa, args.out, seed=args.seed)
+        card = build(args.gsm8k, args.truthfulqa, args.out, seed=args.seed, progress=_stage_line)
     except (OSError, ValueError, KeyError) as exc:
         print(f"fcb build-dataset: {exc}", file=sys.stderr)
         return EXIT_USAGE

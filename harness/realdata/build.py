@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -344,15 +345,37 @@ def _valid(case: dict) -> bool:
     return not schema_errors(probe) and not [r for r in check_case(probe) if not r.warning]
 
 
-def build(gsm8k_path: str | Path, truthfulqa_dir: str | Path, out_dir: str | Path, seed: int = 0) -> dict:
-    """Write ``dev.jsonl``, ``test.jsonl`` and ``card.json`` into ``out_dir``; returns the card."""
+def _quiet(_: str) -> None:
+    return None
+
+
+def build(
+    gsm8k_path: str | Path,
+    truthfulqa_dir: str | Path,
+    out_dir: str | Path,
+    seed: int = 0,
+    progress: Callable[[str], None] = _quiet,
+) -> dict:
+    """Write ``dev.jsonl``, ``test.jsonl`` and ``card.json`` into ``out_dir``; returns the card.
+
+    ``progress`` receives one line as each stage starts and ends (reading, validating, writing).
+    """
     rng = random.Random(seed)
+    started = time.monotonic()
+
+    def stage(text: str) -> None:
+        progress(f"[{time.monotonic() - started:5.1f} s] {text}")
+
     candidates: list[dict] = []
+    stage(f"reading GSM8K solutions from {gsm8k_path}")
     for item in read_gsm8k(gsm8k_path):
         candidates.extend(gsm8k_cases(item, rng))
+    stage(f"{len(candidates)} GSM8K candidate cases; reading TruthfulQA from {truthfulqa_dir}")
     for tqa in read_truthfulqa(truthfulqa_dir):
         candidates.extend(tqa_cases(tqa, rng))
+    stage(f"{len(candidates)} candidate cases in all; validating and balancing them")
     kept = _balance([c for c in candidates if _valid(c)], rng)
+    stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits: dict[str, list[dict]] = {"test": [], "dev": []}
     for case in kept:
         splits[_split_of(case["source"]["item"], seed)].append(case)
