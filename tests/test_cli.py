@@ -220,3 +220,11 @@ def test_detector_config_file(tmp_path: Path, detector_server) -> None:
     config.write_text('detector = "builtin:agreement"\nretrys = 1\n')
     proc = run_cli("eval", str(cases), "--detector-config", str(config), "-q")
     assert proc.returncode == 2 and "unknown key 'retrys'" in proc.stderr
+
+
+def test_help_lists_every_detector_form_and_serve_defaults() -> None:
+    eval_help = " ".join(run_cli("eval", "--help").stdout.split())
+    assert "llm:MODEL@BASE_URL" in eval_help and "for replicas" in eval_help and "builtin:NAME" in eval_help
+    serve_help = " ".join(run_cli("serve", "--help").stdout.split())
+    for default in ("(default: builtin:agreement)", "(default: 127.0.0.1)", "(default: 8765)", "(default: 1048576)"):
+        assert default in serve_help
