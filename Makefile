@@ -23,8 +23,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+	@echo "installed fcb into $(VENV): run it as $(BIN)/fcb, or activate the environment with: . $(BIN)/activate"
 
 ## make eval [DETECTOR=url|builtin:NAME|module:function|file.py:function] [CASES=path/to/cases.jsonl] [ARGS=...]
+## Relative DETECTOR= and CASES= paths resolve against this folder (make runs here, also under make -C).
 eval: $(STAMP)
 	$(BIN)/fcb eval $(CASES) $(if $(DETECTOR),--detector '$(DETECTOR)') $(ARGS)
 
@@ -32,7 +34,7 @@ eval: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/fcb serve --detector '$(or $(DETECTOR),builtin:agreement)' --port $(PORT) $(ARGS)
 
-## make regress DETECTOR=... BASELINE=results/baselines/NAME.json [CASES=...]: eval, then compare; exit 1 on a
+## make regress DETECTOR=... BASELINE=results/baselines/NAME.json [CASES=...]: eval, then compare; fails on a
 ## significant regression. The comparison (Markdown, fit for a pull-request comment) lands in the run folder.
 regress: $(STAMP)
 	@test -n "$(BASELINE)" || { echo "usage: make regress DETECTOR=... BASELINE=results/baselines/NAME.json"; exit 2; }

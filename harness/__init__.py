@@ -1,6 +1,7 @@
 """fcb-harness: evaluate false-consensus detectors on benchmark cases.
 
-The contract lives in `harness.types`; `harness.evaluate` runs a detector from Python. Attributes are imported
+The contract lives in `harness.types`; `harness.evaluate` runs a detector from Python and `harness.load_run` reads a
+finished run back. Attributes are imported
 on first use so that the command line starts fast.
 """
 
@@ -13,6 +14,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "evaluate": ("harness.runner", "evaluate"),
     "evaluate_async": ("harness.runner", "evaluate_async"),
+    "load_run": ("harness.runner", "load_result"),
     "EvalSettings": ("harness.runner", "EvalSettings"),
     "DetectorOptions": ("harness.detectors.options", "DetectorOptions"),
     "load_detector": ("harness.detectors", "load_detector"),

@@ -16,11 +16,12 @@ from typing import Any
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
-def _print_problems(problems: Sequence[Any], limit: int | None = None) -> None:
+def _print_problems(problems: Sequence[Any], limit: int | None = None, file: Any = None) -> None:
+    out = file or sys.stderr
     for p in problems[:limit]:
-        print(p, file=sys.stderr)
+        print(p, file=out)
     if limit is not None and len(problems) > limit:
-        print(f"... and {len(problems) - limit} more", file=sys.stderr)
+        print(f"... and {len(problems) - limit} more", file=out)
 
 
 def _default_cases(path: str | None) -> str:
@@ -41,12 +42,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"fcb validate: {path}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
-        _print_problems(result.problems)
+        _print_problems(result.problems, file=sys.stdout)  # the findings are the output; the exit code says failure
         n_err, n_warn = len(result.errors), len(result.problems) - len(result.errors)
         print(
             f"{path}: {len(result.labels)} valid case(s), {result.invalid_lines} invalid line(s), "
-            f"{n_err} error(s), {n_warn} warning(s)",
-            file=sys.stderr,
+            f"{n_err} error(s), {n_warn} warning(s)"
         )
         failed |= bool(n_err)
     return EXIT_INVALID if failed else EXIT_OK
@@ -129,9 +129,14 @@ def _settings(args: argparse.Namespace) -> Any:
         anonymize_agents=args.anonymize_agents or base.anonymize_agents,
         skip_invalid=args.skip_invalid or base.skip_invalid,
         strict=args.strict or base.strict,
-        progress=not args.quiet and sys.stderr.isatty(),
+        progress=False if args.quiet else ("bar" if sys.stderr.isatty() else "lines"),
         n_boot=args.bootstrap if args.bootstrap is not None else base.n_boot,
         seed=args.seed if args.seed is not None else base.seed,
+        name=args.name or base.name,
+        categories=tuple(args.category) or base.categories,
+        tags=tuple(args.tag) or base.tags,
+        preflight=not args.no_preflight,
+        max_consecutive_errors=args.max_consecutive_errors,
     )
 
 
@@ -139,7 +144,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import asyncio
 
     from harness.report import render_summary
-    from harness.runner import InvalidCases, RunError, run
+    from harness.runner import INTERRUPTED, InvalidCases, RunError, RunInterrupted, run
 
     try:
         settings = _settings(args)
@@ -151,19 +156,37 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except (RunError, ValueError, OSError) as exc:
         print(f"fcb eval: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except RunInterrupted as exc:
+        print(f"fcb eval: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:  # the third Ctrl-C: no report, but the journal holds every finished case
+        print("fcb eval: aborted; the report was not written (fcb eval --resume RUN_DIR writes it)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     _print_problems(result.problems)
     if skipped := result.metrics["dataset"]["skipped_invalid"]:
         print(f"skipped {skipped} invalid line(s); they are listed in the report", file=sys.stderr)
     if not args.quiet:
         print(render_summary(result.metrics))
     print(f"results: {result.run_dir}", file=sys.stderr)
-    if result.metrics["metrics"]["n_not_run"]:
-        print(f"run interrupted; continue with: fcb eval --resume {result.run_dir}", file=sys.stderr)
+    return _eval_exit(result, args.fail_on_error, INTERRUPTED)
+
+
+def _eval_exit(result: Any, fail_on_error: float | None, interrupted: str) -> int:
+    """The exit code of a finished ``fcb eval``, with the line that explains it."""
+    resume = f"fcb eval --resume {result.run_dir}"
+    if result.stopped == interrupted or (result.stopped is None and result.metrics["metrics"]["n_not_run"]):
+        print(f"run interrupted; continue with: {resume}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if result.stopped:
+        print(f"run stopped after {result.stopped}; fix the detector, then continue with: {resume}", file=sys.stderr)
+        return EXIT_INVALID
     ops = result.metrics["metrics"]["operational"]
     rate = ops["errors"] / ops["cases"] if ops["cases"] else 0.0
-    if args.fail_on_error is not None and rate > args.fail_on_error:
-        print(f"error rate {rate:.3f} exceeds --fail-on-error {args.fail_on_error}", file=sys.stderr)
+    if fail_on_error is not None and rate > fail_on_error:
+        print(f"error rate {rate:.3f} exceeds --fail-on-error {fail_on_error}", file=sys.stderr)
+        return EXIT_INVALID
+    if ops["cases"] and ops["errors"] == ops["cases"]:
+        print(f"every case errored ({ops['errors']} of {ops['cases']}); see the errors in the report", file=sys.stderr)
         return EXIT_INVALID
     return EXIT_OK
 
@@ -320,6 +343,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _stage_line(text: str) -> None:
+    print(f"fcb build-dataset: {text}", file=sys.stderr, flush=True)
+
+
 def cmd_build_dataset(args: argparse.Namespace) -> int:
     from harness.realdata.build import build
 
@@ -330,7 +357,7 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
             args.out,
             seed=args.seed,
             test_wording=args.test_wording,
-            progress=lambda msg: print(f"fcb build-dataset: {msg}", file=sys.stderr, flush=True),
+            progress=_stage_line,
         )
     except (OSError, ValueError, KeyError) as exc:
         print(f"fcb build-dataset: {exc}", file=sys.stderr)
@@ -441,6 +468,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number of 0 or more")
+    return value
+
+
 def _rate(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -465,7 +499,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="run a detector over a cases file and report")
     p.add_argument("cases", nargs="?", metavar="CASES", help="cases.jsonl (default: the embedded data set)")
-    p.add_argument("-d", "--detector", help="URL, builtin:NAME, module:function or file.py:function")
+    p.add_argument(
+        "-d",
+        "--detector",
+        metavar="SPEC",
+        help="http(s)://host[:port][/path] (several, comma-separated, for replicas), llm:MODEL@BASE_URL, "
+        "builtin:NAME, package.module:function or path/to/file.py:function (default builtin:heuristic)",
+    )
+    p.add_argument("--name", help="the detector's name in reports and leaderboards (default: the spec)")
     p.add_argument("--detector-config", metavar="TOML", help="detector settings file (configs/detectors/*.toml)")
     p.add_argument("--concurrency", type=int, help="requests in flight at once (default 8)")
     p.add_argument("--timeout", type=float, help="seconds per request (default 30)")
@@ -482,6 +523,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-invalid", action="store_true", help="run the valid cases of a file with invalid ones")
     p.add_argument("--strict", action="store_true", help="treat label-scheme warnings as errors")
     p.add_argument("--limit", type=_positive, metavar="N", help="only the first N valid cases")
+    p.add_argument("--category", action="append", default=[], metavar="C", help="only cases of category C (repeatable)")
+    p.add_argument("--tag", action="append", default=[], metavar="T", help="only cases tagged T (repeatable)")
+    p.add_argument("--no-preflight", action="store_true", help="do not call the first case alone before the others")
+    p.add_argument(
+        "--max-consecutive-errors",
+        type=_non_negative,
+        default=25,
+        metavar="N",
+        help="stop after N errors of one kind in a row, resumable (default 25; 0: never)",
+    )
     p.add_argument("--shard", metavar="K/N", help="only the K-th of N deterministic parts of the cases (fcb merge)")
     p.add_argument("--fail-on-error", type=_rate, metavar="RATE", help="exit 1 if the error share exceeds RATE")
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
@@ -489,21 +540,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal")
     p.add_argument("--bootstrap", type=int, metavar="N", help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     p.set_defaults(func=cmd_eval)
 
-    p = sub.add_parser("serve", help="serve a detector over HTTP at POST /v1/consensus")
-    p.add_argument("-d", "--detector", default="builtin:agreement", help="builtin:NAME, module:function or file.py:fn")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p = sub.add_parser(
+        "serve",
+        help="serve a detector over HTTP at POST /v1/consensus",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "-d",
+        "--detector",
+        default="builtin:agreement",
+        help="builtin:NAME, package.module:function or file.py:function",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=8765, help="port to listen on")
+    p.add_argument("--workers", type=int, default=1, help="worker processes")
     p.add_argument("--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="larger bodies get 413")
     p.add_argument(
-        "--body-timeout",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="a body not received within S seconds gets 408 (default 10)",
+        "--body-timeout", type=float, default=10.0, metavar="S", help="a body not received within S seconds gets 408"
     )
     p.set_defaults(func=cmd_serve)
 

@@ -73,6 +73,8 @@ def record(
         err = {"kind": error.kind, "message": error.message}
         if error.raw is not None:
             err["raw"] = error.raw
+        if error.traceback is not None:
+            err["traceback"] = error.traceback
         rec.update(risk=None, score=None, error=err)
     return rec
 
@@ -91,6 +93,7 @@ def outcome_of(rec: dict[str, Any]) -> Outcome:
         latency_s=float(rec.get("latency_s", 0.0)),
         prompt_tokens=_tokens(usage, "prompt_tokens"),
         completion_tokens=_tokens(usage, "completion_tokens"),
+        error_message=str(error.get("message", "")) if error else None,
     )
 
 
@@ -133,12 +136,15 @@ class JournalWriter:
         self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
         self._secrets = [s.encode() for s in secrets or [] if s]
 
-    def write(self, rec: dict[str, Any]) -> None:
+    def write(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """Append ``rec``; returns the record as written (scrubbed), for everything computed from it."""
         line = orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS)
+        scrubbed = line
         for secret in self._secrets:
-            line = line.replace(secret, b"[REDACTED]")
-        self._file.write(line + b"\n")
+            scrubbed = scrubbed.replace(secret, b"[REDACTED]")
+        self._file.write(scrubbed + b"\n")
         self._file.flush()
+        return rec if scrubbed is line else orjson.loads(scrubbed)
 
     def close(self) -> None:
         self._file.flush()

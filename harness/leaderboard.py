@@ -50,6 +50,8 @@ class Row:
     representative: Run  # the run whose primary metric is the median, used for the paired bootstrap
     incomplete: bool
     left_out: int = 0  # incomplete runs of this detector not counted in the row
+    fingerprint_id: str = ""  # the detector code's fingerprint digest shared by these runs
+    note: str = ""  # why this detector has more than one row
     ci95: tuple[float, float] | None = None  # of the ranking metric
     cis: dict[str, tuple[float, float] | None] = field(default_factory=dict)  # of both metrics of `metric_pair`
     rank: int | None = None
@@ -141,18 +143,30 @@ def build_board(
         card=_card(runs),
     )
     board.real_cases = board.card.get("real_cases")
-    by_detector: dict[str, list[Run]] = defaultdict(list)
+    # one row per detector name and code fingerprint: a median never mixes two different detectors' runs
+    by_detector: dict[tuple[str, str], list[Run]] = defaultdict(list)
     for run in runs:
-        by_detector[run.detector].append(run)
+        by_detector[(run.label, run.fingerprint_id)].append(run)
+    versions = defaultdict(int)
+    for label, _ in by_detector:
+        versions[label] += 1
     ranked, unranked = [], []
-    for detector, group in sorted(by_detector.items()):
+    for (label, fp_id), group in sorted(by_detector.items()):
+        shown = f"{label} [{fp_id}]" if versions[label] > 1 else label
         usable = group if include_incomplete else [r for r in group if r.complete]
         if usable:
-            row = make_row(detector, usable, metric, incomplete=not all(r.complete for r in usable))
+            row = make_row(shown, usable, metric, incomplete=not all(r.complete for r in usable))
             row.left_out = len(group) - len(usable)
             ranked.append(row)
         else:
-            unranked.append(make_row(detector, group, metric, incomplete=True))
+            row = make_row(shown, group, metric, incomplete=True)
+            unranked.append(row)
+        row.fingerprint_id = fp_id
+        if versions[label] > 1:
+            row.note = (
+                f"{label} ran as {versions[label]} different detectors (code fingerprints differ: an edited file, "
+                f"or another detector at the same URL); their runs are not merged"
+            )
     if ranked:
         _rank(ranked, metric, n_boot=n_boot, seed=seed, alpha=alpha)
     if metric.endswith(REAL_SUFFIX) and not board.real_cases:

@@ -108,13 +108,15 @@ def _origin_text(board: Board) -> str:
 def method_text(board: Board) -> str:
     m = board.method
     return (
-        f"Ranked by {board.metric}. Several runs of one detector count by their median. A detector's rank is 1 + the "
+        f"Ranked by {board.metric}. Several runs of one detector (same name and code fingerprint) count by their "
+        f"median. A detector's rank is 1 + the "
         f"number of detectors significantly better than it: a paired bootstrap over the shared cases "
         f"({m['bootstrap_resamples']} resamples, seed {m['seed']}) whose {100 * (1 - m['alpha']):.0f}% interval of "
         f"the difference excludes zero. Detectors that no test separates share a rank (`2=`). Cases a run did not "
         f"finish count as errors. Incomplete runs are "
         + ("ranked (marked)." if m["include_incomplete"] else "listed without a rank (use --include-incomplete).")
         + _origin_text(board)
+        + "".join(f" {note}." for note in dict.fromkeys(r.note for r in board.rows if r.note))
     )
 
 
@@ -196,6 +198,8 @@ def board_dict(board: Board) -> dict[str, Any]:
                 "rank": r.rank,
                 "rank_label": r.rank_label,
                 "detector": r.detector,
+                "fingerprint": r.fingerprint_id,
+                "note": r.note,
                 "incomplete": r.incomplete,
                 "runs": [str(run.path) for run in r.runs],
                 "incomplete_runs_left_out": r.left_out,

@@ -15,10 +15,10 @@ from harness.cases import scan
 from harness.journal import METRICS, PREDICTIONS, read_journal, read_manifest, write_manifest
 from harness.metrics import compute
 from harness.report import write_reports
-from harness.runner import METRICS_VERSION, RunError, parse_shard, shard_text
+from harness.runner import METRICS_VERSION, RunError, parse_shard, select, shard_text
 from harness.types import Outcome
 
-SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field")
+SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset")
 
 
 def _manifests(run_dirs: list[Path]) -> list[dict[str, Any]]:
@@ -51,7 +51,9 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
     scanned = scan(cases_path, strict=bool(identity["strict"]))
     if scanned.sha256 != identity["dataset_sha256"]:
         raise RunError(f"{cases_path}: not the data set the shards ran on (sha256 differs); pass --cases")
-    labels = scanned.labels[: identity["limit"]] if identity["limit"] else scanned.labels
+    subset = identity.get("subset") or {}
+    selected = select(scanned.labels, tuple(subset.get("categories", ())), tuple(subset.get("tags", ())))
+    labels = selected[: identity["limit"]] if identity["limit"] else selected
     hashes = {lab.case_id: lab.content_hash for lab in labels}
     outcomes: dict[str, Outcome] = {}
     out = Path(out)
@@ -88,7 +90,7 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
         "merged_from": [str(d) for d in dirs],
     }
     document["dataset"] = dict(
-        first_doc["dataset"], cases=len(scanned.labels), lines=scanned.lines, skipped_invalid=scanned.invalid_lines
+        first_doc["dataset"], cases=len(selected), lines=scanned.lines, skipped_invalid=scanned.invalid_lines
     )
     write_reports(out, document)
     return document

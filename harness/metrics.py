@@ -328,6 +328,21 @@ def token_usage(outs: Sequence[Outcome], prices: tuple[float | None, float | Non
     return usage
 
 
+def error_messages(outs: Sequence[Outcome], limit: int = 5) -> list[dict[str, Any]]:
+    """The most frequent distinct error messages (kind and text), each with its count and its first case's id."""
+    counts: Counter[tuple[str, str]] = Counter()
+    first: dict[tuple[str, str], str] = {}
+    for o in outs:
+        if o.error_kind:
+            key = (o.error_kind, o.error_message or "")
+            counts[key] += 1
+            first.setdefault(key, o.case_id)
+    return [
+        {"kind": kind, "message": message, "count": n, "case_id": first[(kind, message)]}
+        for (kind, message), n in counts.most_common(limit)
+    ]
+
+
 def operational(
     outcomes: Iterable[Outcome], wall_s: float, prices: tuple[float | None, float | None] = (None, None)
 ) -> dict[str, Any]:
@@ -340,6 +355,7 @@ def operational(
         "cases": len(outs),
         "errors": sum(errors.values()),
         "errors_by_kind": {k: errors[k] for k in ERROR_KINDS if errors.get(k)},
+        "error_messages": error_messages(outs),
         "retries": sum(max(0, o.attempts - 1) for o in outs),
         "wall_s": wall_s,
         "cases_per_s": len(outs) / wall_s if wall_s > 0 else None,

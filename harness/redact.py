@@ -5,11 +5,15 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import os
 import re
+from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 _SECRET_PARAM = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig)", re.IGNORECASE)
 MASK = "REDACTED"
+_URL = re.compile(r"https?://[^\s'\"<>]+")
+_SECRET_ENV = re.compile(r"(key|token|secret|password|passwd|credential)", re.IGNORECASE)
 
 
 def redact_url(url: str) -> str:
@@ -26,8 +30,11 @@ def redact_url(url: str) -> str:
 
 
 def redact_spec(spec: str) -> str:
-    """A detector spec fit to store: URLs (one, or several comma-separated replicas) are redacted; other specs
-    name code and are kept as they are."""
+    """A detector spec fit to store: URLs (one, or several comma-separated replicas, or an ``llm:`` base URL) are
+    redacted; other specs name code and are kept as they are."""
+    if spec.startswith("llm:") and "@" in spec:  # llm:MODEL@BASE_URL: the URL part may carry a key
+        model, _, base = spec.partition("@")
+        return f"{model}@{redact_spec(base)}"
     if not spec.startswith(("http://", "https://")):
         return spec
     return ",".join(redact_url(u.strip()) for u in spec.split(","))
@@ -51,3 +58,24 @@ def header_secrets(value: str) -> list[str]:
             with contextlib.suppress(binascii.Error, UnicodeDecodeError):
                 found += base64.b64decode(credential).decode().split(":", 1)[1:]
     return found
+
+
+def env_secrets() -> list[str]:
+    """Values of environment variables whose names look secret (``*_TOKEN``, ``*_API_KEY``, ``*PASSWORD*``...)."""
+    return [value for name, value in os.environ.items() if value and _SECRET_ENV.search(name)]
+
+
+def _redact_match(match: re.Match[str]) -> str:
+    try:
+        return redact_url(match.group(0))
+    except ValueError:  # not a URL urlsplit can read: leave it, the secrets below are still replaced
+        return match.group(0)
+
+
+def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """Free text (a traceback, an error message) fit to store: URLs lose credentials and key-like query values;
+    the given secrets and the values of secret-looking environment variables become ``[REDACTED]``."""
+    text = _URL.sub(_redact_match, text)
+    for value in sorted({v for v in (*secrets, *env_secrets()) if len(v) >= 4}, key=len, reverse=True):
+        text = text.replace(value, "[REDACTED]")
+    return text

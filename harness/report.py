@@ -130,6 +130,25 @@ def operational_rows(m: dict[str, Any]) -> list[list[Any]]:
     ]
 
 
+def error_message_rows(m: dict[str, Any], width: int = 160) -> list[list[Any]]:
+    """(count, kind, message, first case) for the most frequent distinct error messages, each on one line."""
+    rows = []
+    for e in m["operational"].get("error_messages", []):
+        text = " ".join(e["message"].split())
+        rows.append([e["count"], e["kind"], text if len(text) <= width else text[: width - 3] + "...", e["case_id"]])
+    return rows
+
+
+ERROR_HEADER = ["count", "kind", "message", "e.g. case"]
+
+
+def _error_table(m: dict[str, Any], fmt: str) -> list[str]:
+    rows = error_message_rows(m)
+    if fmt == "github":  # a pipe in a message would split the Markdown cell
+        rows = [[n, kind, text.replace("|", "\\|"), case] for n, kind, text, case in rows]
+    return [tabulate(rows, headers=ERROR_HEADER, tablefmt=fmt)] if rows else []
+
+
 def _token_rows(tokens: dict[str, Any] | None) -> list[list[Any]]:
     if not tokens:
         return []
@@ -144,7 +163,8 @@ def _title(doc: dict[str, Any]) -> list[str]:
     ds, det = doc["dataset"], doc["detector"]
     status = "complete" if doc["complete"] else "INCOMPLETE"
     lines = [
-        f"detector: {det['spec']}",
+        f"detector: {det['label']} ({det['spec']})" if det.get("label") else f"detector: {det['spec']}",
+        *([f"fingerprint: {_fingerprint_text(det['fingerprint'])}"] if det.get("fingerprint") else []),
         f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} valid cases)",
         f"run: {status}; harness {doc['harness_version']}; {doc['created']}",
     ]
@@ -169,6 +189,16 @@ def _real_note(m: dict[str, Any]) -> list[str]:
     ]
 
 
+def _fingerprint_text(fp: dict[str, Any]) -> str:
+    """A fingerprint on one line: its kind, then each field (digests shortened to 12 characters)."""
+    parts = []
+    for key, value in fp.items():
+        if key != "kind":
+            text = value if not isinstance(value, dict | list) else orjson.dumps(value).decode()
+            parts.append(f"{key} {str(text)[:12] if key.endswith('sha256') else text}")
+    return f"{fp.get('kind', '?')}: " + ", ".join(parts)
+
+
 def render_summary(doc: dict[str, Any]) -> str:
     """The terminal summary of a run."""
     m = doc["metrics"]
@@ -187,6 +217,7 @@ def render_summary(doc: dict[str, Any]) -> str:
             tablefmt=fmt,
         ),
         tabulate(operational_rows(m), tablefmt=fmt),
+        *_error_table(m, fmt),
     ]
     return "\n\n".join(parts)
 
@@ -224,6 +255,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
             "",
         ]
     out += ["## Operational", "", tabulate(operational_rows(m), headers=["", ""], tablefmt=fmt), ""]
+    if errors := _error_table(m, fmt):
+        out += ["## Errors (most frequent messages)", "", *errors, ""]
     if doc["dataset"]["problems"]:
         out += ["## Problems in the cases file", "", *(f"- `{p}`" for p in doc["dataset"]["problems"]), ""]
     return "\n".join(out)

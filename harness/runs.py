@@ -7,6 +7,7 @@ on the same data set can be paired case by case.
 from __future__ import annotations
 
 import glob
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,25 @@ class Run:
     @property
     def detector(self) -> str:
         return str(self.doc["detector"]["spec"])
+
+    @property
+    def label(self) -> str:
+        """The detector's name in leaderboards: the run's ``--name``, or its spec."""
+        return str(self.doc["detector"].get("label") or self.detector)
+
+    @property
+    def fingerprint(self) -> dict[str, Any] | None:
+        """What identified the detector's code when it ran (see `harness.detectors.fingerprint`); None for older
+        runs, which kept none."""
+        found = self.doc["detector"].get("fingerprint")
+        return dict(found) if isinstance(found, dict) else None
+
+    @property
+    def fingerprint_id(self) -> str:
+        """A short digest of the fingerprint ("" when the run kept none)."""
+        if self.fingerprint is None:
+            return ""
+        return hashlib.sha256(orjson.dumps(self.fingerprint, option=orjson.OPT_SORT_KEYS)).hexdigest()[:8]
 
     @property
     def dataset(self) -> dict[str, Any]:

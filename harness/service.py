@@ -6,6 +6,7 @@ is refused with 422 naming the field; bodies over the limit get 413 before they 
 """
 
 import asyncio
+import hashlib
 import hmac
 import logging
 import os
@@ -23,8 +24,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from harness import __version__
-from harness.detectors import load_detector
-from harness.types import Detector, DetectorError
+from harness.detectors import fingerprint, load_detector
+from harness.types import DetectorError
 
 DETECTOR_ENV = "FCB_SERVE_DETECTOR"
 MAX_BODY_ENV = "FCB_SERVE_MAX_BODY"
@@ -101,6 +102,18 @@ def _field(loc: tuple[Any, ...]) -> str:
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "(body)"
+
+
+class Info(BaseModel):
+    """Which detector answers here: ``fcb eval`` keeps ``name`` and ``version`` as the fingerprint of a URL.
+
+    ``version`` is the harness version and a digest of the served code's fingerprint (the content hash of a
+    Python detector's file, taken when the server started), so an edited detector gets a new version.
+    """
+
+    name: str
+    version: str
+    fingerprint: dict[str, Any]
 
 
 class Health(BaseModel):
@@ -182,11 +195,14 @@ def create_app(
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> Any:
     """The ASGI application serving ``detector_spec``; wrapped so oversized bodies never reach FastAPI."""
-    state: dict[str, Detector] = {}
+    state: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         state["detector"] = load_detector(detector_spec)
+        served = await fingerprint(state["detector"], detector_spec)  # the code as loaded, not as edited since
+        digest = hashlib.sha256(orjson.dumps(served, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
+        state["info"] = Info(name=detector_spec, version=f"{__version__}+{digest}", fingerprint=served)
         yield
         await state["detector"].aclose()
 
@@ -216,6 +232,10 @@ def create_app(
         ms = 1000 * (time.perf_counter() - started)
         log.info("%s %s %d %.1fms", request.method, request.url.path, response.status_code, ms)
         return response
+
+    @app.get("/v1/info", response_model=Info)
+    async def info() -> Info:
+        return state["info"]  # type: ignore[no-any-return]
 
     @app.get("/healthz", response_model=Health)
     async def healthz() -> Health:

@@ -59,12 +59,15 @@ class Prediction:
 class DetectorError(Exception):
     """A detector failed on one case. ``kind`` is one of `ERROR_KINDS`; ``attempts`` counts tries made."""
 
-    def __init__(self, kind: str, message: str, attempts: int = 1, raw: str | None = None) -> None:
+    def __init__(
+        self, kind: str, message: str, attempts: int = 1, raw: str | None = None, traceback: str | None = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.attempts = attempts
         self.raw = raw
+        self.traceback = traceback  # a Python detector's own traceback, secrets scrubbed
 
 
 class Detector(Protocol):
@@ -111,6 +114,7 @@ class Outcome:
     latency_s: float
     prompt_tokens: int = 0  # token usage, for detectors that report it (language models)
     completion_tokens: int = 0
+    error_message: str | None = None
 
 
 @dataclass(slots=True)
@@ -123,6 +127,7 @@ class RunResult:
     outcomes: list[Outcome]
     complete: bool
     problems: list[str] = field(default_factory=list)  # every problem found in the cases file, as printed
+    stopped: str | None = None  # why the run stopped early: "interrupted", or the consecutive-error message
 
     def frame(self) -> Any:
         """Per-case results as a pandas DataFrame (one row per evaluated case)."""

@@ -258,6 +258,7 @@ def test_bad_usage_and_invalid_files(clean: tuple[Path, Path], tmp_path: Path) -
     proc = run_cli("audit-dataset", str(clean[0]), str(bad))
     validate = run_cli("validate", str(bad))
     assert proc.returncode == 1 and validate.returncode == 1
-    first = next(line for line in validate.stderr.splitlines() if line.startswith(f"{bad}:2:"))
+    # validate prints its findings on stdout; the audit, for which they are errors, on stderr
+    first = next(line for line in validate.stdout.splitlines() if line.startswith(f"{bad}:2:"))
     assert first in proc.stderr.splitlines() and first.startswith(f"{bad}:2: majority_correct:")
     assert proc.stdout == ""

@@ -72,10 +72,10 @@ def test_invalid_file_stops_before_any_detector_call(tmp_path: Path, detector_se
 def test_validate_and_stats_commands(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 24)
     ok = run_cli("validate", str(cases))
-    assert ok.returncode == 0 and "24 valid case(s)" in ok.stderr
+    assert ok.returncode == 0 and "24 valid case(s)" in ok.stdout and not ok.stderr
     (tmp_path / "bad.jsonl").write_text(cases.read_text().splitlines()[0] + "\n{broken\n")
     bad = run_cli("validate", str(tmp_path / "bad.jsonl"))
-    assert bad.returncode == 1 and f"{tmp_path / 'bad.jsonl'}:2: (line): invalid JSON" in bad.stderr
+    assert bad.returncode == 1 and f"{tmp_path / 'bad.jsonl'}:2: (line): invalid JSON" in bad.stdout
 
     stats = run_cli("stats", str(cases), "--format", "json")
     counts = json.loads(stats.stdout)["counts"]
@@ -89,10 +89,10 @@ def test_python_callables_sync_async_and_failures(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 40)
     expected = [c for c in read_jsonl(cases)]
 
-    def run(name: str, *extra: str) -> list[dict]:
+    def run(name: str, *extra: str, code: int = 0) -> list[dict]:
         out = tmp_path / name
         proc = run_cli("eval", str(cases), "-d", f"{tmp_path / 'dets.py'}:{name}", "--out", str(out), "-q", *extra)
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == code, proc.stderr
         return read_jsonl(out / "predictions.jsonl")
 
     by_id = {r["id"]: r for r in run("sync_detector")}
@@ -112,11 +112,12 @@ def test_python_callables_sync_async_and_failures(tmp_path: Path) -> None:
     assert {r["id"] for r in slow if r["error"]} == three
     assert {r["error"]["kind"] for r in slow if r["error"]} == {"timeout"}
 
+    # every case errors: the run goes on to the end without the consecutive-error stop, and exits 1
     for name in ("self_referencing", "huge"):
-        replies = run(name)
+        replies = run(name, "--max-consecutive-errors", "0", code=1)
         assert len(replies) == 40 and {r["error"]["kind"] for r in replies} == {"invalid_response"}
 
-    garbage = run("garbage")
+    garbage = run("garbage", "--max-consecutive-errors", "0", code=1)
     assert all(r["error"]["kind"] == "invalid_response" for r in garbage)
     assert len(garbage) == 40  # never dropped from the counts
 
@@ -134,7 +135,7 @@ def test_status_errors_retry_policy_and_retry_after(tmp_path: Path, detector_ser
     cases = write_cases(tmp_path / "cases.jsonl", 4)
     bad_request = detector_server("--status", "400")
     out = tmp_path / "r400"
-    assert run_cli("eval", str(cases), "-d", bad_request.url, "--out", str(out), "-q").returncode == 0
+    assert run_cli("eval", str(cases), "-d", bad_request.url, "--out", str(out), "-q").returncode == 1  # all errored
     records = read_jsonl(out / "predictions.jsonl")
     assert {(r["error"]["kind"], r["attempts"]) for r in records} == {("http_status", 1)}  # no retry on 4xx
     assert bad_request.stats()["count"] == 4
@@ -142,7 +143,7 @@ def test_status_errors_retry_policy_and_retry_after(tmp_path: Path, detector_ser
     unavailable = detector_server("--status", "503")
     out = tmp_path / "r503"
     args = ["--retries", "2", "--out", str(out), "-q"]
-    assert run_cli("eval", str(cases), "-d", unavailable.url, *args).returncode == 0
+    assert run_cli("eval", str(cases), "-d", unavailable.url, *args).returncode == 1
     assert {r["attempts"] for r in read_jsonl(out / "predictions.jsonl")} == {3}
     assert unavailable.stats()["count"] == 12
 
@@ -185,11 +186,13 @@ def test_secrets_never_reach_results_and_agents_can_be_anonymised(tmp_path: Path
 
     not_found = detector_server("--status", "404")
     out404 = tmp_path / "results" / "run404"
-    proc404 = run_cli(
-        "eval", str(cases), "-d", not_found.url + "/v1/consensus?api_key=k-SECRET-404", "--out", str(out404), "-q"
-    )
-    assert proc404.returncode == 0, proc404.stderr
+    url404 = not_found.url + "/v1/consensus?api_key=k-SECRET-404"
+    proc404 = run_cli("eval", str(cases), "-d", url404, "--out", str(out404), "-q", "--no-preflight")
+    assert proc404.returncode == 1, proc404.stderr  # every case errored
     assert "k-SECRET-404" not in (out404 / "predictions.jsonl").read_text()
+    preflight = run_cli("eval", str(cases), "-d", url404, "--out", str(tmp_path / "results" / "pre404"), "-q")
+    assert preflight.returncode == 2 and "HTTP 404" in preflight.stderr  # the preflight stops it at once...
+    assert "k-SECRET-404" not in preflight.stderr  # ...and its message keeps the secret out too
 
     with_credentials = server.url.replace("http://", "http://user:pw-SECRET@")
     out2 = tmp_path / "results" / "run2"
@@ -210,8 +213,18 @@ def test_detector_config_file(tmp_path: Path, detector_server) -> None:
     config.write_text(f'detector = "{server.url}"\nretries = 0\ntimeout = 5\nconcurrency = 2\n')
     cases = write_cases(tmp_path / "cases.jsonl", 3)
     out = tmp_path / "run"
-    assert run_cli("eval", str(cases), "--detector-config", str(config), "--out", str(out), "-q").returncode == 0
+    assert (
+        run_cli("eval", str(cases), "--detector-config", str(config), "--out", str(out), "-q").returncode == 1
+    )  # every case errored
     assert {r["attempts"] for r in read_jsonl(out / "predictions.jsonl")} == {1}
     config.write_text('detector = "builtin:agreement"\nretrys = 1\n')
     proc = run_cli("eval", str(cases), "--detector-config", str(config), "-q")
     assert proc.returncode == 2 and "unknown key 'retrys'" in proc.stderr
+
+
+def test_help_lists_every_detector_form_and_serve_defaults() -> None:
+    eval_help = " ".join(run_cli("eval", "--help").stdout.split())
+    assert "llm:MODEL@BASE_URL" in eval_help and "for replicas" in eval_help and "builtin:NAME" in eval_help
+    serve_help = " ".join(run_cli("serve", "--help").stdout.split())
+    for default in ("(default: builtin:agreement)", "(default: 127.0.0.1)", "(default: 8765)", "(default: 1048576)"):
+        assert default in serve_help

@@ -11,11 +11,11 @@ from casegen import write_cases
 from conftest import OPENAI_SERVER, read_jsonl, run_cli
 
 
-def _run(tmp_path: Path, server, model: str, *args: str, n: int = 6, env: dict | None = None) -> Path:
+def _run(tmp_path: Path, server, model: str, *args: str, n: int = 6, env: dict | None = None, code: int = 0) -> Path:
     cases = write_cases(tmp_path / "cases.jsonl", n)
     out = tmp_path / model
     proc = run_cli("eval", str(cases), "-d", f"llm:{model}@{server.url}/v1", "--out", str(out), "-q", *args, env=env)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == code, proc.stderr
     return out
 
 
@@ -69,7 +69,7 @@ def test_fenced_and_unreadable_replies(tmp_path: Path, detector_server) -> None:
     server = detector_server(script=OPENAI_SERVER)
     fenced = read_jsonl(_run(tmp_path, server, "fenced") / "predictions.jsonl")
     assert {r["risk"] for r in fenced} == {"high"}
-    garbage = read_jsonl(_run(tmp_path, server, "garbage") / "predictions.jsonl")
+    garbage = read_jsonl(_run(tmp_path, server, "garbage", code=1) / "predictions.jsonl")  # every case errored
     assert {r["error"]["kind"] for r in garbage} == {"invalid_response"}
     assert all(r["error"]["raw"].startswith("I cannot decide") for r in garbage)  # the raw reply is kept
 
@@ -99,7 +99,9 @@ def test_retry_after_timeouts_and_a_server_without_json_mode(tmp_path: Path, det
     server = detector_server(script=OPENAI_SERVER)
     throttled = read_jsonl(_run(tmp_path, server, "throttle", n=3) / "predictions.jsonl")
     assert all(r["error"] is None and r["attempts"] == 2 and r["latency_s"] >= 1.0 for r in throttled)
-    slow = read_jsonl(_run(tmp_path, server, "slow", "--timeout", "0.5", "--retries", "0", n=2) / "predictions.jsonl")
+    slow = read_jsonl(
+        _run(tmp_path, server, "slow", "--timeout", "0.5", "--retries", "0", n=2, code=1) / "predictions.jsonl"
+    )
     assert {r["error"]["kind"] for r in slow} == {"timeout"}
     plain = read_jsonl(_run(tmp_path, server, "nojsonmode", n=3) / "predictions.jsonl")
     assert {r["risk"] for r in plain} == {"high"}  # asked again without response_format

@@ -7,6 +7,7 @@ import csv
 import hashlib
 import json
 import random
+import re
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -36,6 +37,9 @@ def _build(out: Path, seed: int = 0) -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
+    # progress: a line as each stage starts, with the time since the build began
+    stages = [line for line in proc.stderr.splitlines() if re.match(r"fcb build-dataset: \[\s*\d+\.\d s\] ", line)]
+    assert len(stages) == 4 and "reading GSM8K" in stages[0] and "writing the splits" in stages[-1], proc.stderr
 
 
 @pytest.fixture(scope="module")

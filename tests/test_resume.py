@@ -206,3 +206,43 @@ def test_resume_refuses_a_changed_detector(tmp_path: Path) -> None:
     proc = run_cli("eval", "--resume", str(run_dir), "--quiet", "-d", "builtin:agreement")
     assert proc.returncode == 2
     assert "refusing to resume" in proc.stderr and "detector was 'builtin:always-low'" in proc.stderr
+
+
+def _interrupted_run(tmp_path: Path, detector_server, signals: int) -> tuple[subprocess.Popen, str, Path]:
+    """A run sent ``signals`` SIGINTs 20 ms apart once six cases are done; its report takes about a second to
+    compute (a million bootstrap resamples), so every signal after the first lands before the report is on disk."""
+    cases = write_cases(tmp_path / "cases.jsonl", 80)
+    server = detector_server("--delay", "0.1")
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "harness", "eval", str(cases), "-d", server.url, "--out", str(run_dir)]
+    proc = subprocess.Popen(
+        [*command, "-q", "--concurrency", "2", "--bootstrap", "1000000"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for_lines(run_dir / "predictions.jsonl", 6, proc)
+    for _ in range(signals):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.02)
+    _, err = proc.communicate(timeout=120)
+    return proc, err, run_dir
+
+
+def test_a_second_ctrl_c_still_gets_the_report(tmp_path: Path, detector_server) -> None:
+    proc, err, run_dir = _interrupted_run(tmp_path, detector_server, signals=2)
+    assert proc.returncode == 130, err
+    assert "finishing the report; press Ctrl-C again to abort" in err and "Traceback" not in err
+    doc = json.loads((run_dir / "metrics.json").read_text())
+    assert doc["complete"] is False and doc["metrics"]["n_cases"] == len(read_jsonl(run_dir / "predictions.jsonl"))
+    assert (run_dir / "report.md").exists() and "--resume" in err
+
+
+def test_a_third_ctrl_c_aborts_without_a_report(tmp_path: Path, detector_server) -> None:
+    proc, err, run_dir = _interrupted_run(tmp_path, detector_server, signals=3)
+    assert proc.returncode == 130, err
+    assert "aborted; the report was not written" in err and "Traceback" not in err
+    assert not (run_dir / "metrics.json").exists()
+    assert read_jsonl(run_dir / "predictions.jsonl")  # what finished is kept, for --resume
+    assert run_cli("eval", "--resume", str(run_dir), "-q", "--bootstrap", "200").returncode == 0

@@ -100,8 +100,8 @@ def test_cli_fix_ascii(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 0, proc.stderr
-    assert f"{path}: /description: fixed '\u2014' -> '--' at offset 32" in proc.stderr
-    assert f"{path}: valid: 0 error(s), 0 warning(s)" in proc.stderr
+    assert f"{path}: /description: fixed '\u2014' -> '--' at offset 32" in proc.stdout
+    assert f"{path}: valid: 0 error(s), 0 warning(s)" in proc.stdout
     assert not list(tmp_path.glob(".*.tmp"))  # the atomic write left no temporary file
 
 

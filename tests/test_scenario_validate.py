@@ -132,12 +132,12 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_cli_exit_codes_and_output_format(tmp_path: Path) -> None:
     ok = run("validate", str(SCENARIOS / "logroll_two.json"), str(SCENARIOS / "warnings_only.json"))
     assert ok.returncode == 0, ok.stderr
-    assert "warning: Alice's valuations sum to 0.9" in ok.stderr
+    assert "warning: Alice's valuations sum to 0.9" in ok.stdout
     bad = run("validate", str(SCENARIOS / "logroll_two.json"), str(SCENARIOS / "bad_cross_rules.json"))
     assert bad.returncode == 1
     line = f"{SCENARIOS / 'bad_cross_rules.json'}: /sample_turns/0/turn_number: turn numbers start at 1, not 2"
-    assert line in bad.stderr.splitlines()
-    assert f"{SCENARIOS / 'bad_cross_rules.json'}: invalid: 11 error(s), 1 warning(s)" in bad.stderr
+    assert line in bad.stdout.splitlines()
+    assert f"{SCENARIOS / 'bad_cross_rules.json'}: invalid: 11 error(s), 1 warning(s)" in bad.stdout
     missing = run("validate", str(SCENARIOS / "logroll_two.json"), str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "No such file" in missing.stderr
     assert run("validate").returncode == 2  # usage
@@ -172,7 +172,7 @@ def test_hostile_input_never_gives_a_traceback(tmp_path: Path, capsys: pytest.Ca
         proc = run(*command, *map(str, paths))
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         for path in paths:
-            assert f"{path}: invalid: " in proc.stderr
+            assert f"{path}: invalid: " in proc.stdout
     allocation = tmp_path / "allocation.json"
     allocation.write_text('{"allocation": {}}')
     for path in paths:  # the same entry point in process: an exception would fail the test

@@ -34,7 +34,7 @@ def test_no_server_error_and_every_response_matches_the_document(api_schema, liv
     # repeated agent id rightly gets 422.
     # (schemathesis' own pytest plugin fails under pytest 9, so each operation's strategy is driven here.)
     operations = [result.ok() for result in api_schema.get_all_operations()]
-    assert {op.path for op in operations} == {"/healthz", "/v1/consensus"}
+    assert {op.path for op in operations} == {"/healthz", "/v1/consensus", "/v1/info"}
     for operation in operations:
 
         @given(case=operation.as_strategy())

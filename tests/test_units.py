@@ -85,3 +85,30 @@ def test_cli_start_does_not_import_heavy_libraries() -> None:
     code = f"import sys, harness.cli; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_sync_detector_thread_that_outlives_its_event_loop_prints_nothing() -> None:
+    """A plain function still running when an interrupted run's loop closes must not raise in its thread."""
+    import asyncio
+    import threading
+
+    from harness.detectors.callable import _in_daemon_thread
+
+    release, raised = threading.Event(), []
+    previous = threading.excepthook
+    threading.excepthook = lambda args: raised.append(args.exc_value)
+    try:
+
+        async def start() -> None:
+            _in_daemon_thread(lambda _: release.wait(10) and "low", {})
+
+        loop = asyncio.new_event_loop()
+        loop.run_until_complete(start())
+        loop.close()  # the run is over; the detector's call is not
+        release.set()
+        for thread in threading.enumerate():
+            if thread.name == "fcb-detector":
+                thread.join(5)
+    finally:
+        threading.excepthook = previous
+    assert raised == []

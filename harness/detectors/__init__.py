@@ -6,8 +6,14 @@ an option), ``package.module:function``, ``path/file.py:function``.
 
 from __future__ import annotations
 
+import builtins
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl
 
+from harness import __version__
 from harness.detectors.options import DetectorOptions
 from harness.types import Detector
 
@@ -28,6 +34,68 @@ def load_detector(spec: str, options: DetectorOptions | None = None) -> Detector
     from harness.detectors.callable import CallableDetector, load_callable
 
     return CallableDetector(load_callable(spec), spec, options)
+
+
+def adapt(detector: Any, options: DetectorOptions | None = None, name: str | None = None) -> Detector:
+    """A detector from what a Python caller hands over, through the same adapters as the command line.
+
+    Accepts a spec string, a plain or ``async`` function of the request dict, or an object with an ``assess``
+    method (plain or ``async``); the function or method may return a reply dict, a risk string or a `Prediction`.
+    Raises TypeError at once for anything else.
+    """
+    from harness.detectors.callable import CallableDetector
+
+    options = options or DetectorOptions()
+    if isinstance(detector, str):
+        return load_detector(detector, options)
+    if inspect.isclass(detector):
+        raise TypeError(f"detector {detector.__name__} is a class; pass an instance of it")
+    assess = getattr(detector, "assess", None)
+    if assess is not None:
+        _takes_one_argument(assess, f"{type(detector).__name__}.assess")
+        label = name or getattr(detector, "name", None) or type(detector).__name__
+        return CallableDetector(assess, str(label), options, owner=detector)
+    if builtins.callable(detector):  # the name `callable` here is this package's submodule
+        _takes_one_argument(detector, getattr(detector, "__qualname__", type(detector).__name__))
+        label = name or f"{getattr(detector, '__module__', '?')}:{getattr(detector, '__qualname__', '?')}"
+        return CallableDetector(detector, label, options)
+    raise TypeError(
+        f"detector: expected a spec string, a function of the request dict, or an object with an assess(request) "
+        f"method; got {type(detector).__name__}"
+    )
+
+
+def _takes_one_argument(fn: Callable[..., Any], shown: str) -> None:
+    if not builtins.callable(fn):
+        raise TypeError(f"detector: {shown} is not callable")
+    try:
+        inspect.signature(fn).bind(None)
+    except TypeError:
+        raise TypeError(f"detector: {shown} must take one argument, the request dict") from None
+    except ValueError:  # a builtin without a signature: let the first call tell
+        return
+
+
+async def fingerprint(detector: Detector, spec: str) -> dict[str, Any]:
+    """What identifies the code behind a detector, for run.json and the leaderboard.
+
+    A Python function: the content hash of its file; a built-in: the harness version (and a training file's
+    hash); a language model: model, base URL, prompt hash and settings; a URL: its ``GET /v1/info`` reply.
+    """
+    method = getattr(detector, "fingerprint", None)
+    if method is not None:
+        value = method()
+        return dict(await value if inspect.isawaitable(value) else value)
+    if spec.startswith("builtin:"):
+        name, _, query = spec.partition("?")
+        found: dict[str, Any] = {"kind": "builtin", "name": name, "harness_version": __version__}
+        train = _builtin_options(spec, query).get("train") if query else None
+        if train and Path(train).is_file():
+            from harness.detectors.callable import file_sha256
+
+            found["train_sha256"] = file_sha256(train)
+        return found
+    return {"kind": "object", "type": f"{type(detector).__module__}.{type(detector).__qualname__}"}
 
 
 def _builtin_choices() -> str:
@@ -69,4 +137,4 @@ def _load_builtin(spec: str) -> Detector:
     return BUILTINS[name](**options)  # type: ignore[no-any-return]
 
 
-__all__ = ["DetectorOptions", "load_detector"]
+__all__ = ["DetectorOptions", "adapt", "fingerprint", "load_detector"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import importlib
 import importlib.util
 import inspect
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,7 @@ from typing import Any
 import orjson
 
 from harness.detectors.options import DetectorOptions
+from harness.redact import scrub_text
 from harness.response import parse_prediction
 from harness.types import DetectorError, Prediction, Request
 
@@ -61,26 +65,56 @@ def _in_daemon_thread(fn: Callable[..., Any], arg: Any) -> asyncio.Future[Any]:
         if not future.done():
             (future.set_result if ok else future.set_exception)(value)
 
+    def hand_over(ok: bool, value: Any) -> None:
+        # the run may be over (interrupted, or the call timed out) and its loop closed: the answer is not wanted
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, ok, value)
+
     def target() -> None:
         try:
             result = fn(arg)
         except BaseException as exc:  # handed to the awaiting coroutine, which classifies it
-            loop.call_soon_threadsafe(settle, False, exc)
+            hand_over(False, exc)
         else:
-            loop.call_soon_threadsafe(settle, True, result)
+            hand_over(True, result)
 
     threading.Thread(target=target, name="fcb-detector", daemon=True).start()
     return future
 
 
-class CallableDetector:
-    """Runs a sync or async function; a sync one runs in its own thread so a slow call cannot block the others."""
+MAX_TRACEBACK_CHARS = 8000
 
-    def __init__(self, fn: Callable[..., Any], name: str, options: DetectorOptions) -> None:
+
+def exception_error(exc: BaseException) -> DetectorError:
+    """A detector's exception as a ``detector_exception``, keeping its traceback (secrets scrubbed)."""
+    text = "".join(traceback.format_exception(exc))
+    return DetectorError(
+        "detector_exception",
+        scrub_text(f"{type(exc).__name__}: {exc}")[:500],
+        traceback=scrub_text(text)[-MAX_TRACEBACK_CHARS:],
+    )
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+class CallableDetector:
+    """Runs a sync or async function; a sync one runs in its own thread so a slow call cannot block the others.
+
+    The function may return a reply dict, a bare risk string or a `Prediction`. ``owner`` is the object whose
+    ``assess`` method ``fn`` is, if any: its ``aclose`` is called at the end of a run.
+    """
+
+    def __init__(self, fn: Callable[..., Any], name: str, options: DetectorOptions, owner: Any = None) -> None:
         self.name = name
         self._fn = fn
         self._options = options
+        self._owner = owner
         self._is_async = inspect.iscoroutinefunction(fn)
+        trained = getattr(owner, "train_source_items", None)
+        if trained:
+            self.train_source_items = trained  # the runner refuses to score a detector on its training items
 
     async def assess(self, request: Request) -> Prediction:
         try:
@@ -91,9 +125,24 @@ class CallableDetector:
         except DetectorError:
             raise
         except Exception as exc:  # the detector's own bug belongs to this case, not to the run
-            raise DetectorError("detector_exception", f"{type(exc).__name__}: {exc}"[:500]) from exc
+            raise exception_error(exc) from exc
+        if isinstance(reply, Prediction):
+            self._check_size(reply.extra)
+            return reply
         self._check_size(reply)
         return parse_prediction(reply, self._options.risk_field)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What identifies this code: the content hash of the file that defines the function."""
+        module = sys.modules.get(getattr(self._fn, "__module__", None) or "")
+        path = getattr(module, "__file__", None)
+        if path and Path(path).is_file():
+            return {"kind": "python", "source": Path(path).name, "sha256": file_sha256(path)}
+        return {"kind": "python", "object": getattr(self._fn, "__qualname__", type(self._fn).__name__)}
+
+    def secrets(self) -> list[str]:
+        found = getattr(self._owner, "secrets", None)
+        return list(found()) if callable(found) else []
 
     def _check_size(self, reply: Any) -> None:
         """A reply must be JSON-serialisable and within the response cap, as an HTTP reply would be."""
@@ -107,4 +156,8 @@ class CallableDetector:
             )
 
     async def aclose(self) -> None:
-        return None
+        close = getattr(self._owner, "aclose", None)
+        if close is not None:
+            result = close()
+            if inspect.isawaitable(result):
+                await result

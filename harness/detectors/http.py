@@ -8,18 +8,20 @@ Plain aiohttp reached 87%, at 0.15 ms of CPU per request, and has a true whole-r
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import email.utils
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 import orjson
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from harness.detectors.options import DetectorOptions
 from harness.redact import header_secrets, redact_url, url_secrets
@@ -27,6 +29,8 @@ from harness.response import parse_prediction
 from harness.types import DetectorError, Prediction, Request
 
 DEFAULT_PATH = "/v1/consensus"
+INFO_PATH = "/v1/info"
+INFO_TIMEOUT_S = 5.0
 T = TypeVar("T")
 Interpret = Callable[[int, str | None, bytes], T]
 MAX_RETRY_AFTER_S = 120.0
@@ -36,9 +40,10 @@ REPLICA_COOLDOWN_S = 5.0
 class _Transient(Exception):
     """A failure worth another try: connection trouble, a timeout, 429 or 5xx."""
 
-    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+    def __init__(self, kind: str, message: str, retry_after: float | None = None, connect_failed: bool = False) -> None:
         super().__init__(message)
         self.kind, self.message, self.retry_after = kind, message, retry_after
+        self.connect_failed = connect_failed  # no connection could be made at all (refused, unknown host)
 
 
 def endpoint(url: str) -> str:
@@ -137,6 +142,7 @@ class HttpDetector:
         self.name = ",".join(redact_url(r.url) for r in self._replicas)
         self._backoff = wait_exponential_jitter(initial=options.backoff_initial, max=options.backoff_max)
         self._session: aiohttp.ClientSession | None = None  # made inside the running event loop
+        self._retry_connect = True  # False during a preflight: an unreachable endpoint fails at once
 
     def _pick(self) -> _Replica:
         now = time.monotonic()
@@ -177,6 +183,43 @@ class HttpDetector:
         prediction, attempts = await self.call(orjson.dumps(request), self._interpret)
         return replace(prediction, attempts=attempts)
 
+    @contextlib.contextmanager
+    def failing_fast(self) -> Iterator[None]:
+        """Within this block a single endpoint that cannot be reached at all is not retried (a preflight)."""
+        self._retry_connect = len(self._replicas) > 1  # other replicas may be up: keep moving to them
+        try:
+            yield
+        finally:
+            self._retry_connect = True
+
+    async def preflight(self, request: Request) -> Prediction:
+        with self.failing_fast():
+            return await self.assess(request)
+
+    def _retryable(self, exc: BaseException) -> bool:
+        return isinstance(exc, _Transient) and (self._retry_connect or not exc.connect_failed)
+
+    async def info(self) -> list[Any]:
+        """Each replica's ``GET /v1/info`` reply (``{"name", "version"}``), or None where it has none."""
+        return list(await asyncio.gather(*(self._info(r) for r in self._replicas)))
+
+    async def _info(self, replica: _Replica) -> Any:
+        url = urlunsplit(urlsplit(replica.url)._replace(path=INFO_PATH, query=""))
+        timeout = aiohttp.ClientTimeout(total=min(INFO_TIMEOUT_S, self._options.timeout))
+        headers = {k: v for k, v in replica.headers.items() if k != "Content-Type"}
+        try:
+            async with self._client().get(url, headers=headers, timeout=timeout, allow_redirects=False) as resp:
+                reply = orjson.loads(await self._read_capped(resp)) if resp.status == 200 else None
+        except (TimeoutError, aiohttp.ClientError, OSError, orjson.JSONDecodeError, DetectorError):
+            return None
+        if not isinstance(reply, dict):
+            return None
+        return {k: str(reply[k])[:200] for k in ("name", "version") if k in reply} or None
+
+    async def fingerprint(self) -> dict[str, Any]:
+        infos = await self.info()
+        return {"kind": "http", "url": self.name, "info": infos[0] if len(infos) == 1 else infos}
+
     async def call(self, body: bytes, interpret: Interpret[T]) -> tuple[T, int]:
         """POST ``body`` with retries; ``interpret(status, retry_after, payload)`` reads each reply.
 
@@ -188,7 +231,7 @@ class HttpDetector:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self._options.retries + 1),
             wait=self._wait,
-            retry=retry_if_exception_type(_Transient),
+            retry=retry_if_exception(self._retryable),
             reraise=True,
         )
         try:
@@ -226,7 +269,8 @@ class HttpDetector:
         except TimeoutError:
             raise _Transient("timeout", f"no answer within {self._options.timeout:g} s") from None
         except (aiohttp.ClientError, OSError) as exc:  # refused, reset, disconnected, malformed HTTP
-            raise _Transient("connection", f"{type(exc).__name__}: {exc}"[:300]) from None
+            refused = isinstance(exc, aiohttp.ClientConnectorError)
+            raise _Transient("connection", f"{type(exc).__name__}: {exc}"[:300], connect_failed=refused) from None
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
         cap = self._options.max_response_bytes

@@ -9,6 +9,7 @@ object, a fenced JSON block, or the first ``{...}`` in the text. Token usage rid
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import statistics
 from collections import Counter
@@ -82,7 +83,8 @@ class LlmDetector:
         self.model, base_url = parse_spec(spec)
         self._options = options
         self._http = HttpDetector(f"{base_url}/chat/completions", options)
-        self.name = f"llm:{self.model}@{self._http.name.removesuffix('/chat/completions')}"
+        self.base_url = self._http.name.removesuffix("/chat/completions")  # secrets redacted
+        self.name = f"llm:{self.model}@{self.base_url}"
         path = Path(options.prompt) if options.prompt else DEFAULT_PROMPT
         try:
             self._template = Template(path.read_text(encoding="utf-8"))
@@ -92,6 +94,26 @@ class LlmDetector:
 
     def secrets(self) -> list[str]:
         return self._http.secrets()
+
+    def fingerprint(self) -> dict[str, Any]:
+        o = self._options
+        return {
+            "kind": "llm",
+            "model": self.model,
+            "base_url": self.base_url,
+            "prompt_sha256": hashlib.sha256(self._template.template.encode()).hexdigest(),
+            "settings": {
+                "temperature": o.temperature,
+                "max_tokens": o.max_tokens,
+                "samples": o.samples,
+                "json_mode": o.json_mode,
+                "risk_field": ".".join(o.risk_field),
+            },
+        }
+
+    async def preflight(self, request: Request) -> Prediction:
+        with self._http.failing_fast():
+            return await self.assess(request)
 
     def _body(self, request: Request) -> bytes:
         samples = self._options.samples

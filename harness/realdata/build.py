@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -526,13 +527,15 @@ def _candidates(
     progress: Callable[[str], None],
 ) -> list[Candidate]:  # fmt: skip
     out: list[Candidate] = []
-    sources: list[tuple[str, dict, list[Any], Callable[[Any, Maker], Iterator[Candidate]]]] = [
-        ("gsm8k", GSM8K, read_gsm8k(gsm8k_path), gsm8k_cases),
-        ("truthfulqa", TRUTHFULQA, read_truthfulqa(truthfulqa_dir), tqa_cases),
+    progress(f"reading GSM8K solutions from {gsm8k_path}")
+    sources: list[tuple[str, dict, Callable[[], list[Any]], Callable[[Any, Maker], Iterator[Candidate]]]] = [
+        ("gsm8k", GSM8K, lambda: read_gsm8k(gsm8k_path), gsm8k_cases),
+        ("truthfulqa", TRUTHFULQA, lambda: read_truthfulqa(truthfulqa_dir), tqa_cases),
     ]
-    for short, meta, items, make in sources:
-        progress(f"{short}: {len(items)} source items")
-        for item in items:
+    for short, meta, read, make in sources:
+        if short == "truthfulqa":
+            progress(f"{len(out)} GSM8K candidate cases; reading TruthfulQA from {truthfulqa_dir}")
+        for item in read():
             if f"{short}:{item.key}" in ERRATA:
                 continue
             split = split_of(item.key, seed)
@@ -589,10 +592,17 @@ def build(
     """Write ``dev.jsonl``, ``test.jsonl`` and ``card.json`` into ``out_dir``; returns the card.
 
     ``test_wording="heldout"`` builds the test split with the held-back wording families (the template-shift check).
+    ``progress`` receives a line as each stage starts (reading, sampling, writing), with the time since the start.
     """
-    candidates = _candidates(gsm8k_path, truthfulqa_dir, seed, test_wording, progress)
-    progress(f"{len(candidates)} valid candidate cases; sampling")
+    started = time.monotonic()
+
+    def stage(text: str) -> None:
+        progress(f"[{time.monotonic() - started:5.1f} s] {text}")
+
+    candidates = _candidates(gsm8k_path, truthfulqa_dir, seed, test_wording, stage)
+    stage(f"{len(candidates)} valid candidate cases in all; sampling them")
     kept = _sample(candidates, seed)
+    stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits: dict[str, list[dict]] = {"test": [], "dev": []}
     for c in kept:
         splits[split_of(c.key, seed)].append(c.case)
@@ -606,7 +616,6 @@ def build(
         (out_dir / f"{name}.jsonl").write_bytes(b"".join(orjson.dumps(c) + b"\n" for c in splits[name]))
     card = _card(splits, seed, test_wording, gsm8k_path, truthfulqa_dir, out_dir)
     (out_dir / "card.json").write_bytes(orjson.dumps(card, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-    progress(f"wrote {len(splits['dev'])} dev and {len(splits['test'])} test cases to {out_dir}")
     return card
 
 

@@ -1,8 +1,10 @@
 """``fcb scenario validate|analyze|score``: parse arguments, call the modules that do the work, return exit codes.
 
 Exit codes: 0 done (warnings allowed); 1 problems found (an invalid scenario or allocation file); 2 bad usage or a
-file that cannot be read. Problems and warnings go to standard error as ``PATH: /json/pointer: message``; analysis
-and scores to standard output. Run as ``python -m harness.scenario.commands`` it is the same command on its own.
+file that cannot be read. ``validate`` writes its findings (``PATH: /json/pointer: message``) to standard output,
+as ``fcb validate`` does; ``analyze`` and ``score`` write the problems that stop them to standard error and their
+analysis and scores to standard output. Run as ``python -m harness.scenario.commands`` it is the same command on
+its own.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ def _say(line: str) -> None:
 
 
 def _validate_one(path: str, fix: bool) -> tuple[int, int]:
-    """(errors, warnings) in one file, after fixing its ASCII if asked. Raises OSError for an unreadable file."""
+    """(errors, warnings) in one file, after fixing its ASCII if asked. Raises OSError for an unreadable file.
+
+    The findings are the command's output (standard output); the exit code says whether any is an error.
+    """
     from harness.scenario.problems import errors
     from harness.scenario.validate import check_file, fix_ascii
 
@@ -32,15 +37,15 @@ def _validate_one(path: str, fix: bool) -> tuple[int, int]:
         fixed, problem = fix_ascii(path)
         for issue in fixed:
             where = issue.pointer or "(root)"
-            _say(f"{path}: {where}: fixed {issue.char!r} -> {issue.suggestion!r} at offset {issue.offset}")
+            print(f"{path}: {where}: fixed {issue.char!r} -> {issue.suggestion!r} at offset {issue.offset}")
         if problem:
-            _say(problem.render(path))
+            print(problem.render(path))
     report = check_file(path)
     for finding in report.findings:
-        _say(finding.render(path))
+        print(finding.render(path))
     n_err = len(errors(report.findings))
     n_warn = len(report.findings) - n_err
-    _say(f"{path}: {'valid' if not n_err else 'invalid'}: {n_err} error(s), {n_warn} warning(s)")
+    print(f"{path}: {'valid' if not n_err else 'invalid'}: {n_err} error(s), {n_warn} warning(s)")
     return n_err, n_warn
 
 
