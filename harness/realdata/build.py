@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from sklearn.feature_extraction.text import TfidfVectorizer
 
 from harness.cases import file_sha256, schema_errors
 from harness.labels import check_case
@@ -63,6 +64,9 @@ ERRATA = {
 }
 """Source items left out, with why: errors in the source itself that a hand audit found."""
 CAP_PER_SOURCE = 150  # a category's cases from one source; twice that for a category only one source supports
+HALF_CAP = frozenset({"echo_cascade", "anchoring_injected_premise"})
+"""Categories capped at half: correct_but_unsupported is half echoes and half notes around true claims, so these two
+shapes around false claims come in the same numbers, and a shape says nothing of the truth it carries."""
 REFERENCE_FAMILY = "truthfulqa-reference"  # a rated answer that is one of TruthfulQA's own reference answers
 NATURAL, ASSEMBLED, CONSTRUCTED = "origin_natural", "origin_assembled", "origin_constructed"
 RATIONALE = {
@@ -83,6 +87,7 @@ class Candidate:
     source: str  # gsm8k | truthfulqa
     size: int
     key: str  # the source item
+    split: str  # dev | test, by the item's question family
     case: dict[str, Any]
 
 
@@ -111,6 +116,7 @@ class Maker:
     short: str  # gsm8k | truthfulqa
     key: str
     truth: str
+    split: str
     pool: wording.Pool
     rng: random.Random
     words: random.Random
@@ -135,7 +141,7 @@ class Maker:
             "source": {**self.source, "item": f"{self.short}:{self.key}", "modification": how},
             "tags": [self.short, origin],
         }
-        return Candidate(category, self.short, len(answers), self.key, case)
+        return Candidate(category, self.short, len(answers), self.key, self.split, case)
 
     def echo(self, first: dict, restatements: list[str], k: int, correct: bool) -> list[dict]:
         """`k` agents who read `first` and restate its claim, each in a wording of the pool around a real wording of the
@@ -143,7 +149,8 @@ class Maker:
         out = []
         for _ in range(k):
             claim = self.rng.choice(restatements)
-            text = wording.fill(wording.pick(wording.ECHOES, self.pool, self.words), claim)
+            first_ref = self.words.choice(wording.FIRST)
+            text = wording.fill(wording.pick(wording.ECHOES, self.pool, self.words), claim, first=first_ref)
             out.append(_answer(text, correct, saw=True))
         return out
 
@@ -195,7 +202,8 @@ def _gsm_claims(number: str, solutions: list[Solution], rng: random.Random) -> l
     """Ways to state a number: alone, or after a real solution's working that reaches it (as a copying agent would)."""
     forms = [f.format(n=number) for f in CLAIM_FORMS]
     worked = [f"{_working(s)}\n{rng.choice(forms)}" for s in solutions if _working(s)]
-    return forms + worked
+    # mostly a real working, so that the answers we write are as long as the real solutions beside them
+    return worked * 4 + rng.sample(forms, 2) if worked else forms
 
 
 def gsm8k_cases(item: GsmItem, m: Maker) -> Iterator[Candidate]:
@@ -260,7 +268,8 @@ def _gsm_constructed(item: GsmItem, m: Maker, right: list[Solution], wrong: list
             number = number_text(first.final)  # type: ignore[arg-type]
             same = [s for s in wrong if s.final == first.final and s is not first]
             d = _dissents(rng) if right else 0
-            answers = [_gsm_answer(first), *m.echo(first, _gsm_claims(number, same, rng), size - 1 - d, False)]
+            restate = _gsm_claims(number, [first, *same], rng)  # an echo may copy the first answer's working
+            answers = [_gsm_answer(first), *m.echo(first, restate, size - 1 - d, False)]
             answers += [_gsm_answer(rng.choice(right))] if d else []
             how = (
                 "A real wrong solution first; the agents after it are ours: they read it and restate its number "
@@ -274,7 +283,8 @@ def _gsm_constructed(item: GsmItem, m: Maker, right: list[Solution], wrong: list
             d = _dissents(rng) if wrong else 0
             if rng.random() < 0.5:
                 others = [s for s in right if s is not first]
-                answers = [_gsm_answer(first), *m.echo(first, _gsm_claims(m.truth, others, rng), size - 1 - d, True)]
+                restate = _gsm_claims(m.truth, [first, *others], rng)
+                answers = [_gsm_answer(first), *m.echo(first, restate, size - 1 - d, True)]
                 answers += [_gsm_answer(rng.choice(wrong))] if d else []
                 how = (
                     "A real correct solution first; the agents after it are ours: they read it and restate its "
@@ -295,7 +305,9 @@ def _gsm_note(
     d = _dissents(rng) if other else 0
     answers = m.anchored(_gsm_claims(number, backing, rng), size - d, true)
     if d:
-        answers.append(m.dissent_given_note(_gsm_claims(number_text(rng.choice(other).final), [], rng)[0], not true))  # type: ignore[arg-type]
+        dissent = rng.choice(other)
+        stated = rng.choice(_gsm_claims(number_text(dissent.final), [dissent], rng))  # type: ignore[arg-type]
+        answers.append(m.dissent_given_note(stated, not true))
     claim = rng.choice(CLAIM_FORMS[:1] + CLAIM_FORMS[2:]).format(n=number)
     how = (
         f"We added a note stating {'the correct' if true else 'a wrong'} number (one a real solution reaches) and "
@@ -511,9 +523,37 @@ def _tqa_note(item: TqaItem, m: Maker, pool: TqaPool, size: int, claim: Claim, t
 
 
 def split_of(key: str, seed: int) -> str:
-    """dev or test by a seeded hash of the source item, so no question feeds both splits."""
+    """dev or test by a seeded hash of a source item's family key, so no question feeds both splits."""
     digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
     return "test" if digest[0] % 2 else "dev"
+
+
+NEAR_DUPLICATE = 0.75
+"""TF-IDF cosine (word 1-2-grams) at which two source questions are one family and go to one split: "Brits are
+taller than which places?" and "Americans are taller than which places?" (`fcb audit-dataset` flags 0.8)."""
+
+
+def question_families(questions: dict[str, str]) -> dict[str, str]:
+    """Each item key mapped to its family's key (the smallest key among questions joined by near-duplicate pairs)."""
+    keys = sorted(questions)
+    if len(keys) < 2:
+        return {k: k for k in keys}
+    vectors = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b").fit_transform(
+        [questions[k] for k in keys]
+    )
+    close = (vectors @ vectors.T).tocoo()
+    parent = list(range(len(keys)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j, sim in zip(close.row, close.col, close.data, strict=True):
+        if i < j and sim >= NEAR_DUPLICATE:
+            parent[max(root(i), root(j))] = min(root(i), root(j))
+    return {k: keys[root(i)] for i, k in enumerate(keys)}
 
 
 def _valid(case: dict) -> bool:
@@ -535,15 +575,15 @@ def _candidates(
     for short, meta, read, make in sources:
         if short == "truthfulqa":
             progress(f"{len(out)} GSM8K candidate cases; reading TruthfulQA from {truthfulqa_dir}")
-        for item in read():
-            if f"{short}:{item.key}" in ERRATA:
-                continue
-            split = split_of(item.key, seed)
+        items = [item for item in read() if f"{short}:{item.key}" not in ERRATA]
+        families = question_families({item.key: item.question for item in items})
+        for item in items:
+            split = split_of(families[item.key], seed)
             pool: wording.Pool = "dev" if split == "dev" else test_wording
             truth = number_text(item.truth) if short == "gsm8k" else item.best
             # per item, so that an item builds the same cases whatever else the source file holds
             rng, words = random.Random(f"{seed}:{short}:{item.key}"), random.Random(f"{seed}:words:{short}:{item.key}")
-            maker = Maker(meta, short, item.key, truth, pool, rng, words)
+            maker = Maker(meta, short, item.key, truth, split, pool, rng, words)
             out.extend(c for c in make(item, maker) if _valid(c.case))
     return out
 
@@ -551,14 +591,14 @@ def _candidates(
 def _sample(candidates: list[Candidate], seed: int) -> list[Candidate]:
     """Per category and source: the same share of each size (`SIZES`), as many as the scarcest size allows, capped;
     one case per source item and category."""
-    rng = random.Random(seed)
     groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for c in candidates:
         groups[(c.category, c.source)].append(c)
     sources_of = Counter(category for category, _ in groups)
     kept: list[Candidate] = []
     for (category, source), group in sorted(groups.items()):
-        cap = CAP_PER_SOURCE * (2 if sources_of[category] == 1 else 1)
+        cap = CAP_PER_SOURCE * (2 if sources_of[category] == 1 else 1) // (2 if category in HALF_CAP else 1)
+        rng = random.Random(f"{seed}:{category}:{source}")  # one stream per group: a change elsewhere moves nothing
         kept.extend(_sample_group(group, SIZES[source], cap, rng))
     return sorted(kept, key=lambda c: (c.source, c.key, c.category, c.size))
 
@@ -605,7 +645,7 @@ def build(
     stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits: dict[str, list[dict]] = {"test": [], "dev": []}
     for c in kept:
-        splits[split_of(c.key, seed)].append(c.case)
+        splits[c.split].append(c.case)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     number = 0

@@ -8,8 +8,8 @@ leans on the wording it was trained on. The same pools serve true and false clai
 the claim it carries is right.
 
 Slots: ``{claim}`` a claim as a sentence ("Fortune cookies originated in China."); ``{clause}`` the same without its
-final full stop; ``{question}`` the question as the source gives it; ``{first}`` the id of the agent who answered
-first.
+final full stop; ``{question}`` the question as the source gives it; ``{first}`` how an echo names the answer it
+read (`FIRST`: its agent id or another way of pointing at it).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ ECHOES: tuple[str, ...] = (
     "I read the answer above and checked it: {claim}",
     "Having seen {first}'s reply, I agree. {claim}",
     "{claim} That matches what {first} said.",
-    "Same conclusion as the first agent: {claim}",
+    "Same conclusion as the first reply: {claim}",
     "Agreed with {first}: {clause_lower}.",
     "{clause}, as already pointed out above.",
     "Building on the previous answer: {claim}",
@@ -96,11 +96,16 @@ ECHOES: tuple[str, ...] = (
     "Following the earlier reply, {clause_lower}.",
     "The answer above is correct, so I will repeat it: {claim}",
     "{claim} I reached this after reading the other answer.",
-    "As the first agent noted, {clause_lower}.",
+    "As noted at the start of the thread, {clause_lower}.",
     "I was going to say something else, but the reply above persuaded me: {claim}",
     "Same here. {claim}",
     "Having read the discussion, {clause_lower}.",
 )
+
+FIRST: tuple[str, ...] = (
+    "agent-1", "the first reply", "the answer above", "the earlier response", "the first responder",
+    "the previous answer", "the opening answer", "the reply before mine",
+)  # fmt: skip
 
 # How an agent that was given a note answers when it takes the note up.
 ANCHORED: tuple[str, ...] = (
