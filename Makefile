@@ -45,7 +45,7 @@ regress: $(STAMP)
 ## make dataset [SHARED=../shared/data] [DATASET=results/real-benchmark]: the real-data benchmark (dev/test)
 dataset: $(STAMP)
 	$(BIN)/fcb build-dataset --gsm8k $(SHARED)/gsm8k/example_model_solutions.jsonl --truthfulqa $(SHARED)/truthfulqa \
-	  --out $(DATASET)
+	  --out $(DATASET) --audit
 	$(BIN)/fcb stats $(DATASET)/test.jsonl
 
 ## make bench: the harness's own cost (prints figures; writes results/bench/*.json; a few minutes)

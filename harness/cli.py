@@ -358,6 +358,7 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
             seed=args.seed,
             test_wording=args.test_wording,
             progress=_stage_line,
+            audit=args.audit,
         )
     except (OSError, ValueError, KeyError) as exc:
         print(f"fcb build-dataset: {exc}", file=sys.stderr)
@@ -614,6 +615,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("test", "heldout"),
         default="test",
         help="wording families for the test split: its own (default) or the held-back ones (template-shift check)",
+    )
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="also run fcb audit-dataset on the splits: audit.json beside them, its figures in card.json",
     )
     p.set_defaults(func=cmd_build_dataset)
 

@@ -23,29 +23,20 @@ GSM8K = SHARED / "gsm8k" / "example_model_solutions.jsonl"
 TQA = SHARED / "truthfulqa"
 
 
-def _build(out: Path, seed: int = 0) -> None:
-    proc = run_cli(
-        "build-dataset",
-        "--gsm8k",
-        str(GSM8K),
-        "--truthfulqa",
-        str(TQA),
-        "--out",
-        str(out),
-        "--seed",
-        str(seed),
-        timeout=300,
-    )
+def _build(out: Path, seed: int = 0, audit: bool = False) -> None:
+    args = ["--gsm8k", str(GSM8K), "--truthfulqa", str(TQA), "--out", str(out), "--seed", str(seed)]
+    proc = run_cli("build-dataset", *args, *(["--audit"] if audit else []), timeout=300)
     assert proc.returncode == 0, proc.stderr
     # progress: a line as each stage starts, with the time since the build began
     stages = [line for line in proc.stderr.splitlines() if re.match(r"fcb build-dataset: \[\s*\d+\.\d s\] ", line)]
-    assert len(stages) == 4 and "reading GSM8K" in stages[0] and "writing the splits" in stages[-1], proc.stderr
+    assert len(stages) == 4 + audit and "reading GSM8K" in stages[0], proc.stderr
+    assert ("auditing" if audit else "writing the splits") in stages[-1], proc.stderr
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("real")
-    _build(out)
+    _build(out, audit=True)
     return out
 
 
@@ -55,8 +46,10 @@ def _cases(path: Path) -> list[dict]:
 
 def test_same_inputs_and_seed_give_byte_identical_outputs(built: Path, tmp_path: Path) -> None:
     _build(tmp_path / "again")
-    for name in ("dev.jsonl", "test.jsonl", "card.json"):
+    for name in ("dev.jsonl", "test.jsonl"):
         assert (tmp_path / "again" / name).read_bytes() == (built / name).read_bytes()
+    again = json.loads((tmp_path / "again" / "card.json").read_text())
+    assert again == {k: v for k, v in json.loads((built / "card.json").read_text()).items() if k != "audit"}
     card = json.loads((built / "card.json").read_text())
     assert card["seed"] == 0 and card["sources"]["gsm8k"]["sha256"]
     assert card["outputs"]["test.jsonl"]["cases"] == len(_cases(built / "test.jsonl"))
@@ -275,3 +268,26 @@ def test_source_items_with_known_errors_are_left_out(built: Path) -> None:
     items = {c["source"]["item"] for s in ("dev", "test") for c in _cases(built / f"{s}.jsonl")}
     assert f"truthfulqa:{key}" not in items
     assert any(i.startswith("truthfulqa:") for i in items)
+
+
+def test_the_benchmark_passes_its_own_shortcut_audit(built: Path) -> None:
+    """The issue's targets, on the build: no surface baseline over 0.45 macro-F1, no exact rule, count alone <= 0.30."""
+    audit = json.loads((built / "audit.json").read_text())
+    assert audit["verdict"]["status"] == "pass", audit["verdict"]["findings"]
+    assert audit["rules"]["total"] == 0
+    for baseline in audit["surface"]["baselines"]:
+        assert baseline["macro_f1"] <= 0.45 and baseline["risk_macro_f1"] <= 0.45, baseline["name"]
+    assert audit["count_leakage"]["count_only_macro_f1"] <= 0.30
+    card = json.loads((built / "card.json").read_text())
+    assert card["audit"]["verdict"] == "pass" and card["audit"]["exact_rules"] == 0
+
+
+def test_the_hand_audit_of_truthfulqa_labels_is_kept_and_meets_its_bar() -> None:
+    with open(ROOT / "tests" / "data" / "hand_audit" / "truthfulqa-labels.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    questions = _tqa_questions()
+    assert len(rows) >= 300
+    assert all(r["item"].split(":")[1] in questions for r in rows)  # real source items, by their key
+    right = sum(r["verdict"] in ("ok", "flag") for r in rows)
+    assert right / len(rows) >= 0.97
+    assert all(r["reason"] for r in rows if r["verdict"] != "ok")

@@ -31,6 +31,8 @@ from typing import Any
 import orjson
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from harness.audit import Settings, item_from_case
+from harness.audit import audit as audit_splits
 from harness.cases import file_sha256, schema_errors
 from harness.labels import check_case
 from harness.realdata import wording
@@ -628,11 +630,13 @@ def build(
     seed: int = 0,
     test_wording: wording.Pool = "test",
     progress: Callable[[str], None] = lambda _msg: None,
+    audit: bool = False,
 ) -> dict:
     """Write ``dev.jsonl``, ``test.jsonl`` and ``card.json`` into ``out_dir``; returns the card.
 
     ``test_wording="heldout"`` builds the test split with the held-back wording families (the template-shift check).
     ``progress`` receives a line as each stage starts (reading, sampling, writing), with the time since the start.
+    ``audit=True`` also runs the shortcut audit on the two splits: ``audit.json`` beside them, its figures in the card.
     """
     started = time.monotonic()
 
@@ -655,8 +659,34 @@ def build(
             case["id"] = f"FCB-{number:04d}"
         (out_dir / f"{name}.jsonl").write_bytes(b"".join(orjson.dumps(c) + b"\n" for c in splits[name]))
     card = _card(splits, seed, test_wording, gsm8k_path, truthfulqa_dir, out_dir)
+    if audit:
+        stage("auditing the splits for shortcuts (fcb audit-dataset dev.jsonl test.jsonl)")
+        card["audit"] = _audit(splits, out_dir, seed)
     (out_dir / "card.json").write_bytes(orjson.dumps(card, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return card
+
+
+def _audit(splits: dict[str, list[dict]], out_dir: Path, seed: int) -> dict[str, Any]:
+    """The shortcut audit of dev against test, written whole to ``audit.json``; its figures for the card."""
+    items = {
+        name: [item_from_case(c, str(out_dir / f"{name}.jsonl"), i) for i, c in enumerate(cases, start=1)]
+        for name, cases in splits.items()
+    }
+    files = {n: {"path": str(out_dir / f"{n}.jsonl"), "cases": len(items[n])} for n in ("dev", "test")}
+    doc = audit_splits(items["dev"], items["test"], {"train": files["dev"], "test": files["test"], "split_by": None},
+                       Settings(seed=seed))  # fmt: skip
+    (out_dir / "audit.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    return {
+        "verdict": doc["verdict"]["status"],
+        "findings": [f["message"] for f in doc["verdict"]["findings"]],
+        "surface_macro_f1": {
+            b["name"]: {"category": round(b["macro_f1"], 3), "risk": round(b["risk_macro_f1"], 3)}
+            for b in doc["surface"]["baselines"]
+        },
+        "exact_rules": doc["rules"]["total"],
+        "count_only_macro_f1": round(doc["count_leakage"]["count_only_macro_f1"], 3),
+        "file": "audit.json",
+    }
 
 
 def _origin(case: dict) -> str:
@@ -708,8 +738,23 @@ def _card(
             for n, cs in splits.items()
         },
         "limitations": LIMITATIONS,
+        "hand_audit": HAND_AUDIT,
     }
 
+
+HAND_AUDIT = {
+    "what": "TruthfulQA cases of majority_wrong_fact, lone_correct_dissenter, genuine_agreement_correct and "
+    "genuine_disagreement, a seeded random sample of both splits, each read by a person against the label rules",
+    "cases_read": 340,
+    "labels_right": 334,
+    "verdicts": {"ok": 308, "flag": 26, "wrong": 5, "unsure": 1},
+    "share_right": 0.982,
+    "note": "flag = the category and expected risk hold but one correct flag is debatable, or two wrong answers of a "
+    "disagreement share a claim below 60%; four earlier rounds (82%, 89%, 90%, 96%) led to the rules in "
+    "harness/realdata/claims.py and build.py",
+    "verdicts_file": "tests/data/hand_audit/truthfulqa-labels.csv",
+}
+"""The last hand audit of the TruthfulQA labels, made on a build with the label rules of this builder."""
 
 LIMITATIONS = [
     "Constructed cases (origin_constructed: echo_cascade, anchoring_injected_premise and correct_but_unsupported) "
