@@ -145,9 +145,9 @@ class Maker:
         }
         return Candidate(category, self.short, len(answers), self.key, self.split, case)
 
-    def echo(self, first: dict, restatements: list[str], k: int, correct: bool) -> list[dict]:
-        """`k` agents who read `first` and restate its claim, each in a wording of the pool around a real wording of the
-        claim (never a real answer bare: that text was written without reading anything)."""
+    def echo(self, restatements: list[str], k: int, correct: bool) -> list[dict]:
+        """`k` agents who read the first answer (agent-1) and restate its claim, each in a wording of the pool around
+        a real wording of the claim (never a real answer bare: that text was written without reading anything)."""
         out = []
         for _ in range(k):
             claim = self.rng.choice(restatements)
@@ -271,7 +271,7 @@ def _gsm_constructed(item: GsmItem, m: Maker, right: list[Solution], wrong: list
             same = [s for s in wrong if s.final == first.final and s is not first]
             d = _dissents(rng) if right else 0
             restate = _gsm_claims(number, [first, *same], rng)  # an echo may copy the first answer's working
-            answers = [_gsm_answer(first), *m.echo(first, restate, size - 1 - d, False)]
+            answers = [_gsm_answer(first), *m.echo(restate, size - 1 - d, False)]
             answers += [_gsm_answer(rng.choice(right))] if d else []
             how = (
                 "A real wrong solution first; the agents after it are ours: they read it and restate its number "
@@ -286,7 +286,7 @@ def _gsm_constructed(item: GsmItem, m: Maker, right: list[Solution], wrong: list
             if rng.random() < 0.5:
                 others = [s for s in right if s is not first]
                 restate = _gsm_claims(m.truth, [first, *others], rng)
-                answers = [_gsm_answer(first), *m.echo(first, restate, size - 1 - d, True)]
+                answers = [_gsm_answer(first), *m.echo(restate, size - 1 - d, True)]
                 answers += [_gsm_answer(rng.choice(wrong))] if d else []
                 how = (
                     "A real correct solution first; the agents after it are ours: they read it and restate its "
@@ -477,7 +477,7 @@ def _tqa_constructed(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Itera
         d = _dissents(rng) if pool.true else 0
         first = rng.choice(top.answers)
         restate = [t for t in [*top.answers, *top.references] if t != first] or [first]
-        answers = [pool.answer(first, False), *m.echo(_answer(first, False), restate, size - 1 - d, False)]
+        answers = [pool.answer(first, False), *m.echo(restate, size - 1 - d, False)]
         if d:
             answers.append(pool.answer(rng.choice(pool.true[0].answers), True))
         how = (
@@ -492,7 +492,7 @@ def _tqa_constructed(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Itera
             d = _dissents(rng) if pool.false else 0
             first = rng.choice(top.answers)
             restate = [t for t in [*top.answers, *top.references] if t != first] or [first]
-            answers = [pool.answer(first, True), *m.echo(_answer(first, True), restate, size - 1 - d, True)]
+            answers = [pool.answer(first, True), *m.echo(restate, size - 1 - d, True)]
             if d:
                 answers.append(pool.answer(rng.choice(pool.false[0].answers), False))
             how = (
