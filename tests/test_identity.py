@@ -69,7 +69,7 @@ def test_module_builtin_and_llm_fingerprints_and_the_llm_run_folder(tmp_path: Pa
     (run_dir,) = results.iterdir()
     assert "qwen-test" in run_dir.name  # the model's name survives in the folder name
     fp = _identity(run_dir)["fingerprint"]
-    prompt = ROOT / "configs" / "prompts" / "false-consensus.txt"
+    prompt = ROOT / "harness" / "data" / "prompts" / "false-consensus.txt"
     assert fp["kind"] == "llm" and fp["model"] == "qwen-test" and fp["base_url"] == f"{server.url}/v1"
     assert fp["prompt_sha256"] == hashlib.sha256(prompt.read_bytes()).hexdigest()
     assert fp["settings"]["temperature"] == 0.0 and fp["settings"]["samples"] == 1

@@ -1,9 +1,10 @@
 """Language-model detectors behind any OpenAI-compatible chat-completions endpoint: ``llm:MODEL@BASE_URL``.
 
-The request is rendered into a prompt template (``configs/prompts/*.txt``, `string.Template` slots ``$question``,
-``$answers`` and ``$evidence``), sent to ``BASE_URL/chat/completions`` through the HTTP adapter's client (same
-retries, backoff, ``Retry-After``, concurrency and secret handling), and the reply is read defensively: a JSON
-object, a fenced JSON block, or the first ``{...}`` in the text. Token usage rides along in the prediction.
+The request is rendered into a prompt template (by default ``harness/data/prompts/false-consensus.txt``; slots
+``$question``, ``$answers`` and ``$evidence`` of `string.Template`), sent to ``BASE_URL/chat/completions`` through
+the HTTP adapter's client (same retries, backoff, ``Retry-After``, concurrency and secret handling), and the reply is
+read defensively: a JSON object, a fenced JSON block, or the first ``{...}`` in the text. Token usage rides along
+in the prediction.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from harness.detectors.options import DetectorOptions
 from harness.response import parse_prediction
 from harness.types import RISKS, DetectorError, Prediction, Request
 
-DEFAULT_PROMPT = Path(__file__).resolve().parents[2] / "configs" / "prompts" / "false-consensus.txt"
+DEFAULT_PROMPT = Path(__file__).resolve().parents[1] / "data" / "prompts" / "false-consensus.txt"
+"""The default template, shipped inside the package (a wheel holds it; ``configs/`` is not installed)."""
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 

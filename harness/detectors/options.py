@@ -21,7 +21,7 @@ class DetectorOptions:
     # language-model detectors (llm:MODEL@BASE_URL) only
     temperature: float = 0.0
     max_tokens: int = 300
-    prompt: str | None = None  # a template file; None: configs/prompts/false-consensus.txt in the package
+    prompt: str | None = None  # a template file; None: harness/data/prompts/false-consensus.txt in the package
     samples: int = 1  # self-consistency: ask K times (temperature above 0) and take the majority risk
     json_mode: bool = True  # ask for the endpoint's JSON response format (dropped if the endpoint refuses it)
     price_prompt_per_mtok: float | None = None  # USD per million prompt tokens, for the run's cost
