@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUNTIME := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
 
 DETECTOR ?=
@@ -18,32 +19,38 @@ DATASET ?= results/real-benchmark
 
 .PHONY: eval serve regress dataset bench test lint browser stats validate clean
 
-$(STAMP): pyproject.toml
+# The package with its runtime dependencies: all that eval, serve, dataset, stats and validate need.
+$(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUNTIME)
+	@echo "installed fcb into $(VENV): run it as $(BIN)/fcb, or activate the environment with: . $(BIN)/activate"
+
+# The development extras on top (pytest, Playwright, schemathesis, ruff, ...): for test, lint and bench.
+$(STAMP): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
-	@echo "installed fcb into $(VENV): run it as $(BIN)/fcb, or activate the environment with: . $(BIN)/activate"
 
 ## make eval [DETECTOR=url|builtin:NAME|module:function|file.py:function] [CASES=path/to/cases.jsonl] [ARGS=...]
 ## Relative DETECTOR= and CASES= paths resolve against this folder (make runs here, also under make -C).
-eval: $(STAMP)
+eval: $(RUNTIME)
 	$(BIN)/fcb eval $(CASES) $(if $(DETECTOR),--detector '$(DETECTOR)') $(ARGS)
 
 ## make serve [DETECTOR=builtin:NAME|module:function|file.py:function] [PORT=8765]
-serve: $(STAMP)
+serve: $(RUNTIME)
 	$(BIN)/fcb serve --detector '$(or $(DETECTOR),builtin:agreement)' --port $(PORT) $(ARGS)
 
 ## make regress DETECTOR=... BASELINE=results/baselines/NAME.json [CASES=...]: eval, then compare; fails on a
 ## significant regression. The comparison (Markdown, fit for a pull-request comment) lands in the run folder.
-regress: $(STAMP)
+regress: $(RUNTIME)
 	@test -n "$(BASELINE)" || { echo "usage: make regress DETECTOR=... BASELINE=results/baselines/NAME.json"; exit 2; }
 	$(BIN)/fcb eval $(CASES) $(if $(DETECTOR),--detector '$(DETECTOR)') --out $(REGRESS_RUN) -q $(ARGS)
 	@$(BIN)/fcb compare '$(BASELINE)' $(REGRESS_RUN) --format md --out $(REGRESS_RUN)/compare.md; rc=$$?; \
 	  cat $(REGRESS_RUN)/compare.md; exit $$rc
 
 ## make dataset [SHARED=../shared/data] [DATASET=results/real-benchmark]: the real-data benchmark (dev/test)
-dataset: $(STAMP)
+dataset: $(RUNTIME)
 	$(BIN)/fcb build-dataset --gsm8k $(SHARED)/gsm8k/example_model_solutions.jsonl --truthfulqa $(SHARED)/truthfulqa \
 	  --out $(DATASET) --audit
 	$(BIN)/fcb stats $(DATASET)/test.jsonl
@@ -52,10 +59,10 @@ dataset: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 
-stats: $(STAMP)
+stats: $(RUNTIME)
 	$(BIN)/fcb stats $(CASES)
 
-validate: $(STAMP)
+validate: $(RUNTIME)
 	$(BIN)/fcb validate $(or $(CASES),harness/data/embedded_cases.jsonl)
 
 lint: $(STAMP)
