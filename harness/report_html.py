@@ -339,3 +339,73 @@ def open_in_browser(path: Path) -> bool:
         return webbrowser.open(path.resolve().as_uri())
     except webbrowser.Error:
         return False
+
+
+# ---- comparing two runs: flipped cases with both predictions, in the same explorer ----
+
+_LETTER_RISK = {"l": "low", "m": "medium", "h": "high"}
+
+
+def _baseline_records(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A baseline file's cases as journal-like records (it keeps one letter per case, no reply)."""
+    cases = doc["cases"]
+    records = {}
+    for cid, cat, exp, pred in zip(
+        cases["ids"], cases["categories"], cases["expected"], cases["predicted"], strict=True
+    ):
+        risk = _LETTER_RISK.get(pred)
+        records[cid] = {
+            "id": cid,
+            "category": cat,
+            "expected": _LETTER_RISK[exp],
+            "risk": risk,
+            "error": None if risk else {"kind": "error", "message": "an error (a baseline keeps no message)"},
+        }
+    return records
+
+
+def run_records(path: str | Path) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """(journal records by id, the cases file) of a run folder or a baseline file (``fcb baseline save``)."""
+    path = Path(path)
+    try:
+        if path.is_file():
+            data = orjson.loads(path.read_bytes())
+            return _baseline_records(data), data["doc"]["dataset"].get("path")
+        doc = orjson.loads((path / METRICS).read_bytes())
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ReportError(f"{path}: {exc}") from exc
+    return journal_records(path / PREDICTIONS), doc["dataset"].get("path")
+
+
+def confusion_counts(rows: Sequence[dict[str, Any]], run: int) -> list[list[int]]:
+    """The 3x4 confusion matrix of one run over the explorer's rows (a case the run lacks counts as an error)."""
+    counts = [[0] * len(COLUMNS) for _ in RISKS]
+    for row in rows:
+        if row["exp"] in RISKS:
+            p = row["p"][run]
+            counts[RISKS.index(row["exp"])][COLUMNS.index(p["r"] if p and p["r"] else "error")] += 1
+    return counts
+
+
+def render_compare(cmp: dict[str, Any], sections: str) -> str:
+    """The comparison page: ``sections`` (the comparison's tables), both runs' matrices, and the explorer over
+    every paired case, showing the flipped ones first (the change filter)."""
+    (base, base_cases), (new, new_cases) = run_records(cmp["base"]["path"]), run_records(cmp["new"]["path"])
+    rows, note = explorer_cases([base, new], new_cases or base_cases)
+    labels = [cmp["base"]["detector"], cmp["new"]["detector"]]
+    maps = "".join(
+        f"<div>{heatmap(confusion_counts(rows, k), k, f'{side}: {label}')}</div>"
+        for k, (side, label) in enumerate(zip(("base", "new"), labels, strict=True))
+    )
+    sections += f"<h2>Confusion matrices</h2><div class='row'>{maps}</div>"
+    sections += "<p class='note'>Click a cell to list its cases below, with both predictions.</p>"
+    ds = cmp["dataset"]
+    subtitle = [
+        f"base: {labels[0]} ({cmp['base']['path']})",
+        f"new: {labels[1]} ({cmp['new']['path']})",
+        f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} cases)",
+        note,
+    ]
+    return page(
+        "False-consensus detector comparison", subtitle, sections, {"runs": labels, "cases": rows, "note": note}
+    )
