@@ -199,9 +199,9 @@ def heatmap(counts: Sequence[Sequence[int]], run: int = 0, title: str = "") -> s
     )
 
 
-def bars_svg(rows: Sequence[tuple[str, float | None, Sequence[float] | None, int]], width: int = 560) -> str:
+def bars_svg(rows: Sequence[tuple[str, float | None, Sequence[float] | None, int]], width: int = 640) -> str:
     """Accuracy bars with their 95% interval as whiskers, one per (label, accuracy, interval, n): inline SVG."""
-    left, bar_w, row_h = 230, width - 300, 22
+    left, bar_w, row_h = 230, width - 340, 22
     height = row_h * len(rows) + 24
     parts = [f'<svg class="bars" width="{width}" height="{height}" role="img" aria-label="accuracy with intervals">']
     for i, (label, acc, ci, n) in enumerate(rows):
@@ -259,11 +259,7 @@ def run_sections(doc: dict[str, Any]) -> str:
         group_section(f"By {name}", g) for name, g in breakdowns.items() if name not in ("model_family", "origin")
     ]
     out.append(f"<details><summary>Other breakdowns</summary>{''.join(others)}</details>")
-    ops = m["operational"]
-    ops_rows = operational_rows(m)
-    if ops.get("cached"):
-        ops_rows.append(["replayed from the response cache", f"{ops['cached']} (left out of latency and tokens)"])
-    out.append(f"<h2>Operational</h2>{table(['', ''], ops_rows)}")
+    out.append(f"<h2>Operational</h2>{table(['', ''], operational_rows(m))}")
     if errors := error_message_rows(m, width=400):
         out.append(f"<h2>Errors (most frequent messages)</h2>{table(ERROR_HEADER, errors, 'errors')}")
     return "".join(out)
