@@ -32,7 +32,7 @@
     if (c.hay === undefined) {
       const parts = [c.id, c.cat];
       if (c.case) {
-        parts.push(c.case.question, c.case.rationale, c.case.ground_truth, ...c.case.evidence);
+        parts.push(c.case.question, c.case.rationale, c.case.ground_truth, ...(c.case.evidence || []));
         for (const a of c.case.answers) parts.push(a.agent_id, a.text);
       }
       for (const p of c.p) if (p) parts.push(p.em, p.e, JSON.stringify(p.resp || ""));
@@ -206,13 +206,17 @@
       out += '<h3>Question</h3><div class="pre">' + esc(t.question) + "</div>";
       out += '<h3>Answers</h3><table class="answers"><thead><tr><th>agent</th><th>answer</th><th>correct</th><th>model_family</th>' +
         "<th>saw others</th><th>shared context</th></tr></thead><tbody>" +
-        t.answers.map((a) => "<tr><td>" + esc(a.agent_id) + '</td><td class="answer">' + esc(a.text) + "</td><td>" + yesNo(a.correct) +
-          "</td><td>" + esc(a.model_family) + "</td><td>" + yesNo(a.saw_other_answers) + "</td><td>" + yesNo(a.shared_context) + "</td></tr>").join("") +
+        t.answers.map((a) => {
+          const m = a.metadata || {};
+          return "<tr><td>" + esc(a.agent_id) + '</td><td class="answer">' + esc(a.text) + "</td><td>" + yesNo(a.correct) +
+            "</td><td>" + esc(m.model_family) + "</td><td>" + yesNo(m.saw_other_answers) + "</td><td>" + yesNo(m.shared_context) + "</td></tr>";
+        }).join("") +
         "</tbody></table>";
-      out += "<h3>Evidence</h3>" + (t.evidence.length ? "<ul>" + t.evidence.map((e) => "<li>" + esc(e) + "</li>").join("") + "</ul>" : "<p>(none)</p>");
+      const evidence = t.evidence || [];
+      out += "<h3>Evidence</h3>" + (evidence.length ? "<ul>" + evidence.map((e) => "<li>" + esc(e) + "</li>").join("") + "</ul>" : "<p>(none)</p>");
       out += "<h3>Ground truth</h3><p>" + esc(t.ground_truth) + "</p><p>majority correct: " + esc(t.majority_correct) + "</p>";
       out += "<h3>Rationale</h3><p>" + esc(t.rationale) + "</p>";
-      out += '<p class="note">source ' + esc(t.source) + "; tags " + esc(t.tags.join(", ")) + "</p>";
+      out += '<p class="note">source ' + esc(t.source) + "; tags " + esc((t.tags || []).join(", ")) + "</p>";
     }
     c.p.forEach((p, k) => { out += predictionHtml(c, p, k); });
     const aside = $("#detail");
