@@ -112,6 +112,9 @@ def test_report_html_filters_and_opens_cases(tmp_path: Path, browser_page: Page)
     page.click("#detail .close")
     assert page.is_hidden("#detail")
     page.click("#f-reset")
+    page.click("#cases th[data-col='0']")
+    page.click("#cases th[data-col='0']")  # sorted by id, descending
+    assert _listed(page)[1][:2] == sorted(by_id, reverse=True)[:2]
     page.fill("#f-text", "saw 2 answers")  # free text reaches the detector's reply
     two = sum(len(c["answers"]) == 2 for c in cases)
     page.wait_for_function("n => document.querySelector('#count').textContent.startsWith(n + ' ')", arg=two)
