@@ -1,7 +1,7 @@
 """``make bench``: the harness's own cost, measured and printed, and written to results/bench/*.json.
 
 Nothing here is asserted; tests never look at times. Every server runs on 127.0.0.1 and stops by itself.
-Sections: overhead, startup, http, memory, leaderboard, profile (``python benchmarks/bench.py [SECTION ...]``).
+Sections: overhead, startup, http, memory, leaderboard, profile, report (``python benchmarks/bench.py [SECTION ...]``).
 """
 
 from __future__ import annotations
@@ -332,7 +332,81 @@ def bench_profile(tmp: Path) -> dict[str, Any]:
     return out
 
 
+def _realistic_cases(path: Path, n: int) -> Path:
+    """``n`` cases of real size: the embedded set's 240 cases repeated under new ids (1.7 KB a case on average)."""
+    from harness.cases import embedded_cases_path
+
+    base = [orjson.loads(line) for line in embedded_cases_path().read_bytes().splitlines()]
+    with open(path, "wb") as f:
+        for i in range(n):
+            case = dict(base[i % len(base)], id=f"FCB-{i:04d}")  # the schema allows FCB-0000 .. FCB-9999
+            f.write(orjson.dumps(case) + b"\n")
+    return path
+
+
+_CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+
+# run in the page: the explorer's filters are synchronous, so the time from the change event to its return is the
+# whole filter and redraw
+_TIME_FILTER = """([sel, value]) => {
+  const el = document.querySelector(sel); el.value = value;
+  const t = performance.now(); el.dispatchEvent(new Event('change')); const ms = performance.now() - t;
+  return [ms, document.querySelector('#count').textContent];
+}"""
+
+
+def bench_report(tmp: Path, n_cases: int = 10_000) -> dict[str, Any]:
+    """report.html for a run of 10,000 real-size cases: its size, the time to write it, and in Chromium the time to
+    open it (load, unpack, first draw) and to filter it."""
+    from playwright.sync_api import sync_playwright
+
+    from harness.report_html import write_html
+    from harness.runner import EvalSettings, run
+
+    cases = _realistic_cases(tmp / "cases.jsonl", n_cases)
+    out = tmp / "run"
+    asyncio.run(run(EvalSettings(cases=str(cases), detector="builtin:heuristic", out=str(out), n_boot=200)))
+    start = time.perf_counter()
+    page_path = write_html(out)
+    write_s = time.perf_counter() - start
+    result: dict[str, Any] = {
+        "cases": n_cases,
+        "cases_file_mb": cases.stat().st_size / 1e6,
+        "report_html_mb": page_path.stat().st_size / 1e6,
+        "write_report_html_s": write_s,
+    }
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        result["chromium"] = "not installed (make browser)"
+        return result
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=_CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        start = time.perf_counter()
+        page.goto(page_path.as_uri())
+        page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+        result["open_wall_s"] = time.perf_counter() - start
+        result["open_in_page_ms"] = float(page.get_attribute("body", "data-ready-ms") or "nan")
+        for name, sel, value in [
+            ("filter_category_ms", "#f-cat", "echo_cascade"),
+            ("filter_wrong_ms", "#f-ok-0", "wrong"),
+            ("filter_reset_category_ms", "#f-cat", ""),
+        ]:
+            ms, count = page.evaluate(_TIME_FILTER, [sel, value])
+            result[name], result[name.replace("_ms", "_shown")] = ms, count
+        start = time.perf_counter()
+        page.fill("#f-text", "capital")  # the first free-text search also builds each case's search text
+        page.wait_for_function("() => !document.querySelector('#count').textContent.startsWith('10000 ')")
+        result["filter_text_first_wall_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        page.click("td.cell[data-exp='high'][data-pred='low']")
+        result["matrix_cell_click_wall_s"] = time.perf_counter() - start
+        browser.close()
+    return result
+
+
 SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
+    "report": bench_report,
     "overhead": bench_overhead,
     "startup": bench_startup,
     "http": bench_http,

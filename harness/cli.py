@@ -116,6 +116,9 @@ def _settings(args: argparse.Namespace) -> Any:
         retries=args.retries,
         risk_field=parse_risk_field(args.risk_field) if args.risk_field else None,
         headers={**base.options.headers, **_headers(args.header)} if args.header else None,
+        cache=True if args.cache is not None else (False if args.no_cache else None),
+        cache_dir=args.cache or None,
+        cache_refresh=args.cache_refresh or None,
     )
     return replace(
         base,
@@ -255,8 +258,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except (RunLoadError, IncomparableRuns) as exc:
         print(f"fcb compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    _write_or_print(RENDERERS[args.format](cmp), args.out)
+    if args.format == "html":
+        from harness.compare_report import to_html
+
+        _write_or_print(to_html(cmp), args.out)
+    else:
+        _write_or_print(RENDERERS[args.format](cmp), args.out)
     return EXIT_INVALID if cmp["regression"] else EXIT_OK
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from harness.report_html import ReportError, open_in_browser, write_html
+
+    try:
+        path = write_html(args.run_dir)
+    except ReportError as exc:
+        print(f"fcb view: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.no_open or not open_in_browser(path):
+        print(path)
+    return EXIT_OK
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -542,7 +563,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, metavar="N", help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="replay stored replies and store new ones (default DIR: $XDG_CACHE_HOME/fcb-harness); "
+        "on by default for llm: detectors at temperature 0",
+    )
+    cache.add_argument("--no-cache", action="store_true", help="never use the response cache")
+    p.add_argument("--cache-refresh", action="store_true", help="ask again, ignoring stored replies, and store them")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("view", help="(re)write a run's report.html and open it (or print its path)")
+    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument("--no-open", action="store_true", help="only write the page and print its path")
+    p.set_defaults(func=cmd_view)
 
     p = sub.add_parser(
         "serve",
@@ -586,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new", metavar="NEW", help="a run folder or a baseline file")
     p.add_argument("--max-drop", type=float, default=0.01, help="largest tolerated drop of a headline metric")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired bootstrap")
-    p.add_argument("--format", choices=["text", "md", "json"], default="text")
+    p.add_argument("--format", choices=["text", "md", "json", "html"], default="text")
     p.add_argument("--out", metavar="PATH")
     p.add_argument("--bootstrap", type=int, default=2000, metavar="N")
     p.add_argument("--seed", type=int, default=0)

@@ -7,6 +7,8 @@ from typing import Any
 import orjson
 from tabulate import tabulate
 
+from harness.report_html import esc, render_compare, table
+
 MAX_LISTED = 50
 
 
@@ -110,3 +112,16 @@ def to_json(cmp: dict[str, Any]) -> str:
 
 
 RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json}
+
+
+def to_html(cmp: dict[str, Any]) -> str:
+    """A self-contained page: the comparison's tables and the case explorer with both runs' predictions."""
+    header = ["metric", "base", "new", "delta", f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI", "", ""]
+    flips = cmp["flipped"]
+    sections = (
+        f"<h2>Headline</h2>{table(header, metric_rows(cmp), 'num')}<p class='note'>{esc(_summary(cmp))}</p>"
+        f"<h2>Per category</h2>{table(['category', 'n', 'base', 'new', 'delta'], category_rows(cmp), 'num')}"
+        f"<h2>Flipped cases</h2><p>{len(flips['right_to_wrong'])} right to wrong, "
+        f"{len(flips['wrong_to_right'])} wrong to right: listed in the explorer below.</p>"
+    )
+    return render_compare(cmp, sections)

@@ -66,6 +66,8 @@ def record(
     if (origin := origin_of(labels.tags)) != UNKNOWN_ORIGIN:  # untagged cases keep the journal as it was
         rec["origin"] = origin
     rec.update(attempts=attempts, latency_s=round(latency_s, 6))
+    if prediction is not None and prediction.cached:  # a replayed answer took no detector time
+        rec.update(cached=True, latency_s=0.0)
     if prediction is not None:
         rec.update(risk=prediction.risk, score=prediction.score, response=prediction.extra, error=None)
     else:
@@ -94,6 +96,7 @@ def outcome_of(rec: dict[str, Any]) -> Outcome:
         prompt_tokens=_tokens(usage, "prompt_tokens"),
         completion_tokens=_tokens(usage, "completion_tokens"),
         error_message=str(error.get("message", "")) if error else None,
+        cached=bool(rec.get("cached", False)),
     )
 
 

@@ -15,6 +15,7 @@ from harness.cases import scan
 from harness.journal import METRICS, PREDICTIONS, read_journal, read_manifest, write_manifest
 from harness.metrics import compute
 from harness.report import write_reports
+from harness.report_html import write_html
 from harness.runner import METRICS_VERSION, RunError, parse_shard, select, shard_text
 from harness.types import Outcome
 
@@ -93,6 +94,7 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
         first_doc["dataset"], cases=len(selected), lines=scanned.lines, skipped_invalid=scanned.invalid_lines
     )
     write_reports(out, document)
+    write_html(out, document)
     return document
 
 

@@ -346,10 +346,14 @@ def error_messages(outs: Sequence[Outcome], limit: int = 5) -> list[dict[str, An
 def operational(
     outcomes: Iterable[Outcome], wall_s: float, prices: tuple[float | None, float | None] = (None, None)
 ) -> dict[str, Any]:
-    """Cases, errors by kind, retries, wall time, throughput, latency percentiles and token usage."""
+    """Cases, errors by kind, retries, wall time, throughput, latency percentiles and token usage.
+
+    Answers replayed from the response cache (``cached``) are counted, and left out of latency and tokens.
+    """
     outs = list(outcomes)
     errors = Counter(o.error_kind for o in outs if o.error_kind)
-    latency = np.array([o.latency_s for o in outs], dtype=float)
+    asked = [o for o in outs if not o.cached]  # replayed answers cost no time and no tokens: counted apart
+    latency = np.array([o.latency_s for o in asked], dtype=float)
     pct = {f"p{q}": float(np.percentile(latency, q)) for q in (50, 90, 95, 99)} if len(latency) else {}
     return {
         "cases": len(outs),
@@ -360,7 +364,8 @@ def operational(
         "wall_s": wall_s,
         "cases_per_s": len(outs) / wall_s if wall_s > 0 else None,
         "latency_s": pct,
-        "tokens": token_usage(outs, prices),
+        "tokens": token_usage(asked, prices),
+        "cached": len(outs) - len(asked),
     }
 
 

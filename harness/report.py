@@ -127,6 +127,7 @@ def operational_rows(m: dict[str, Any]) -> list[list[Any]]:
             " / ".join(f"{1000 * lat[k]:.1f} ms" for k in ("p50", "p90", "p99")) if lat else "n/a",
         ],
         *_token_rows(ops.get("tokens")),
+        *([["replayed from the response cache", ops["cached"]]] if ops.get("cached") else []),
     ]
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from harness import __version__
+from harness.cache import CachedDetector, cache_wanted, with_cache
 from harness.cases import Problem, Scan, iter_cases, scan
 from harness.detectors import adapt, fingerprint, load_detector
 from harness.detectors.callable import exception_error
@@ -41,6 +42,7 @@ from harness.journal import (
 from harness.metrics import compute
 from harness.redact import redact_spec, scrub_text
 from harness.report import write_reports
+from harness.report_html import write_html
 from harness.request import build_request
 from harness.types import CATEGORIES, CaseLabels, Detector, DetectorError, Outcome, Prediction, RunResult
 
@@ -498,6 +500,17 @@ async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels
     return record(lab, prediction, error, attempts, time.perf_counter() - started)
 
 
+def _cached(settings: EvalSettings, detector: Detector, detector_fingerprint: dict[str, Any]) -> Detector:
+    """The detector behind the response cache when the settings ask for it (see `harness.cache`)."""
+    o = settings.options
+    enabled = o.cache if o.cache is not None else (True if o.cache_refresh else None)  # refreshing means using it
+    if not cache_wanted(settings.detector, enabled, o.temperature, o.samples):
+        return detector
+    return with_cache(
+        detector, detector_fingerprint, risk_field=o.risk_field, directory=o.cache_dir, refresh=o.cache_refresh
+    )
+
+
 def _refuse_training_overlap(detector: Detector, labels: list[CaseLabels]) -> None:
     """A trained detector must never be scored on the source items it was trained on."""
     trained_on = getattr(detector, "train_source_items", None)
@@ -563,6 +576,7 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
         try:
             _refuse_training_overlap(detector, labels)
             detector_fingerprint = await signals.guard(fingerprint(detector, settings.detector))
+            detector = _cached(settings, detector, detector_fingerprint)
             run_dir, manifest = _open_run_dir(settings, _identity(settings, scanned, detector_fingerprint))
             hashes = {lab.case_id: lab.content_hash for lab in labels}
             journaled = read_journal(run_dir / PREDICTIONS)
@@ -588,6 +602,8 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
         finally:
             if owned:
                 await detector.aclose()
+            if isinstance(detector, CachedDetector):
+                detector.cache.close()
         manifest["sessions"].append(
             {"started": started_at, "wall_s": time.perf_counter() - started, "cases": len(todo) + (first is not None)}
         )
@@ -601,6 +617,7 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
         document = _document(settings, scanned, digest, detector, detector_fingerprint, metrics, complete=whole)
         document["stopped"] = stopped
         write_reports(run_dir, document)
+        write_html(run_dir, document)
     problems = [str(p) for p in scanned.problems]
     return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"], problems, stopped)
 

@@ -54,6 +54,7 @@ class Prediction:
     score: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     attempts: int = 1
+    cached: bool = False  # replayed from the response cache (harness.cache), not asked of the detector this run
 
 
 class DetectorError(Exception):
@@ -115,6 +116,7 @@ class Outcome:
     prompt_tokens: int = 0  # token usage, for detectors that report it (language models)
     completion_tokens: int = 0
     error_message: str | None = None
+    cached: bool = False  # the answer came from the response cache: its latency and tokens are counted apart
 
 
 @dataclass(slots=True)

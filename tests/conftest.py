@@ -28,6 +28,13 @@ class Server:
             return json.loads(resp.read())
 
 
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own user cache directory: the response cache (on by default for llm: detectors) never
+    carries answers from one test, or from the user's own runs, into another; subprocesses inherit it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+
+
 @pytest.fixture
 def detector_server() -> Iterator[Callable[..., Server]]:
     """Start test detector servers (each on a free port); all are stopped when the test ends."""

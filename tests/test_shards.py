@@ -45,6 +45,8 @@ def test_shards_partition_the_cases_stably_and_merge_to_a_single_run(tmp_path: P
     assert sorted(r["id"] for r in read_jsonl(merged / "predictions.jsonl")) == sorted(
         c["id"] for c in read_jsonl(cases)
     )
+    page = (merged / "report.html").read_text()  # the merged run has its page: the 3x4 matrix and the cases
+    assert page.count('<td class="cell"') == 12 and "cases-data" in page
     # the merged run ranks and compares like any other
     assert run_cli("compare", str(single), str(merged)).returncode == 0
 

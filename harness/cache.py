@@ -1,0 +1,154 @@
+"""A response cache: a detector's replies stored by its fingerprint and a digest of the request (SQLite, WAL).
+
+Running an unchanged language-model or HTTP detector over the same cases again need not pay for every call again.
+Only answers are stored, never errors; stored values pass through the same secret scrubbing as the journal, and the
+keys are digests of the redacted fingerprint and of the request (which holds no secret). Several runs, in several
+processes, may share one cache file: SQLite in WAL mode serialises the writers and readers never wait.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from harness.types import Detector, Prediction, Request
+
+CACHE_FILE = "responses.sqlite3"
+BUSY_TIMEOUT_MS = 30_000  # a writer in another process holds the lock for one short insert at a time
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    detector TEXT NOT NULL,
+    request TEXT NOT NULL,
+    reply BLOB NOT NULL,
+    stored TEXT NOT NULL DEFAULT (datetime('now')),
+    PRIMARY KEY (detector, request)
+) WITHOUT ROWID
+"""
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/fcb-harness``, or ``~/.cache/fcb-harness`` (the user cache directory on Linux)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "fcb-harness"
+
+
+def cache_wanted(spec: str, enabled: bool | None, temperature: float, samples: int) -> bool:
+    """Whether to use the cache. ``enabled`` None means the default: on for ``llm:`` detectors sampling at
+    temperature 0 (deterministic enough to replay), off for everything else, which may be non-deterministic."""
+    if enabled is not None:
+        return enabled
+    return spec.startswith("llm:") and temperature == 0 and samples == 1
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
+
+
+def detector_key(fingerprint: dict[str, Any], risk_field: tuple[str, ...]) -> str:
+    """The detector half of a key: its (redacted) fingerprint and where the risk is read from in a reply."""
+    return _digest({"fingerprint": fingerprint, "risk_field": list(risk_field)})
+
+
+def request_key(request: Request) -> str:
+    """The request half of a key: a digest of exactly what the detector is sent."""
+    return _digest(request)
+
+
+class ResponseCache:
+    """One SQLite file of replies. ``refresh`` ignores what is stored (and replaces it with fresh replies)."""
+
+    def __init__(self, directory: str | Path, *, refresh: bool = False, secrets: list[str] | None = None) -> None:
+        self.path = Path(directory) / CACHE_FILE
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.refresh = refresh
+        self._secrets = [s.encode() for s in secrets or [] if s]
+        # autocommit (isolation_level None): each insert is its own short transaction, so concurrent runs interleave
+        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute(_SCHEMA)
+        self.hits = self.misses = 0
+
+    def get(self, detector: str, request: str) -> Prediction | None:
+        if self.refresh:
+            return None
+        row = self._db.execute(
+            "SELECT reply FROM replies WHERE detector = ? AND request = ?", (detector, request)
+        ).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        value = orjson.loads(row[0])
+        return Prediction(value["risk"], value["score"], value["extra"], attempts=0, cached=True)
+
+    def put(self, detector: str, request: str, prediction: Prediction) -> None:
+        data = orjson.dumps(
+            {"risk": prediction.risk, "score": prediction.score, "extra": prediction.extra},
+            default=repr,
+            option=orjson.OPT_NON_STR_KEYS,
+        )
+        for secret in self._secrets:  # a secret the detector echoed back stays out of the cache, as of the journal
+            data = data.replace(secret, b"[REDACTED]")
+        self._db.execute(
+            "INSERT OR REPLACE INTO replies (detector, request, reply) VALUES (?, ?, ?)", (detector, request, data)
+        )
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class CachedDetector:
+    """A detector whose answers come from the cache when stored there, and are stored when fresh.
+
+    Errors pass through and are never stored. A cached answer is a `Prediction` with ``cached`` set and
+    ``attempts`` 0: the journal marks it and the operational figures count it apart.
+    """
+
+    def __init__(self, inner: Detector, cache: ResponseCache, key: str) -> None:
+        self.inner, self.cache, self._key = inner, cache, key
+        self.name = inner.name
+
+    def secrets(self) -> list[str]:
+        found = getattr(self.inner, "secrets", None)
+        return list(found()) if callable(found) else []
+
+    async def _answer(self, request: Request, call: Any) -> Prediction:
+        digest = request_key(request)
+        if (stored := self.cache.get(self._key, digest)) is not None:
+            return stored
+        prediction = await call(request)
+        self.cache.put(self._key, digest, prediction)
+        return replace(prediction, cached=False)
+
+    async def assess(self, request: Request) -> Prediction:
+        return await self._answer(request, self.inner.assess)
+
+    async def preflight(self, request: Request) -> Prediction:
+        # a stored answer stands for the preflight too: a fully cached run sends nothing at all
+        return await self._answer(request, getattr(self.inner, "preflight", None) or self.inner.assess)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def with_cache(
+    detector: Detector,
+    fingerprint: dict[str, Any],
+    *,
+    risk_field: tuple[str, ...],
+    directory: str | None,
+    refresh: bool,
+) -> CachedDetector:
+    """``detector`` behind a response cache in ``directory`` (default: `default_cache_dir`)."""
+    secrets = getattr(detector, "secrets", list)()
+    cache = ResponseCache(directory or default_cache_dir(), refresh=refresh, secrets=secrets)
+    return CachedDetector(detector, cache, detector_key(fingerprint, risk_field))

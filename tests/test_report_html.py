@@ -1,0 +1,169 @@
+"""report.html opened in headless Chromium (Debian's, as the leaderboard test): it runs no failing script and makes
+no request; filtering to a category and clicking a confusion-matrix cell list exactly the cases they should (counts
+worked out here from the cases file and the test detector's rule, not from the harness); a case opens with its
+answers, and an errored one with its traceback. ``fcb compare --format html`` shows flipped cases with both
+predictions. Screenshots go to results/test-artifacts/ for a person to look at."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from casegen import write_cases
+from conftest import EMBEDDED, ROOT, read_jsonl, run_cli
+from playwright.sync_api import Page, sync_playwright
+from runkit import ids, make_run
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+ARTIFACTS = ROOT / "results" / "test-artifacts"
+
+# The test detector: high for four or more answers, low for two, and it raises on three (a traceback to show).
+DETECTOR = """
+def assess(request):
+    n = len(request["answers"])
+    if n == 3:
+        raise RuntimeError(f"this test detector refuses {n} answers")
+    return {"false_consensus_risk": "high" if n >= 4 else "low", "risk_score": 0.9 if n >= 4 else 0.1,
+            "reason": f"saw {n} answers"}
+"""
+
+
+def rule(case: dict) -> str:
+    n = len(case["answers"])
+    return "error" if n == 3 else ("high" if n >= 4 else "low")
+
+
+@pytest.fixture
+def browser_page():
+    assert Path(CHROMIUM).exists(), "Chromium is needed: `make browser` installs Debian's chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        page.errors, page.requests = [], []  # type: ignore[attr-defined]
+        page.on("pageerror", lambda exc: page.errors.append(str(exc)))  # type: ignore[attr-defined]
+        page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)  # type: ignore[attr-defined]
+        page.on("request", lambda req: page.requests.append(req.url))  # type: ignore[attr-defined]
+        yield page
+        browser.close()
+
+
+def _open(page: Page, path: Path) -> None:
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=20_000)
+
+
+def _listed(page: Page) -> tuple[int, list[str]]:
+    """(the matching count the explorer states, the ids of the rows it drew)."""
+    count = int(re.match(r"(\d+) of", page.text_content("#count") or "").group(1))  # type: ignore[union-attr]
+    return count, page.eval_on_selector_all("#cases tbody tr td:first-child", "c => c.map(x => x.textContent)")
+
+
+def test_report_html_filters_and_opens_cases(tmp_path: Path, browser_page: Page) -> None:
+    detector = tmp_path / "by_count.py"
+    detector.write_text(DETECTOR)
+    run = tmp_path / "run"
+    proc = run_cli(
+        "eval", str(EMBEDDED), "-d", f"{detector}:assess", "--out", str(run), "-q", "--no-preflight",
+        "--max-consecutive-errors", "0", "--bootstrap", "100",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    page_path = run / "report.html"
+    html = page_path.read_text()
+    assert "http://" not in html and "https://" not in html and "<script src" not in html
+
+    cases = read_jsonl(EMBEDDED)
+    by_id = {c["id"]: c for c in cases}
+    page = browser_page
+    _open(page, page_path)
+    assert _listed(page)[0] == len(cases)
+
+    category = "echo_cascade"
+    page.select_option("#f-cat", category)
+    count, shown = _listed(page)
+    wanted = {c["id"] for c in cases if c["category"] == category}
+    assert count == len(wanted) and set(shown) == wanted
+
+    cells = Counter((c["expected_risk"], rule(c)) for c in cases)
+    for expected, predicted in [
+        ("high", "low"),
+        ("high", "high"),
+        max((k for k in cells if k[1] == "error"), key=cells.get),
+    ]:
+        page.click(f"td.cell[data-exp='{expected}'][data-pred='{predicted}']")
+        count, shown = _listed(page)
+        wanted = {c["id"] for c in cases if c["expected_risk"] == expected and rule(c) == predicted}
+        assert wanted and count == len(wanted) and set(shown) == wanted, (expected, predicted)
+        assert page.input_value("#f-cat") == ""  # a cell click starts from a clean filter
+
+    # the last cell is an error cell: its case opens with every answer and the detector's traceback
+    first = shown[0]
+    page.click("#cases tbody tr >> nth=0")
+    detail = page.text_content("#detail") or ""
+    case = by_id[first]
+    assert case["question"] in detail and case["rationale"] in detail
+    assert all(a["agent_id"] in detail and a["text"] in detail for a in case["answers"])
+    assert "detector_exception" in detail and "RuntimeError: this test detector refuses 3 answers" in detail
+    assert "Traceback" in detail
+
+    page.click("#detail .close")
+    assert page.is_hidden("#detail")
+    page.click("#f-reset")
+    page.click("#cases th[data-col='0']")
+    page.click("#cases th[data-col='0']")  # sorted by id, descending
+    assert _listed(page)[1][:2] == sorted(by_id, reverse=True)[:2]
+    page.fill("#f-text", "saw 2 answers")  # free text reaches the detector's reply
+    two = sum(len(c["answers"]) == 2 for c in cases)
+    page.wait_for_function("n => document.querySelector('#count').textContent.startsWith(n + ' ')", arg=two)
+    page.click("#cases tbody tr >> nth=0")
+    assert "saw 2 answers" in (page.text_content("#detail") or "")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "report.png"
+    page.screenshot(path=str(shot), full_page=False)
+    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.requests == [page_path.as_uri()]  # type: ignore[attr-defined]
+    assert shot.stat().st_size > 10_000
+
+
+def test_compare_html_shows_flipped_cases_with_both_predictions(tmp_path: Path, request) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 120)
+    results = tmp_path / "results"
+    base = make_run(cases, results, ids(1, 100), "strong")
+    new = make_run(cases, results, ids(1, 40), "weak")
+    out = tmp_path / "compare.html"
+    proc = run_cli("compare", str(base), str(new), "--format", "html", "--out", str(out), "--bootstrap", "200")
+    assert proc.returncode == 1, proc.stderr  # a regression, and still the page
+    page = request.getfixturevalue("browser_page")  # after the runs: Playwright's loop would stop asyncio.run
+    _open(page, out)
+    count, shown = _listed(page)
+    assert count == 60 and set(shown) == ids(41, 100)  # right in base, wrong in new
+    page.select_option("#f-flip", "w2r")
+    assert _listed(page)[0] == 0
+    page.select_option("#f-flip", "")
+    assert _listed(page)[0] == 120
+    page.click("td.cell[data-run='1'][data-exp='high'][data-pred='low']")  # the new run's wrong high cases
+    count, shown = _listed(page)
+    high = {c["id"] for c in read_jsonl(cases) if c["expected_risk"] == "high"}
+    assert count == len(high - ids(1, 40)) and set(shown) == high - ids(1, 40)  # ChosenRight: wrong is one up
+    page.select_option("#f-flip", "flipped")
+    page.click("#cases tbody tr >> nth=0")
+    detail = page.text_content("#detail") or ""
+    assert "base: strong" in detail and "new: weak" in detail and "(right" in detail and "(wrong" in detail
+    page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=False)
+    assert page.errors == [] and page.requests == [out.as_uri()]  # type: ignore[attr-defined]
+
+
+def test_fcb_view_rewrites_the_page_and_prints_its_path_without_a_display(tmp_path: Path, monkeypatch) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 12)
+    run = make_run(cases, tmp_path / "results", ids(1, 6), "half")
+    (run / "report.html").unlink()
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    proc = run_cli("view", str(run))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(run / "report.html") and (run / "report.html").stat().st_size > 10_000
+    proc = run_cli("view", str(tmp_path))
+    assert proc.returncode == 2 and "metrics.json" in proc.stderr and "Traceback" not in proc.stderr
