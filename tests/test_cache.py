@@ -75,7 +75,7 @@ def test_a_changed_prompt_or_model_misses(tmp_path: Path, detector_server) -> No
     assert _requests(record) == N
 
     prompt = tmp_path / "prompt.txt"
-    prompt.write_text((ROOT / "configs" / "prompts" / "false-consensus.txt").read_text() + "\nBe brief.\n")
+    prompt.write_text((ROOT / "harness" / "data" / "prompts" / "false-consensus.txt").read_text() + "\nBe brief.\n")
     config = tmp_path / "llm.toml"
     config.write_text(f'model = "json"\nbase_url = "{server.url}/v1"\nprompt = "prompt.txt"\n')
     _eval(cases, "", tmp_path / "prompt", "--detector-config", str(config), "--cache", cache)
