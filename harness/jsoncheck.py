@@ -12,10 +12,13 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 MAX_DEPTH = 100
 """Levels of arrays and objects a case or a reply may nest; the deepest real case needs 4."""
 
 _KEY_IN_RAW = re.compile(rb'"\s*:')  # the end of an object key, white space allowed (also matches \" : in text)
+_SPACED_KEY = re.compile(rb'"\s+:')
 
 
 def too_deep_message(what: str) -> str:
@@ -55,10 +58,11 @@ def duplicate_key(raw: bytes, parsed: Any) -> tuple[str, str] | None:
     many keys as ``raw`` unless a key was dropped; only when the counts differ (or escapes make them unreliable)
     is the line parsed again with a hook that sees every key.
     """
-    import orjson  # the module stays free of heavy imports for the rest
-
-    if b"\\u" not in raw and len(_KEY_IN_RAW.findall(raw)) == orjson.dumps(parsed).count(b'":'):
-        return None
+    if b"\\u" not in raw:
+        # orjson writes no space before a colon; a counted bytes search is several times faster than the regex
+        in_raw = len(_KEY_IN_RAW.findall(raw)) if _SPACED_KEY.search(raw) else raw.count(b'":')
+        if in_raw == orjson.dumps(parsed).count(b'":'):
+            return None
     found: list[tuple[int, str]] = []
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
