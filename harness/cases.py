@@ -19,6 +19,7 @@ from typing import Any
 import fastjsonschema
 import orjson
 
+from harness.jsoncheck import duplicate_key, may_be_too_deep, too_deep, too_deep_message
 from harness.labels import case_labels, check_case
 from harness.schema_messages import schema_message, shorten
 from harness.types import CaseLabels
@@ -152,9 +153,21 @@ def _decode_line(raw: bytes) -> tuple[Any, str | None]:
     if len(body) > MAX_LINE_BYTES:
         return None, f"line is {len(body):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit"
     try:
-        return orjson.loads(body), None
+        case = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):  # orjson stops at 1,024 levels
+            return None, too_deep_message("the line")
         return None, f"invalid JSON: {exc}"
+    return case, None
+
+
+def _structure_problem(raw: bytes, case: Any) -> tuple[str, str] | None:
+    """(field, message) for what orjson accepts silently: nesting past `MAX_DEPTH`, a key given twice."""
+    if may_be_too_deep(raw) and (top := too_deep(case)) is not None:
+        return top or "(case)", too_deep_message("value")
+    if found := duplicate_key(raw, case):
+        return found[0], f"duplicate key {found[1]!r} in one object (JSON would keep only the last value)"
+    return None
 
 
 def _raw_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
@@ -187,6 +200,8 @@ def _check_line(
     case, reason = _decode_line(raw)
     if reason is not None:
         return [Problem(path, line_no, "(line)", reason)], None
+    if structure := _structure_problem(raw, case):
+        return [Problem(path, line_no, *structure)], None
     errors = schema_errors(case)
     if errors:
         return [Problem(path, line_no, f, m) for f, m in errors], None

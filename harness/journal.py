@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from harness.labels import UNKNOWN_ORIGIN, origin_of
+from harness.redact import scrub_value
 from harness.types import RISKS, CaseLabels, DetectorError, Outcome, Prediction
 
 PREDICTIONS = "predictions.jsonl"
@@ -137,13 +138,20 @@ class JournalWriter:
 
     def __init__(self, path: str | Path, secrets: list[str] | None = None) -> None:
         self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
-        self._secrets = [s.encode() for s in secrets or [] if s]
+        self._secrets = [s for s in secrets or [] if s]
+        self._raw_secrets = [s.encode() for s in self._secrets]
 
     def write(self, rec: dict[str, Any]) -> dict[str, Any]:
-        """Append ``rec``; returns the record as written (scrubbed), for everything computed from it."""
+        """Append ``rec``; returns the record as written (scrubbed), for everything computed from it.
+
+        Every string in it loses the secrets and any long start of one (a message cut in the middle of a token);
+        then the line as a whole loses any whole secret left, as in a value only ``repr`` could write.
+        """
+        if self._secrets:
+            rec = scrub_value(rec, self._secrets)
         line = orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS)
         scrubbed = line
-        for secret in self._secrets:
+        for secret in self._raw_secrets:
             scrubbed = scrubbed.replace(secret, b"[REDACTED]")
         self._file.write(scrubbed + b"\n")
         self._file.flush()

@@ -13,6 +13,12 @@ matplotlib.use("Agg")  # files only; never a window
 import matplotlib.pyplot as plt
 
 
+def plain(text: str) -> str:
+    """``text`` shown as written: matplotlib reads ``$...$`` as mathematics and fails on most of it (a detector
+    named ``$x^$`` stopped the leaderboard), so dollar signs are escaped."""
+    return text.replace("$", r"\$")
+
+
 def _png(fig: Any) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
@@ -39,7 +45,7 @@ def confusion_heatmap_png(metrics: dict[str, Any], title: str) -> bytes:
     for i, row in enumerate(counts):
         for j, value in enumerate(row):
             ax.text(j, i, str(value), ha="center", va="center", color="white" if value > peak / 2 else "black")
-    ax.set_title(title[:60], fontsize=9)
+    ax.set_title(plain(title[:60]), fontsize=9)
     return _png(fig)
 
 
@@ -56,7 +62,7 @@ def category_bars_png(metrics: dict[str, Any], title: str) -> bytes:
     ax.invert_yaxis()
     ax.set_xlabel("accuracy (95% interval)")
     ax.tick_params(axis="y", labelsize=8)
-    ax.set_title(title[:60], fontsize=9)
+    ax.set_title(plain(title[:60]), fontsize=9)
     return _png(fig)
 
 
@@ -65,7 +71,7 @@ def trend_png(series: dict[str, list[tuple[str, float]]], metric: str) -> bytes:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for detector, points in sorted(series.items()):
         times = [datetime.fromisoformat(p[0]) for p in points]
-        ax.plot(times, [p[1] for p in points], marker="o", label=detector[:50])
+        ax.plot(times, [p[1] for p in points], marker="o", label=plain(detector[:50]))
     ax.set_ylabel(metric)
     ax.set_xlabel("run time (UTC)")
     ax.tick_params(axis="x", rotation=30, labelsize=7)

@@ -8,12 +8,20 @@ import contextlib
 import os
 import re
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-_SECRET_PARAM = re.compile(r"(key|token|secret|password|passwd|auth|signature|sig)", re.IGNORECASE)
+# A query name containing any of these is taken for a secret (``api_key``, ``jwt``, ``session_id``, ``pwd``...).
+_SECRET_PARAM = re.compile(
+    r"(key|token|secret|pass|pwd|auth|sig|jwt|session|cred|cookie|bearer|private|otp)", re.IGNORECASE
+)
 MASK = "REDACTED"
-_URL = re.compile(r"https?://[^\s'\"<>]+")
-_SECRET_ENV = re.compile(r"(key|token|secret|password|passwd|credential)", re.IGNORECASE)
+SCRUBBED = "[REDACTED]"
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")  # any scheme, in any case (HTTP://, wss://...)
+_SECRET_ENV = re.compile(r"(key|token|secret|passw|credential|jwt)", re.IGNORECASE)  # not PWD: the directory
+_REPLICAS = re.compile(r",(?=\s*[A-Za-z][A-Za-z0-9+.-]*://)")  # the commas between replica URLs, not in a query
+PREFIX_MIN = 8
+"""A cut-off start of a known secret this long or longer is scrubbed too (a message truncated mid-token)."""
 
 
 def redact_url(url: str) -> str:
@@ -22,22 +30,28 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, MASK if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe=MASK)
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
+    return urlunsplit(parts._replace(netloc=netloc, query=_redact_query(parts.query)))
+
+
+def _redact_query(query: str) -> str:
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(_SECRET_PARAM.search(k) for k, _ in pairs):
+        return query  # as written: nothing to hide
+    return urlencode([(k, MASK if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe=MASK)
 
 
 def redact_spec(spec: str) -> str:
-    """A detector spec fit to store: URLs (one, or several comma-separated replicas, or an ``llm:`` base URL) are
-    redacted; other specs name code and are kept as they are."""
-    if spec.startswith("llm:") and "@" in spec:  # llm:MODEL@BASE_URL: the URL part may carry a key
-        model, _, base = spec.partition("@")
-        return f"{model}@{redact_spec(base)}"
-    if not spec.startswith(("http://", "https://")):
-        return spec
-    return ",".join(redact_url(u.strip()) for u in spec.split(","))
+    """A detector spec fit to store, whatever its form: every URL in it (a plain URL, comma-separated replicas,
+    an ``llm:MODEL@BASE_URL``'s base, a URL given as an option) loses its credentials and secret-looking query
+    values, and so does the ``?key=value`` part of a spec that is not a URL (``builtin:NAME?token=...``)."""
+    return ",".join(_redact_part(part) for part in _REPLICAS.split(spec))
+
+
+def _redact_part(part: str) -> str:
+    if _URL.search(part):
+        return _URL.sub(_redact_match, part)
+    head, sep, query = part.partition("?")
+    return head + sep + _redact_query(query) if sep else part
 
 
 def url_secrets(url: str) -> list[str]:
@@ -68,14 +82,54 @@ def env_secrets() -> list[str]:
 def _redact_match(match: re.Match[str]) -> str:
     try:
         return redact_url(match.group(0))
-    except ValueError:  # not a URL urlsplit can read: leave it, the secrets below are still replaced
-        return match.group(0)
+    except ValueError:  # not a URL urlsplit can read: mask what looks like credentials and the query
+        url = re.sub(r"(://)[^/?#\s]*@", rf"\1{MASK}@", match.group(0))
+        return url.partition("?")[0] + (f"?{MASK}" if "?" in url else "")
+
+
+def scrub_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each secret (4 characters or more) replaced by ``[REDACTED]``, and so is any start of one that
+    is `PREFIX_MIN` characters or longer: what is left of a secret when a message was cut in the middle of it."""
+    for secret in sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True):
+        text = _scrub_one(text, secret)
+    return text
+
+
+def _scrub_one(text: str, secret: str) -> str:
+    head = secret[:PREFIX_MIN]  # the whole of a short secret
+    out, start = [], 0
+    while (at := text.find(head, start)) >= 0:
+        end = at + len(head)
+        while end < len(text) and end - at < len(secret) and text[end] == secret[end - at]:
+            end += 1  # how much more of the secret follows
+        out += [text[start:at], SCRUBBED]
+        start = end
+    return "".join(out) + text[start:] if out else text
 
 
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     """Free text (a traceback, an error message) fit to store: URLs lose credentials and key-like query values;
-    the given secrets and the values of secret-looking environment variables become ``[REDACTED]``."""
-    text = _URL.sub(_redact_match, text)
-    for value in sorted({v for v in (*secrets, *env_secrets()) if len(v) >= 4}, key=len, reverse=True):
-        text = text.replace(value, "[REDACTED]")
-    return text
+    the given secrets and the values of secret-looking environment variables (and long starts of them) become
+    ``[REDACTED]``."""
+    return scrub_secrets(_URL.sub(_redact_match, text), (*secrets, *env_secrets()))
+
+
+def clip(text: str, limit: int, secrets: Iterable[str] = ()) -> str:
+    """The first ``limit`` characters of ``text`` once scrubbed: scrubbing first means that a cut can never leave
+    part of a secret behind."""
+    return scrub_text(text, secrets)[:limit]
+
+
+def scrub_value(value: Any, secrets: list[str]) -> Any:
+    """A decoded JSON value (a journal record) with `scrub_secrets` applied to every string in it, keys included.
+    Recursive: callers hold values nested at most `harness.jsoncheck.MAX_DEPTH` levels."""
+    if isinstance(value, str):
+        return scrub_secrets(value, secrets)
+    if isinstance(value, dict):
+        return {
+            scrub_secrets(str(k), secrets) if isinstance(k, str) else k: scrub_value(v, secrets)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [scrub_value(v, secrets) for v in value]
+    return value

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from harness.jsoncheck import too_deep, too_deep_message
+from harness.redact import scrub_text
 from harness.types import RISKS, DetectorError, Prediction
 
 RISK_FIELD = ("false_consensus_risk",)
@@ -26,7 +28,7 @@ def _invalid(reason: str, raw: Any = None) -> DetectorError:
 
 
 def _preview(raw: Any, limit: int = 2000) -> str:
-    text = raw if isinstance(raw, str) else repr(raw)
+    text = scrub_text(raw if isinstance(raw, str) else repr(raw))  # scrubbed before it is cut
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
@@ -58,11 +60,14 @@ def parse_prediction(body: Any, risk_field: tuple[str, ...] = RISK_FIELD) -> Pre
     """A detector's reply (a decoded JSON value, or a bare risk string) as a `Prediction`.
 
     Raises `DetectorError` of kind ``invalid_response`` when the reply is not a JSON object with the risk at
-    ``risk_field`` in ``low|medium|high``, or when an optional ``risk_score`` is not a number in [0, 1].
+    ``risk_field`` in ``low|medium|high``, when an optional ``risk_score`` is not a number in [0, 1], or when it
+    nests deeper than `MAX_DEPTH` levels.
     Everything else in the reply is kept in ``Prediction.extra``.
     """
     if isinstance(body, str):
         body = {risk_field[-1]: body} if len(risk_field) == 1 else body
+    if too_deep(body) is not None:  # before anything reads it: the journal could not write it back (orjson: 254)
+        raise _invalid(too_deep_message("the reply"))
     if not isinstance(body, dict):
         raise _invalid(f"expected a JSON object, got {type(body).__name__}", body)
     risk = _dig(body, risk_field)

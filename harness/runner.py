@@ -44,7 +44,7 @@ from harness.redact import redact_spec, scrub_text
 from harness.report import write_reports
 from harness.report_html import write_html
 from harness.request import build_request
-from harness.types import CATEGORIES, CaseLabels, Detector, DetectorError, Outcome, Prediction, RunResult
+from harness.types import CATEGORIES, CaseLabels, Detector, DetectorError, Outcome, Prediction, RunAborted, RunResult
 
 METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
 
@@ -386,7 +386,7 @@ class _Signals:
             with contextlib.suppress(OSError, ValueError):  # os.write: print is not safe inside a signal handler
                 os.write(sys.stderr.fileno(), b"finishing the report; press Ctrl-C again to abort\n")
         else:
-            raise KeyboardInterrupt
+            raise RunAborted  # a KeyboardInterrupt that detector adapters do not take for the detector's own
 
     def _first(self) -> None:
         if self.on_first is not None:

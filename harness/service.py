@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from harness import __version__
 from harness.detectors import fingerprint, load_detector
+from harness.redact import redact_spec
 from harness.types import DetectorError
 
 DETECTOR_ENV = "FCB_SERVE_DETECTOR"
@@ -202,7 +203,7 @@ def create_app(
         state["detector"] = load_detector(detector_spec)
         served = await fingerprint(state["detector"], detector_spec)  # the code as loaded, not as edited since
         digest = hashlib.sha256(orjson.dumps(served, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
-        state["info"] = Info(name=detector_spec, version=f"{__version__}+{digest}", fingerprint=served)
+        state["info"] = Info(name=redact_spec(detector_spec), version=f"{__version__}+{digest}", fingerprint=served)
         yield
         await state["detector"].aclose()
 
@@ -239,7 +240,7 @@ def create_app(
 
     @app.get("/healthz", response_model=Health)
     async def healthz() -> Health:
-        return Health(status="ok", detector=detector_spec, version=__version__)
+        return Health(status="ok", detector=redact_spec(detector_spec), version=__version__)  # needs no key
 
     responses: dict[int | str, dict[str, Any]] = {
         408: {"model": ErrorResponse, "description": "body not received within the body timeout"},

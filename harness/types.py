@@ -71,6 +71,11 @@ class DetectorError(Exception):
         self.traceback = traceback  # a Python detector's own traceback, secrets scrubbed
 
 
+class RunAborted(KeyboardInterrupt):
+    """The user's third Ctrl-C: the run ends at once. The one `BaseException` that adapters let through; any other
+    that detector code raises (``sys.exit()``, ``KeyboardInterrupt``) is a ``detector_exception`` for its case."""
+
+
 class Detector(Protocol):
     """Anything that can assess a request. Raise `DetectorError` for a failure that belongs to one case."""
 

@@ -10,6 +10,7 @@ import importlib.util
 import inspect
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -18,9 +19,10 @@ from typing import Any
 import orjson
 
 from harness.detectors.options import DetectorOptions
+from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
 from harness.response import parse_prediction
-from harness.types import DetectorError, Prediction, Request
+from harness.types import DetectorError, Prediction, Request, RunAborted
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -85,6 +87,11 @@ def _in_daemon_thread(fn: Callable[..., Any], arg: Any) -> asyncio.Future[Any]:
 MAX_TRACEBACK_CHARS = 8000
 
 
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def exception_error(exc: BaseException) -> DetectorError:
     """A detector's exception as a ``detector_exception``, keeping its traceback (secrets scrubbed)."""
     text = "".join(traceback.format_exception(exc))
@@ -93,6 +100,55 @@ def exception_error(exc: BaseException) -> DetectorError:
         scrub_text(f"{type(exc).__name__}: {exc}")[:500],
         traceback=scrub_text(text)[-MAX_TRACEBACK_CHARS:],
     )
+
+
+class LoopWatch:
+    """A watchdog for an event loop that stops turning: an ``async def`` detector running blocking code.
+
+    ``asyncio.timeout`` can only act when the loop runs, so such a detector holds up every case and overruns
+    ``--timeout`` unseen. A callback on the loop notes the time every `TICK` seconds; a daemon thread reads it, and
+    when the loop has not turned for ``limit_s`` it calls ``report`` with how long, once per blocked spell.
+    """
+
+    TICK = 0.1
+
+    def __init__(self, limit_s: float, report: Callable[[float], None]) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._limit_s, self._report = limit_s, report
+        self._stopped = threading.Event()
+        self._last = time.monotonic()
+        self._handle = self._loop.call_soon(self._tick)
+        threading.Thread(target=self._watch, name="fcb-loop-watch", daemon=True).start()
+
+    def _tick(self) -> None:
+        self._last = time.monotonic()
+        self._handle = self._loop.call_later(self.TICK, self._tick)
+
+    def _watch(self) -> None:
+        reported = False
+        while not self._stopped.wait(self.TICK) and not self._loop.is_closed():
+            blocked = time.monotonic() - self._last
+            if blocked > self._limit_s and not reported:
+                self._report(blocked)
+            reported = blocked > self._limit_s
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._handle.cancel()
+
+
+def _say_blocked(timeout: float) -> Callable[[float], None]:
+    def report(blocked: float) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(
+                f"fcb: the event loop has been blocked for {blocked:.1f} s by an async def detector, so --timeout "
+                f"{timeout:g} s cannot stop it; the call is recorded as a timeout when it returns. Do not block in "
+                "an async def (await asyncio.to_thread(...) for blocking work), or use a plain def, which runs in "
+                "a thread of its own\n"
+            )
+            sys.stderr.flush()
+
+    return report
 
 
 def file_sha256(path: str | Path) -> str:
@@ -112,20 +168,35 @@ class CallableDetector:
         self._options = options
         self._owner = owner
         self._is_async = inspect.iscoroutinefunction(fn)
+        self._watch: LoopWatch | None = None  # started with the first async call, on the loop that runs it
         trained = getattr(owner, "train_source_items", None)
         if trained:
             self.train_source_items = trained  # the runner refuses to score a detector on its training items
 
     async def assess(self, request: Request) -> Prediction:
+        timeout = self._options.timeout
+        if self._is_async and self._watch is None:
+            self._watch = LoopWatch(timeout + 1.0, _say_blocked(timeout))  # a second's grace for ordinary hiccups
+        started = time.monotonic()
         try:
-            async with asyncio.timeout(self._options.timeout):
+            async with asyncio.timeout(timeout):
                 reply = await (self._fn(request) if self._is_async else _in_daemon_thread(self._fn, request))
         except TimeoutError:
-            raise DetectorError("timeout", f"no answer within {self._options.timeout:g} s") from None
-        except DetectorError:
+            raise DetectorError("timeout", f"no answer within {timeout:g} s") from None
+        except (DetectorError, RunAborted):
             raise
-        except Exception as exc:  # the detector's own bug belongs to this case, not to the run
+        except asyncio.CancelledError as exc:
+            if _being_cancelled():  # the run stops, or the case timed out: not the detector's doing
+                raise
             raise exception_error(exc) from exc
+        except BaseException as exc:  # sys.exit(), KeyboardInterrupt, a bug: they cost this case, never the run
+            raise exception_error(exc) from exc
+        if (elapsed := time.monotonic() - started) > timeout:  # it answered, but only by keeping the timeout out
+            raise DetectorError(
+                "timeout",
+                f"answered after {elapsed:.1f} s, over --timeout {timeout:g} s, which could not interrupt it: an "
+                "async def detector that blocks the event loop (or swallows cancellation)",
+            )
         if isinstance(reply, Prediction):
             self._check_size(reply.extra)
             return reply
@@ -145,7 +216,10 @@ class CallableDetector:
         return list(found()) if callable(found) else []
 
     def _check_size(self, reply: Any) -> None:
-        """A reply must be JSON-serialisable and within the response cap, as an HTTP reply would be."""
+        """A reply must be JSON-serialisable, no deeper than `MAX_DEPTH` and within the response cap, as an HTTP
+        reply would be."""
+        if too_deep(reply) is not None:
+            raise DetectorError("invalid_response", too_deep_message("the reply"))
         try:
             size = len(orjson.dumps(reply, option=orjson.OPT_NON_STR_KEYS))
         except (TypeError, orjson.JSONEncodeError) as exc:
@@ -156,6 +230,9 @@ class CallableDetector:
             )
 
     async def aclose(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
+            self._watch = None
         close = getattr(self._owner, "aclose", None)
         if close is not None:
             result = close()

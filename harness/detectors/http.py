@@ -24,7 +24,8 @@ import orjson
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from harness.detectors.options import DetectorOptions
-from harness.redact import header_secrets, redact_url, url_secrets
+from harness.jsoncheck import too_deep_message
+from harness.redact import clip, header_secrets, redact_url, url_secrets
 from harness.response import parse_prediction
 from harness.types import DetectorError, Prediction, Request
 
@@ -40,9 +41,16 @@ REPLICA_COOLDOWN_S = 5.0
 class _Transient(Exception):
     """A failure worth another try: connection trouble, a timeout, 429 or 5xx."""
 
-    def __init__(self, kind: str, message: str, retry_after: float | None = None, connect_failed: bool = False) -> None:
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        retry_after: float | None = None,
+        connect_failed: bool = False,
+        raw: str | None = None,
+    ) -> None:
         super().__init__(message)
-        self.kind, self.message, self.retry_after = kind, message, retry_after
+        self.kind, self.message, self.retry_after, self.raw = kind, message, retry_after, raw
         self.connect_failed = connect_failed  # no connection could be made at all (refused, unknown host)
 
 
@@ -105,21 +113,26 @@ class _Replica:
     down_until: float = 0.0  # monotonic time before which a failing replica is avoided
 
 
-def check_status(status: int, retry_after: str | None, payload: bytes) -> None:
+def check_status(status: int, retry_after: str | None, payload: bytes, secrets: list[str] | None = None) -> None:
     """Raise for a reply that is not 2xx: 429 and 5xx are worth another try, other statuses are final."""
     if status == 429 or status >= 500:
         raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after))
     if not 200 <= status < 300:
-        raise DetectorError("http_status", f"HTTP {status}: {payload[:200].decode('utf-8', 'replace')}")
+        body = clip(payload.decode("utf-8", "replace"), 200, secrets or [])  # scrubbed before it is cut
+        raise DetectorError("http_status", f"HTTP {status}: {body}")
 
 
-def decode_json(payload: bytes) -> Any:
-    """A reply body as JSON, or an ``invalid_response`` that keeps the start of the raw text."""
+def decode_json(payload: bytes, secrets: list[str] | None = None) -> Any:
+    """A reply body as JSON. A body that cannot be parsed (cut short, an HTML error page) is worth another try,
+    as a transport fault is; once the retries are spent it is an ``invalid_response`` keeping the start of the
+    raw text. A body nested past orjson's own depth limit is final: it is well formed, only too deep."""
     try:
         return orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
-        text = payload[:2000].decode("utf-8", "replace")
-        raise DetectorError("invalid_response", f"response is not JSON: {exc}", raw=text) from None
+        text = clip(payload.decode("utf-8", "replace"), 2000, secrets or [])
+        if "depth limit" in str(exc):
+            raise DetectorError("invalid_response", too_deep_message("response"), raw=text) from None
+        raise _Transient("invalid_response", f"response is not JSON: {exc}", raw=text) from None
 
 
 class HttpDetector:
@@ -143,6 +156,7 @@ class HttpDetector:
         self._backoff = wait_exponential_jitter(initial=options.backoff_initial, max=options.backoff_max)
         self._session: aiohttp.ClientSession | None = None  # made inside the running event loop
         self._retry_connect = True  # False during a preflight: an unreachable endpoint fails at once
+        self._secrets: list[str] | None = None
 
     def _pick(self) -> _Replica:
         now = time.monotonic()
@@ -166,12 +180,14 @@ class HttpDetector:
 
         Longest first, so that scrubbing a whole header value happens before scrubbing a part of it.
         """
-        found = list(self._url_secrets)
-        for replica in self._replicas:
-            for name, value in replica.headers.items():
-                if name not in ("Content-Type", "Accept"):
-                    found += header_secrets(value)
-        return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+        if self._secrets is None:  # headers are fixed once made: worked out once
+            found = list(self._url_secrets)
+            for replica in self._replicas:
+                for name, value in replica.headers.items():
+                    if name not in ("Content-Type", "Accept"):
+                        found += header_secrets(value)
+            self._secrets = sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+        return self._secrets
 
     def _wait(self, state: Any) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -214,7 +230,7 @@ class HttpDetector:
             return None
         if not isinstance(reply, dict):
             return None
-        return {k: str(reply[k])[:200] for k in ("name", "version") if k in reply} or None
+        return {k: clip(str(reply[k]), 200, self.secrets()) for k in ("name", "version") if k in reply} or None
 
     async def fingerprint(self) -> dict[str, Any]:
         infos = await self.info()
@@ -223,8 +239,9 @@ class HttpDetector:
     async def call(self, body: bytes, interpret: Interpret[T]) -> tuple[T, int]:
         """POST ``body`` with retries; ``interpret(status, retry_after, payload)`` reads each reply.
 
-        Returns what ``interpret`` returned and the number of attempts. Connection errors, timeouts, 429 and 5xx
-        are retried (``Retry-After`` honoured); anything ``interpret`` raises as `DetectorError` is final.
+        Returns what ``interpret`` returned and the number of attempts. Connection errors, timeouts, 429, 5xx and
+        a 200 body that is not JSON (`decode_json`) are retried (``Retry-After`` honoured); anything ``interpret``
+        raises as `DetectorError` (a reply of the wrong shape) is final.
         Shared by every adapter that speaks HTTP (this one and the LLM adapter).
         """
         attempts = 0
@@ -240,7 +257,7 @@ class HttpDetector:
                     attempts += 1
                     return await self._post(body, interpret), attempts
         except _Transient as exc:
-            raise DetectorError(exc.kind, exc.message, attempts) from None
+            raise DetectorError(exc.kind, exc.message, attempts, raw=exc.raw) from None
         except DetectorError as exc:
             exc.attempts = attempts
             raise
@@ -251,7 +268,7 @@ class HttpDetector:
         replica.outstanding += 1
         try:
             status, retry_after, payload = await self._post_to(replica, body)
-            check_status(status, retry_after, payload)
+            check_status(status, retry_after, payload, self.secrets())
             return interpret(status, retry_after, payload)
         except _Transient:
             if len(self._replicas) > 1:
@@ -270,7 +287,8 @@ class HttpDetector:
             raise _Transient("timeout", f"no answer within {self._options.timeout:g} s") from None
         except (aiohttp.ClientError, OSError) as exc:  # refused, reset, disconnected, malformed HTTP
             refused = isinstance(exc, aiohttp.ClientConnectorError)
-            raise _Transient("connection", f"{type(exc).__name__}: {exc}"[:300], connect_failed=refused) from None
+            message = clip(f"{type(exc).__name__}: {exc}", 300, self.secrets())
+            raise _Transient("connection", message, connect_failed=refused) from None
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
         cap = self._options.max_response_bytes
@@ -286,7 +304,7 @@ class HttpDetector:
         return bytes(body)
 
     def _interpret(self, status: int, retry_after: str | None, payload: bytes) -> Prediction:
-        return parse_prediction(decode_json(payload), self._options.risk_field)
+        return parse_prediction(decode_json(payload, self.secrets()), self._options.risk_field)
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -23,6 +23,7 @@ import orjson
 
 from harness.detectors.http import HttpDetector, decode_json
 from harness.detectors.options import DetectorOptions
+from harness.redact import clip
 from harness.response import parse_prediction
 from harness.types import RISKS, DetectorError, Prediction, Request
 
@@ -49,7 +50,7 @@ def render_prompt(template: Template, request: Request) -> str:
     return template.substitute(question=request["task"], answers=answers, evidence=evidence)
 
 
-def read_reply(content: str) -> dict[str, Any]:
+def read_reply(content: str, secrets: list[str] | None = None) -> dict[str, Any]:
     """The JSON object in a model's reply: the whole text, a fenced block, or the outermost braces."""
     candidates = [content.strip(), *(m.group(1) for m in _FENCED.finditer(content))]
     if match := _OBJECT.search(content):
@@ -61,7 +62,8 @@ def read_reply(content: str) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             return value
-    raise DetectorError("invalid_response", "no JSON object in the model's reply", raw=content[:2000])
+    raw = clip(content, 2000, secrets or [])
+    raise DetectorError("invalid_response", "no JSON object in the model's reply", raw=raw)
 
 
 def vote(predictions: list[Prediction]) -> Prediction:
@@ -130,18 +132,19 @@ class LlmDetector:
         return orjson.dumps(body)
 
     def _interpret(self, status: int, retry_after: str | None, payload: bytes) -> Prediction:
-        reply = decode_json(payload)
+        secrets = self.secrets()
+        reply = decode_json(payload, secrets)
         try:
             content = reply["choices"][0]["message"]["content"] or ""
         except (KeyError, IndexError, TypeError):
             raise DetectorError(
-                "invalid_response", "not a chat completion", raw=payload[:2000].decode("utf-8", "replace")
+                "invalid_response", "not a chat completion", raw=clip(payload.decode("utf-8", "replace"), 2000, secrets)
             ) from None
         usage = reply.get("usage") or {}
         try:
-            prediction = parse_prediction(read_reply(content), self._options.risk_field)
+            prediction = parse_prediction(read_reply(content, secrets), self._options.risk_field)
         except DetectorError as exc:
-            exc.raw = exc.raw or content[:2000]
+            exc.raw = exc.raw or clip(content, 2000, secrets)
             raise
         extra = {**prediction.extra, "usage": {k: int(usage.get(k) or 0) for k in _USAGE_KEYS}}
         return replace(prediction, extra=extra)

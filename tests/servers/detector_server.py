@@ -33,8 +33,8 @@ def reply_for(request: dict, garbage_every: int = 0) -> dict | None:
     return {"false_consensus_risk": RISKS[d % 3], "risk_score": (d % 101) / 100, "note": "test server"}
 
 
-TRANSIENT_FAULTS = ("500", "502", "503", "429", "slow", "reset", "hang", "truncated")
-PERMANENT_FAULTS = ("notjson", "norisk", "badrisk", "wrongtype", "huge", "redirect")
+TRANSIENT_FAULTS = ("500", "502", "503", "429", "slow", "reset", "hang", "truncated", "notjson", "cutjson")
+PERMANENT_FAULTS = ("norisk", "badrisk", "wrongtype", "huge", "redirect", "deep", "deeper")
 
 
 def fault_for(request: dict, rate: float, kinds: tuple[str, ...], seed: int) -> str | None:
@@ -147,7 +147,10 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             if kind == "redirect":
                 return self._send(307, b"", {"Location": self.path})
             bodies = {
-                "notjson": b"<html>oops</html>",
+                "notjson": b"<html>oops</html>",  # an error page from a proxy, sent as 200
+                "cutjson": b'{"false_consensus_risk": "lo',  # a complete HTTP reply whose JSON is cut short
+                "deep": b'{"false_consensus_risk": "low", "x": ' + b"[" * 300 + b"]" * 300 + b"}",
+                "deeper": b'{"false_consensus_risk": "low", "x": ' + b"[" * 1100 + b"]" * 1100 + b"}",
                 "norisk": b'{"verdict": "high"}',
                 "badrisk": b'{"false_consensus_risk": "critical"}',
                 "wrongtype": b'{"false_consensus_risk": 3}',
