@@ -50,13 +50,15 @@ def test_cli_against_http_detector_matches_independent_computation(tmp_path: Pat
 
     cases = read_jsonl(cases_path)
     truth, predicted = [], []
-    flaky = 0
+    flaky = retries = 0
     for case in cases:
         view = detector_view(case)
         reply = reply_for(view, garbage_every=7)
         truth.append(case["expected_risk"])
         predicted.append("error" if reply is None else reply["false_consensus_risk"])
         flaky += is_flaky(view, 5)
+        # a 503 first is retried once; an unreadable body is retried like a transport fault; --retries 2 caps both
+        retries += min(2, is_flaky(view, 5) + 2 * (reply is None))
     metrics = json.loads((run_dir / "metrics.json").read_text())["metrics"]
 
     expected_cm = confusion_matrix(truth, predicted, labels=LABELS)[:3]
@@ -70,11 +72,11 @@ def test_cli_against_http_detector_matches_independent_computation(tmp_path: Pat
         assert got["predicted"] == {k: Counter(p for _, p in rows)[k] for k in LABELS}
     ops = metrics["operational"]
     assert ops["errors_by_kind"] == {"invalid_response": predicted.count("error")}
-    assert ops["retries"] == flaky > 0  # every flaky case was retried once and then answered
+    assert ops["retries"] == retries and flaky > 0
 
     # the server saw each request in the detector's view and nothing else: no label, metadata or id
     seen = [r["body"] for r in read_jsonl(record)]
-    assert len(seen) == len(cases) + flaky
+    assert len(seen) == len(cases) + retries
     assert {json.dumps(b, sort_keys=True) for b in seen} == {
         json.dumps(detector_view(c), sort_keys=True) for c in cases
     }
