@@ -373,13 +373,14 @@ def _audit_items(path: str, name: str) -> tuple[list[Any], dict[str, Any]] | Non
     from harness.audit import item_from_case
     from harness.cases import iter_cases, scan
 
-    result = scan(path)
+    result = scan(path, spool=True)  # read once; the items come from the spool
     if result.errors:
         _print_problems(result.problems)
         print(f"{path}: {result.invalid_lines} invalid line(s); fix them first (fcb validate {path})", file=sys.stderr)
         return None
     lines = [lab.line for lab in result.labels]
-    items = [item_from_case(case, name, line) for line, case in iter_cases(path, lines)]
+    items = [item_from_case(case, name, line) for line, case in iter_cases(result, lines)]
+    result.close()
     return items, {"path": path, "sha256": result.sha256, "cases": len(items)}
 
 

@@ -126,6 +126,29 @@ def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]
     return outcomes
 
 
+def in_file_order(path: str | Path, ids: list[str]) -> None:
+    """Rewrite a journal (atomically) so that its records follow ``ids``, the cases file's order, one per case.
+
+    Cases are sent in a shuffled order and finish in any order; the journal a run leaves is still in file order.
+    A later line for an id replaces an earlier one (as `read_journal` reads it); lines for other ids are kept, after.
+    """
+    path = Path(path)
+    lines = path.read_bytes().splitlines(keepends=True) if path.exists() else []
+    by_id: dict[str, bytes] = {}
+    others: list[bytes] = []
+    rank = {case_id: i for i, case_id in enumerate(ids)}
+    for line in lines:
+        rec = orjson.loads(line)
+        case_id = rec.get("id") if isinstance(rec, dict) else None
+        if case_id in rank:
+            by_id[case_id] = line
+        else:
+            others.append(line)
+    ordered = [by_id[i] for i in sorted(by_id, key=rank.__getitem__)] + others
+    if ordered != lines:
+        atomic_write(path, b"".join(ordered))
+
+
 class JournalWriter:
     """Appends records to ``predictions.jsonl``; each line reaches the OS as soon as its case finishes.
 

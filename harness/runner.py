@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import random
 import re
 import signal
 import sys
@@ -24,7 +25,7 @@ from typing import Any
 import orjson
 
 from harness import __version__
-from harness.cases import Problem, Scan, iter_cases, scan
+from harness.cases import Problem, Scan, scan
 from harness.detectors import adapt, fingerprint, load_detector
 from harness.detectors.callable import exception_error
 from harness.detectors.options import DetectorOptions
@@ -32,6 +33,7 @@ from harness.journal import (
     METRICS,
     PREDICTIONS,
     JournalWriter,
+    in_file_order,
     outcome_of,
     read_journal,
     read_manifest,
@@ -243,10 +245,18 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
     )
 
 
-def _pending(settings: EvalSettings, todo: list[CaseLabels]) -> Iterator[tuple[CaseLabels, dict[str, Any]]]:
-    by_line = {lab.line: lab for lab in todo}
-    for line_no, case in iter_cases(settings.cases, [lab.line for lab in todo]):
-        yield by_line[line_no], case
+def _pending(scanned: Scan, todo: list[CaseLabels]) -> Iterator[tuple[CaseLabels, dict[str, Any]]]:
+    # from the spool that scan filled: the file is never read a second time
+    for lab in todo:
+        yield lab, scanned.case(lab.line)
+
+
+def send_order(todo: list[CaseLabels], seed: int) -> list[CaseLabels]:
+    """The pending cases in a seeded shuffled order: a file grouped by category must not let a detector that keeps
+    state infer labels from the order. Journal and reports keep the file's order."""
+    order = list(todo)
+    random.Random(f"send-order:{seed}").shuffle(order)
+    return order
 
 
 async def _assess(
@@ -435,11 +445,12 @@ async def _run_workers(
     outcomes: dict[str, Outcome],
     progress: _Progress,
     signals: _Signals,
+    scanned: Scan,
 ) -> str | None:
     """Run the pending cases; returns None when they all ran, else why they stopped ("interrupted" or a streak)."""
     if signals.count:
         return INTERRUPTED
-    source = _pending(settings, todo)
+    source = _pending(scanned, todo)
     streak = _Streak(settings.max_consecutive_errors)
     stopped: list[str] = []
     tasks: list[asyncio.Future[None]] = []
@@ -482,9 +493,9 @@ def fatal(error: DetectorError) -> bool:
     return error.kind == "http_status" and bool(_FATAL_STATUS.match(error.message))
 
 
-async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels) -> dict[str, Any]:
+async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels, scanned: Scan) -> dict[str, Any]:
     """Call the first pending case alone; its journal record, or `PreflightFailed` when it cannot work."""
-    _, case = next(_pending(settings, [lab]))
+    case = scanned.case(lab.line)
     started = time.perf_counter()
     request = build_request(case, anonymize_agents=settings.anonymize_agents)
     prediction, error = await _assess(detector, request, preflight=True)
@@ -550,7 +561,14 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     when there is nothing to evaluate or a run folder cannot be resumed, `PreflightFailed` (a `RunError`) when
     the first case shows the detector cannot work, and `RunInterrupted` for a signal before the folder was made.
     """
-    scanned = scan(settings.cases, strict=settings.strict)
+    scanned = scan(settings.cases, strict=settings.strict, spool=True)  # read once: the run sends from the spool
+    try:
+        return await _run_scanned(settings, detector, scanned)
+    finally:
+        scanned.close()
+
+
+async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanned: Scan) -> RunResult:
     if scanned.errors and not settings.skip_invalid:
         raise InvalidCases(scanned)
     scope, labels, digest = _in_scope(settings, scanned)
@@ -567,10 +585,12 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
             hashes = {lab.case_id: lab.content_hash for lab in labels}
             journaled = read_journal(run_dir / PREDICTIONS)
             outcomes = {cid: o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash}
-            todo = [lab for lab in labels if lab.case_id not in outcomes]
+            todo = send_order([lab for lab in labels if lab.case_id not in outcomes], settings.seed)
             started, started_at = time.perf_counter(), _now()
             first = (
-                await signals.guard(_preflight(settings, detector, todo[0])) if settings.preflight and todo else None
+                await signals.guard(_preflight(settings, detector, todo[0], scanned))
+                if settings.preflight and todo
+                else None
             )
             run_dir.mkdir(parents=True, exist_ok=True)
             write_manifest(run_dir, manifest)
@@ -581,10 +601,11 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
                     outcomes[first["id"]] = outcome_of(journal.write(first))
                     todo = todo[1:]
                     progress.step(first["error"] is not None)
-                stopped = await _run_workers(settings, detector, todo, journal, outcomes, progress, signals)
+                stopped = await _run_workers(settings, detector, todo, journal, outcomes, progress, signals, scanned)
             finally:
                 journal.close()
                 progress.close()
+            in_file_order(run_dir / PREDICTIONS, [lab.case_id for lab in labels])
         finally:
             if owned:
                 await detector.aclose()

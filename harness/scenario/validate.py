@@ -37,11 +37,15 @@ class Report:
 
 
 def read_text(path: str | os.PathLike[str]) -> tuple[str | None, Finding | None]:
-    """The file's text, or the reason it cannot be read as a scenario. OSError propagates (a usage error)."""
-    size = Path(path).stat().st_size
-    if size > MAX_BYTES:
-        return None, Finding("", f"file is {size:,} bytes, over the {MAX_BYTES:,}-byte limit")
-    raw = Path(path).read_bytes()
+    """The file's text, or the reason it cannot be read as a scenario. OSError propagates (a usage error).
+
+    At most `MAX_BYTES` + 1 bytes are ever read, whatever the path is (a pipe, /dev/zero): never more in memory."""
+    with open(path, "rb") as f:
+        raw = f.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        size = Path(path).stat().st_size
+        shown = f"{size:,} bytes" if size > MAX_BYTES else f"more than {MAX_BYTES:,} bytes"
+        return None, Finding("", f"file is {shown}, over the {MAX_BYTES:,}-byte limit")
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
