@@ -202,6 +202,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             workers=args.workers,
             max_body=args.max_body,
             body_timeout=args.body_timeout,
+            max_connections=args.max_connections,
         )
     except ValueError as exc:
         print(f"fcb serve: {exc}", file=sys.stderr)
@@ -562,6 +563,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="larger bodies get 413")
     p.add_argument(
         "--body-timeout", type=float, default=10.0, metavar="S", help="a body not received within S seconds gets 408"
+    )
+    p.add_argument(
+        "--max-connections",
+        type=_positive,
+        default=64,
+        metavar="N",
+        help="requests served at once, per worker; more get 503 (body bytes in flight <= N x --max-body)",
     )
     p.set_defaults(func=cmd_serve)
 

@@ -105,9 +105,8 @@ def test_standard_input_is_a_cases_file(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 12)
     out = tmp_path / "run"
     proc = subprocess.run(  # standard input is a pipe here, which can be read only once
-        [sys.executable, "-m", "harness", "eval", "/dev/stdin", "-d", _oracle(tmp_path, cases)]
-        + ["--out", str(out), "-q"],
-        input=cases.read_text(),
+        [sys.executable, "-m", "harness", "eval", "/dev/stdin", "-d", _oracle(tmp_path, cases), "--out", str(out)],
+        input=cases.read_text(),  # no -q: the summary goes to stdout, which is captured
         capture_output=True,
         text=True,
         timeout=60,
