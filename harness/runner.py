@@ -33,11 +33,13 @@ from harness.journal import (
     METRICS,
     PREDICTIONS,
     JournalWriter,
+    RunLocked,
     in_file_order,
     outcome_of,
     read_journal,
     read_manifest,
     record,
+    run_lock,
     write_manifest,
 )
 from harness.metrics import compute
@@ -545,6 +547,13 @@ def _open_run_dir(settings: EvalSettings, identity: dict[str, Any]) -> tuple[Pat
     return run_dir, manifest
 
 
+def _lock(held: contextlib.ExitStack, run_dir: Path) -> None:
+    try:
+        held.enter_context(run_lock(run_dir))
+    except RunLocked as exc:
+        raise RunError(str(exc)) from None
+
+
 def _in_scope(settings: EvalSettings, scanned: Scan) -> tuple[list[CaseLabels], list[CaseLabels], str]:
     """(the cases of the selected subset and shard, those of them to run (--limit), the data set's digest)."""
     selected = select(scanned.labels, settings.categories, settings.tags)
@@ -577,11 +586,13 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")
     owned = detector is None
     detector = detector or load_detector(settings.detector, settings.options)  # before any folder is made
-    with _Signals() as signals:
+    with _Signals() as signals, contextlib.ExitStack() as held:
         try:
             _refuse_training_overlap(detector, labels)
             detector_fingerprint = await signals.guard(fingerprint(detector, settings.detector))
             run_dir, manifest = _open_run_dir(settings, _identity(settings, scanned, detector_fingerprint))
+            if settings.resume:  # held until the report is written: two processes never run one folder
+                _lock(held, run_dir)
             hashes = {lab.case_id: lab.content_hash for lab in labels}
             journaled = read_journal(run_dir / PREDICTIONS)
             outcomes = {cid: o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash}
@@ -593,6 +604,10 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                 else None
             )
             run_dir.mkdir(parents=True, exist_ok=True)
+            if not settings.resume:
+                _lock(held, run_dir)
+                if (run_dir / PREDICTIONS).exists():  # another run started in this folder meanwhile
+                    raise RunError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
             write_manifest(run_dir, manifest)
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=getattr(detector, "secrets", list)())
             progress = _Progress(len(labels), len(outcomes), settings.progress)
