@@ -41,6 +41,7 @@ from harness.journal import (
     record,
     run_lock,
     write_manifest,
+    write_scope,
 )
 from harness.metrics import compute
 from harness.redact import redact_spec, scrub_text
@@ -609,6 +610,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                 if (run_dir / PREDICTIONS).exists():  # another run started in this folder meanwhile
                     raise RunError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
             write_manifest(run_dir, manifest)
+            write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=getattr(detector, "secrets", list)())
             progress = _Progress(len(labels), len(outcomes), settings.progress)
             try:
