@@ -357,10 +357,11 @@ def bench_profile(tmp: Path) -> dict[str, Any]:
     stats = pstats.Stats(profiler)
     stages = {
         "read + validate (cases.scan)": ("harness/cases.py", "scan"),
-        "read again (cases.iter_cases)": ("harness/cases.py", "iter_cases"),
+        "read back from the spool (Scan.case)": ("harness/cases.py", "case"),
         "strip labels (request.build_request)": ("harness/request.py", "build_request"),
         "call the detector": ("harness/runner.py", "_assess"),
         "journal (JournalWriter.write)": ("harness/journal.py", "write"),
+        "journal in file order (journal.in_file_order)": ("harness/journal.py", "in_file_order"),
         "metrics (metrics.compute)": ("harness/metrics.py", "compute"),
         "reports (report.write_reports)": ("harness/report.py", "write_reports"),
     }
