@@ -1,7 +1,8 @@
 """``make bench``: the harness's own cost, measured and printed, and written to results/bench/*.json.
 
 Nothing here is asserted; tests never look at times. Every server runs on 127.0.0.1 and stops by itself.
-Sections: overhead, startup, http, memory, leaderboard, profile, report (``python benchmarks/bench.py [SECTION ...]``).
+Sections: overhead, startup, http, memory, replies, leaderboard, profile, report
+(``python benchmarks/bench.py [SECTION ...]``).
 """
 
 from __future__ import annotations
@@ -240,6 +241,45 @@ def bench_memory(tmp: Path) -> dict[str, Any]:
     return out
 
 
+_PEAK_ANY_EXIT = (
+    "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+    "stderr=subprocess.DEVNULL); print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+DETECTOR_SERVER = ROOT / "tests" / "servers" / "detector_server.py"
+
+
+def bench_replies(tmp: Path, n_cases: int = 256) -> dict[str, Any]:
+    """Peak memory of ``fcb eval`` against a detector whose every reply is an endless chunked body: each reply is
+    refused at the 4 MiB cap, so every case errors; what is measured is the memory that costs (issue 15, item 10)."""
+    server = subprocess.Popen(
+        [PY, str(DETECTOR_SERVER), "--fault-rate", "1", "--faults", "endless", "--fault-every-attempt"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{server.stdout.readline().split()[1]}"  # type: ignore[union-attr]
+        cases = write_cases(tmp / "replies.jsonl", n_cases, seed=5)
+        out: dict[str, Any] = {"cases": n_cases, "reply": "endless chunked body, refused at the 4 MiB cap"}
+        for conc in (4, 64):
+            cmd = fcb(
+                "eval", str(cases), "-d", url, "--concurrency", str(conc), "--retries", "0", "--no-preflight",
+                "--max-consecutive-errors", "0", "--bootstrap", "0", "-q", "--out", str(tmp / f"replies-{conc}"),
+            )  # fmt: skip
+            start = time.perf_counter()
+            proc = subprocess.run([PY, "-c", _PEAK_ANY_EXIT, *cmd], cwd=ROOT, capture_output=True, text=True)
+            code, peak_kb = proc.stdout.split()
+            out[f"concurrency_{conc}"] = {
+                "peak_rss_mb": int(peak_kb) / 1024,
+                "exit_code": int(code),  # 1: every case errored, as it must
+                "errors": run_metrics(tmp / f"replies-{conc}")["operational"]["errors"],
+                "wall_s": time.perf_counter() - start,
+            }
+        return out
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def _synthetic_runs(tmp: Path, n_runs: int = 200, n_cases: int = 9999) -> Path:
     """200 run folders of 10k cases (20 detectors x 10 runs), written directly: what eval would leave."""
     import numpy as np
@@ -318,10 +358,11 @@ def bench_profile(tmp: Path) -> dict[str, Any]:
     stats = pstats.Stats(profiler)
     stages = {
         "read + validate (cases.scan)": ("harness/cases.py", "scan"),
-        "read again (cases.iter_cases)": ("harness/cases.py", "iter_cases"),
+        "read back from the spool (Scan.case)": ("harness/cases.py", "case"),
         "strip labels (request.build_request)": ("harness/request.py", "build_request"),
         "call the detector": ("harness/runner.py", "_assess"),
         "journal (JournalWriter.write)": ("harness/journal.py", "write"),
+        "journal in file order (journal.in_file_order)": ("harness/journal.py", "in_file_order"),
         "metrics (metrics.compute)": ("harness/metrics.py", "compute"),
         "reports (report.write_reports)": ("harness/report.py", "write_reports"),
     }
@@ -411,6 +452,7 @@ SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "startup": bench_startup,
     "http": bench_http,
     "memory": bench_memory,
+    "replies": bench_replies,
     "leaderboard": bench_leaderboard,
     "profile": bench_profile,
 }

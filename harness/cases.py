@@ -1,20 +1,26 @@
 """Read ``cases.jsonl`` as a stream and validate each line against the schema and the label scheme.
 
-Two passes, neither of which holds the file in memory: `scan` validates every line and keeps only the compact
-`CaseLabels` of valid cases (and the problems found); `iter_cases` streams the valid cases again for the run.
+The file is read once, never whole in memory: `scan` validates every line, keeps only the compact `CaseLabels` of
+valid cases (and the problems found) and, with ``spool``, copies each valid line into a private temporary file;
+`iter_cases` and `Scan.case` read the cases back from there, so a pipe, a FIFO or a file changed during the run can
+never give the run two different contents. Lines are read with a bounded reader: a line over `MAX_LINE_BYTES` is an
+error for that line and is skipped without being held, so no input can exhaust memory.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import fastjsonschema
 import orjson
@@ -26,6 +32,7 @@ from harness.types import CaseLabels
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # the largest case the schema allows is well under 3 MiB of JSON
 BOM = b"\xef\xbb\xbf"
+READ_BLOCK = 1 << 20
 
 
 def embedded_cases_path() -> Path:
@@ -83,10 +90,23 @@ class Scan:
     labels: list[CaseLabels] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     invalid_lines: int = 0
+    spool: IO[bytes] | None = None  # the valid lines as read, in a private unnamed temporary file
+    offsets: dict[int, int] = field(default_factory=dict)  # line number -> where that line starts in the spool
 
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if not p.warning]
+
+    def case(self, line: int) -> dict[str, Any]:
+        """The parsed case on a valid line, read back from the spool (never from the file again)."""
+        if self.spool is None:
+            raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
+        self.spool.seek(self.offsets[line])
+        return orjson.loads(self.spool.readline())  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
 
 
 def content_hash(case: dict[str, Any]) -> str:
@@ -151,7 +171,7 @@ def _decode_line(raw: bytes) -> tuple[Any, str | None]:
     if not body.strip():
         return None, "blank line; every line must hold one case"
     if len(body) > MAX_LINE_BYTES:
-        return None, f"line is {len(body):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit"
+        return None, _too_long(len(body))
     try:
         case = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -170,28 +190,80 @@ def _structure_problem(raw: bytes, case: Any) -> tuple[str, str] | None:
     return None
 
 
-def _raw_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
-    with open(path, "rb") as f:
-        yield from enumerate(f, start=1)
+class NotAFile(OSError):
+    """A path that is neither a regular file nor a pipe (a device such as /dev/zero, a directory, a socket)."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
 
 
-def scan(path: str | os.PathLike[str], *, strict: bool = False) -> Scan:
-    """Validate every line of a cases file. With ``strict`` warnings count as errors."""
+def _open_input(path: str | os.PathLike[str]) -> IO[bytes]:
+    f = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    mode = os.fstat(f.fileno()).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        f.close()
+        raise NotAFile(errno.EINVAL, "not a regular file or a pipe; give a cases.jsonl file", str(path))
+    return f
+
+
+def _raw_lines(f: IO[bytes], digest: Any = None) -> Iterator[tuple[int, bytes, int]]:
+    """(line number, line, its length in bytes) for each line, read in blocks. A line over `MAX_LINE_BYTES` comes
+    back as ``b""`` with its true length: counted and skipped, never held. ``digest`` sees every byte."""
+    line_no, parts, size, too_long = 0, [], 0, False
+    while block := f.read(READ_BLOCK):
+        if digest is not None:
+            digest.update(block)
+        start = 0
+        while start < len(block):
+            end = block.find(b"\n", start)
+            piece = block[start:] if end < 0 else block[start : end + 1]
+            size += len(piece)
+            if not too_long:
+                parts.append(piece)
+                if size > MAX_LINE_BYTES + 2:  # + "\r\n": a line at the limit is still read whole and judged
+                    parts, too_long = [], True
+            if end < 0:
+                break
+            line_no += 1
+            yield line_no, b"".join(parts), size - too_long  # a skipped line's length without its newline
+            parts, size, too_long = [], 0, False
+            start = end + 1
+    if size:
+        yield line_no + 1, b"".join(parts), size
+
+
+def scan(path: str | os.PathLike[str], *, strict: bool = False, spool: bool = False) -> Scan:
+    """Validate every line of a cases file. With ``strict`` warnings count as errors; with ``spool`` the valid
+    lines are kept in a private temporary file for `Scan.case` and `iter_cases`, so the file is read only once.
+
+    Raises OSError when the file cannot be opened (`NotAFile` for a device, a directory or a socket)."""
     shown = str(path)
     digest = hashlib.sha256()
     result = Scan(path=shown, sha256="")
     first_line: dict[str, int] = {}
-    for line_no, raw in _raw_lines(path):
-        digest.update(raw)
-        result.lines = line_no
-        problems, labels = _check_line(shown, line_no, raw, first_line, strict)
-        result.problems.extend(problems)
-        if labels is None:
-            result.invalid_lines += 1
-        else:
+    kept = tempfile.TemporaryFile(prefix="fcb-cases-") if spool else None  # noqa: SIM115 - Scan.close closes it
+    with _open_input(path) as f:
+        for line_no, raw, size in _raw_lines(f, digest):
+            result.lines = line_no
+            if not raw:
+                problems, labels = [Problem(shown, line_no, "(line)", _too_long(size))], None
+            else:
+                problems, labels = _check_line(shown, line_no, raw, first_line, strict)
+            result.problems.extend(problems)
+            if labels is None:
+                result.invalid_lines += 1
+                continue
             result.labels.append(labels)
+            if kept is not None:
+                result.offsets[line_no] = kept.tell()
+                kept.write(raw if raw.endswith(b"\n") else raw + b"\n")
     result.sha256 = digest.hexdigest()
+    result.spool = kept
     return result
+
+
+def _too_long(size: int) -> str:
+    return f"line is {size:,} bytes, over the {MAX_LINE_BYTES:,}-byte limit"
 
 
 def _check_line(
@@ -214,16 +286,24 @@ def _check_line(
     return problems, case_labels(case, line_no, content_hash(case))
 
 
-def iter_cases(path: str | os.PathLike[str], lines: Iterator[int] | list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Stream the parsed cases on the given line numbers (ascending), which `scan` found valid."""
+def iter_cases(
+    source: Scan | str | os.PathLike[str], lines: Iterator[int] | list[int]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Stream the parsed cases on the given line numbers, which `scan` found valid: from a spooled `Scan` (in any
+    order), or by reading the file at a path again (ascending line numbers only)."""
+    if isinstance(source, Scan):
+        for line_no in lines:
+            yield line_no, source.case(line_no)
+        return
     wanted = iter(lines)
     target = next(wanted, None)
-    for line_no, raw in _raw_lines(path):
-        if target is None:
-            return
-        if line_no == target:
-            yield line_no, orjson.loads(raw)
-            target = next(wanted, None)
+    with _open_input(source) as f:
+        for line_no, raw, _ in _raw_lines(f):
+            if target is None:
+                return
+            if line_no == target:
+                yield line_no, orjson.loads(raw)
+                target = next(wanted, None)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

@@ -205,6 +205,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             workers=args.workers,
             max_body=args.max_body,
             body_timeout=args.body_timeout,
+            max_connections=args.max_connections,
         )
     except ValueError as exc:
         print(f"fcb serve: {exc}", file=sys.stderr)
@@ -394,13 +395,14 @@ def _audit_items(path: str, name: str) -> tuple[list[Any], dict[str, Any]] | Non
     from harness.audit import item_from_case
     from harness.cases import iter_cases, scan
 
-    result = scan(path)
+    result = scan(path, spool=True)  # read once; the items come from the spool
     if result.errors:
         _print_problems(result.problems)
         print(f"{path}: {result.invalid_lines} invalid line(s); fix them first (fcb validate {path})", file=sys.stderr)
         return None
     lines = [lab.line for lab in result.labels]
-    items = [item_from_case(case, name, line) for line, case in iter_cases(path, lines)]
+    items = [item_from_case(case, name, line) for line, case in iter_cases(result, lines)]
+    result.close()
     return items, {"path": path, "sha256": result.sha256, "cases": len(items)}
 
 
@@ -598,6 +600,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-body", type=int, default=1024 * 1024, metavar="BYTES", help="larger bodies get 413")
     p.add_argument(
         "--body-timeout", type=float, default=10.0, metavar="S", help="a body not received within S seconds gets 408"
+    )
+    p.add_argument(
+        "--max-connections",
+        type=_positive,
+        default=64,
+        metavar="N",
+        help="requests served at once, per worker; more get 503 (body bytes in flight <= N x --max-body)",
     )
     p.set_defaults(func=cmd_serve)
 

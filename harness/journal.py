@@ -6,21 +6,57 @@ repeats only the cases that had not finished.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import socket
 import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from harness.labels import UNKNOWN_ORIGIN, origin_of
+from harness.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.redact import scrub_value
-from harness.types import RISKS, CaseLabels, DetectorError, Outcome, Prediction
+from harness.schema_messages import preview, schema_message
+from harness.types import ERROR_KINDS, RISKS, CaseLabels, DetectorError, Outcome, Prediction
 
 PREDICTIONS = "predictions.jsonl"
 MANIFEST = "run.json"
 METRICS = "metrics.json"
 REPORT = "report.md"
+LOCK = ".lock"
+SCOPE = "scope.json"
+_ORIGINS = frozenset((*ORIGINS, UNKNOWN_ORIGIN))
+
+
+class RunLocked(Exception):
+    """Another process holds the run folder; the message says which."""
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: str | Path) -> Iterator[None]:
+    """Hold an advisory lock (flock) on the run folder for as long as the block runs; `RunLocked` when another
+    process holds it. The lock file keeps the holder's pid, host and start time; the lock itself goes with
+    the process however it ends (even SIGKILL), so a stale file never blocks a resume."""
+    path = Path(run_dir) / LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
+            raise RunLocked(f"{run_dir} is in use by {holder}; wait for it to end, or stop it, first") from None
+        started = datetime.now(UTC).isoformat(timespec="seconds")  # no command line: it may hold a secret
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()} since {started}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _umask() -> int:
@@ -82,6 +118,42 @@ def record(
     return rec
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def record_problem(rec: Any) -> tuple[str, str] | None:
+    """(field, message) for the first field of a journal record whose type or range is wrong; None when sound.
+
+    Journals can be edited by hand: a reader must neither crash on one nor silently take a value it cannot mean."""
+    if not isinstance(rec, dict):
+        return "(line)", f"{preview(rec)} is not a JSON object"
+    for key in ("id", "hash", "category"):
+        if not isinstance(rec.get(key), str) or not rec[key]:
+            return key, f"{preview(rec.get(key))} is not a non-empty string"
+    if rec.get("expected") not in RISKS:
+        return "expected", f"{preview(rec.get('expected'))} is not one of {', '.join(RISKS)}"
+    if rec.get("origin", UNKNOWN_ORIGIN) not in _ORIGINS:
+        return "origin", f"{preview(rec.get('origin'))} is not one of {', '.join(sorted(_ORIGINS))}"
+    error = rec.get("error")
+    if error is None and rec.get("risk") not in RISKS:
+        return "risk", f"{preview(rec.get('risk'))} is not one of {', '.join(RISKS)} (and the record has no error)"
+    if error is not None and rec.get("risk") is not None:
+        return "risk", "a record with an error has no risk (null)"
+    if error is not None and (not isinstance(error, dict) or error.get("kind") not in ERROR_KINDS):
+        return "error.kind", f"{preview(error)} is not an error of a known kind ({', '.join(ERROR_KINDS)})"
+    score = rec.get("score")
+    if score is not None and not (_number(score) and 0.0 <= score <= 1.0):
+        return "score", f"{preview(score)} is not a number in [0, 1] or null"
+    attempts = rec.get("attempts", 1)
+    if not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 1):
+        return "attempts", f"{preview(attempts)} is not a whole number of 1 or more"
+    latency = rec.get("latency_s", 0.0)
+    if not (_number(latency) and 0.0 <= latency < float("inf")):
+        return "latency_s", f"{preview(latency)} is not a number of seconds, 0 or more"
+    return None
+
+
 def outcome_of(rec: dict[str, Any]) -> Outcome:
     """The compact outcome a journal record stands for."""
     error = rec.get("error")
@@ -123,11 +195,37 @@ def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]
     outcomes: dict[str, Outcome] = {}
     for line_no, line in enumerate(data[:complete].splitlines(), start=1):
         try:
-            outcome = outcome_of(orjson.loads(line))
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
             raise ValueError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
+        if problem := record_problem(rec):
+            raise ValueError(f"{path}:{line_no}: {problem[0]}: {problem[1]}")
+        outcome = outcome_of(rec)
         outcomes[outcome.case_id] = outcome
     return outcomes
+
+
+def in_file_order(path: str | Path, ids: list[str]) -> None:
+    """Rewrite a journal (atomically) so that its records follow ``ids``, the cases file's order, one per case.
+
+    Cases are sent in a shuffled order and finish in any order; the journal a run leaves is still in file order.
+    A later line for an id replaces an earlier one (as `read_journal` reads it); lines for other ids are kept, after.
+    """
+    path = Path(path)
+    lines = path.read_bytes().splitlines(keepends=True) if path.exists() else []
+    by_id: dict[str, bytes] = {}
+    others: list[bytes] = []
+    rank = {case_id: i for i, case_id in enumerate(ids)}
+    for line in lines:
+        rec = orjson.loads(line)
+        case_id = rec.get("id") if isinstance(rec, dict) else None
+        if case_id in rank:
+            by_id[case_id] = line
+        else:
+            others.append(line)
+    ordered = [by_id[i] for i in sorted(by_id, key=rank.__getitem__)] + others
+    if ordered != lines:
+        atomic_write(path, b"".join(ordered))
 
 
 class JournalWriter:
@@ -167,6 +265,55 @@ def write_manifest(run_dir: str | Path, manifest: dict[str, Any]) -> None:
     atomic_write(Path(run_dir) / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
 
 
+@cache
+def _manifest_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(orjson.loads((resources.files("harness") / "data" / "run.schema.json").read_bytes()))
+
+
+def manifest_problems(manifest: Any) -> list[str]:
+    """``field: message`` for every field of a ``run.json`` whose type or range is wrong (run.schema.json)."""
+    found = []
+    for err in _manifest_validator().iter_errors(manifest):
+        where = ".".join(str(p) for p in err.absolute_path) or "(file)"
+        if err.validator == "required":
+            missing = [k for k in err.validator_value if isinstance(err.instance, dict) and k not in err.instance]
+            found += [f"{where + '.' if err.absolute_path else ''}{k}: required field is missing" for k in missing]
+        else:
+            found.append(f"{where}: {schema_message(err)}")
+    return sorted(found)
+
+
 def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
+    """A run folder's ``run.json``, its fields checked; None when there is none. ValueError names the file and the
+    first wrong field."""
     path = Path(run_dir) / MANIFEST
-    return orjson.loads(path.read_bytes()) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        manifest = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{path}: (file): not JSON: {exc}") from None
+    if problems := manifest_problems(manifest):
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ValueError(f"{path}: {problems[0]}{more}")
+    return manifest  # type: ignore[no-any-return]
+
+
+def write_scope(run_dir: str | Path, labels: list[CaseLabels]) -> None:
+    """``scope.json``: the (id, content hash) of every case the run counts, so that readers of the run folder
+    (leaderboards, compare) count the journal lines the run itself counts and no other."""
+    atomic_write(Path(run_dir) / SCOPE, orjson.dumps({"cases": [[lab.case_id, lab.content_hash] for lab in labels]}))
+
+
+def read_scope(run_dir: str | Path) -> set[tuple[str, str]] | None:
+    """The (id, content hash) pairs a run counts; None for a run written before scopes were kept."""
+    path = Path(run_dir) / SCOPE
+    if not path.exists():
+        return None
+    try:
+        cases = orjson.loads(path.read_bytes())["cases"]
+        return {(str(case_id), str(digest)) for case_id, digest in cases}
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: (file): not a scope file: {exc}") from None

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from harness.cases import scan
-from harness.journal import METRICS, PREDICTIONS, read_journal, read_manifest, write_manifest
+from harness.journal import METRICS, PREDICTIONS, read_journal, read_manifest, write_manifest, write_scope
 from harness.metrics import compute
 from harness.report import write_reports
 from harness.report_html import write_html
@@ -66,6 +66,7 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
             shard_outcomes = read_journal(run_dir / PREDICTIONS, repair=False)
             outcomes.update({k: o for k, o in shard_outcomes.items() if hashes.get(k) == o.content_hash})
             journal.write((run_dir / PREDICTIONS).read_bytes())
+    write_scope(out, labels)
     sessions = [s for m in manifests for s in m["sessions"]]
     write_manifest(
         out,

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import random
 import re
 import signal
 import sys
@@ -25,7 +26,7 @@ import orjson
 
 from harness import __version__
 from harness.cache import CachedDetector, cache_wanted, with_cache
-from harness.cases import Problem, Scan, iter_cases, scan
+from harness.cases import Problem, Scan, scan
 from harness.detectors import adapt, fingerprint, load_detector
 from harness.detectors.callable import exception_error
 from harness.detectors.options import DetectorOptions
@@ -33,11 +34,15 @@ from harness.journal import (
     METRICS,
     PREDICTIONS,
     JournalWriter,
+    RunLocked,
+    in_file_order,
     outcome_of,
     read_journal,
     read_manifest,
     record,
+    run_lock,
     write_manifest,
+    write_scope,
 )
 from harness.metrics import compute
 from harness.redact import redact_spec, scrub_text
@@ -245,10 +250,18 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
     )
 
 
-def _pending(settings: EvalSettings, todo: list[CaseLabels]) -> Iterator[tuple[CaseLabels, dict[str, Any]]]:
-    by_line = {lab.line: lab for lab in todo}
-    for line_no, case in iter_cases(settings.cases, [lab.line for lab in todo]):
-        yield by_line[line_no], case
+def _pending(scanned: Scan, todo: list[CaseLabels]) -> Iterator[tuple[CaseLabels, dict[str, Any]]]:
+    # from the spool that scan filled: the file is never read a second time
+    for lab in todo:
+        yield lab, scanned.case(lab.line)
+
+
+def send_order(todo: list[CaseLabels], seed: int) -> list[CaseLabels]:
+    """The pending cases in a seeded shuffled order: a file grouped by category must not let a detector that keeps
+    state infer labels from the order. Journal and reports keep the file's order."""
+    order = list(todo)
+    random.Random(f"send-order:{seed}").shuffle(order)
+    return order
 
 
 async def _assess(
@@ -437,11 +450,12 @@ async def _run_workers(
     outcomes: dict[str, Outcome],
     progress: _Progress,
     signals: _Signals,
+    scanned: Scan,
 ) -> str | None:
     """Run the pending cases; returns None when they all ran, else why they stopped ("interrupted" or a streak)."""
     if signals.count:
         return INTERRUPTED
-    source = _pending(settings, todo)
+    source = _pending(scanned, todo)
     streak = _Streak(settings.max_consecutive_errors)
     stopped: list[str] = []
     tasks: list[asyncio.Future[None]] = []
@@ -484,9 +498,9 @@ def fatal(error: DetectorError) -> bool:
     return error.kind == "http_status" and bool(_FATAL_STATUS.match(error.message))
 
 
-async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels) -> dict[str, Any]:
+async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels, scanned: Scan) -> dict[str, Any]:
     """Call the first pending case alone; its journal record, or `PreflightFailed` when it cannot work."""
-    _, case = next(_pending(settings, [lab]))
+    case = scanned.case(lab.line)
     started = time.perf_counter()
     request = build_request(case, anonymize_agents=settings.anonymize_agents)
     prediction, error = await _assess(detector, request, preflight=True)
@@ -547,6 +561,13 @@ def _open_run_dir(settings: EvalSettings, identity: dict[str, Any]) -> tuple[Pat
     return run_dir, manifest
 
 
+def _lock(held: contextlib.ExitStack, run_dir: Path) -> None:
+    try:
+        held.enter_context(run_lock(run_dir))
+    except RunLocked as exc:
+        raise RunError(str(exc)) from None
+
+
 def _in_scope(settings: EvalSettings, scanned: Scan) -> tuple[list[CaseLabels], list[CaseLabels], str]:
     """(the cases of the selected subset and shard, those of them to run (--limit), the data set's digest)."""
     selected = select(scanned.labels, settings.categories, settings.tags)
@@ -563,7 +584,14 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     when there is nothing to evaluate or a run folder cannot be resumed, `PreflightFailed` (a `RunError`) when
     the first case shows the detector cannot work, and `RunInterrupted` for a signal before the folder was made.
     """
-    scanned = scan(settings.cases, strict=settings.strict)
+    scanned = scan(settings.cases, strict=settings.strict, spool=True)  # read once: the run sends from the spool
+    try:
+        return await _run_scanned(settings, detector, scanned)
+    finally:
+        scanned.close()
+
+
+async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanned: Scan) -> RunResult:
     if scanned.errors and not settings.skip_invalid:
         raise InvalidCases(scanned)
     scope, labels, digest = _in_scope(settings, scanned)
@@ -572,22 +600,31 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
         raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")
     owned = detector is None
     detector = detector or load_detector(settings.detector, settings.options)  # before any folder is made
-    with _Signals() as signals:
+    with _Signals() as signals, contextlib.ExitStack() as held:
         try:
             _refuse_training_overlap(detector, labels)
             detector_fingerprint = await signals.guard(fingerprint(detector, settings.detector))
             detector = _cached(settings, detector, detector_fingerprint)
             run_dir, manifest = _open_run_dir(settings, _identity(settings, scanned, detector_fingerprint))
+            if settings.resume:  # held until the report is written: two processes never run one folder
+                _lock(held, run_dir)
             hashes = {lab.case_id: lab.content_hash for lab in labels}
             journaled = read_journal(run_dir / PREDICTIONS)
             outcomes = {cid: o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash}
-            todo = [lab for lab in labels if lab.case_id not in outcomes]
+            todo = send_order([lab for lab in labels if lab.case_id not in outcomes], settings.seed)
             started, started_at = time.perf_counter(), _now()
             first = (
-                await signals.guard(_preflight(settings, detector, todo[0])) if settings.preflight and todo else None
+                await signals.guard(_preflight(settings, detector, todo[0], scanned))
+                if settings.preflight and todo
+                else None
             )
             run_dir.mkdir(parents=True, exist_ok=True)
+            if not settings.resume:
+                _lock(held, run_dir)
+                if (run_dir / PREDICTIONS).exists():  # another run started in this folder meanwhile
+                    raise RunError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
             write_manifest(run_dir, manifest)
+            write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=getattr(detector, "secrets", list)())
             progress = _Progress(len(labels), len(outcomes), settings.progress)
             try:
@@ -595,10 +632,11 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
                     outcomes[first["id"]] = outcome_of(journal.write(first))
                     todo = todo[1:]
                     progress.step(first["error"] is not None)
-                stopped = await _run_workers(settings, detector, todo, journal, outcomes, progress, signals)
+                stopped = await _run_workers(settings, detector, todo, journal, outcomes, progress, signals, scanned)
             finally:
                 journal.close()
                 progress.close()
+            in_file_order(run_dir / PREDICTIONS, [lab.case_id for lab in labels])
         finally:
             if owned:
                 await detector.aclose()

@@ -16,7 +16,7 @@ import numpy as np
 import orjson
 
 from harness.journal import METRICS as METRICS_FILE
-from harness.journal import PREDICTIONS
+from harness.journal import PREDICTIONS, read_scope, record_problem
 from harness.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.metrics import CODE, ERROR
 
@@ -104,7 +104,11 @@ def load_run(path: str | Path) -> Run:
         doc = orjson.loads((path / METRICS_FILE).read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
         raise RunLoadError(f"{path / METRICS_FILE}: {exc}") from exc
-    records = _read_journal(path / PREDICTIONS)
+    try:
+        scope = read_scope(path)
+    except ValueError as exc:
+        raise RunLoadError(str(exc)) from exc
+    records = _read_journal(path / PREDICTIONS, scope)
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
     origins = np.array([r[3] for r in rows], dtype=object)
@@ -119,9 +123,13 @@ def load_run(path: str | Path) -> Run:
     )
 
 
-def _read_journal(path: Path) -> dict[str, tuple[str, str, int, str]]:
+def _read_journal(path: Path, scope: set[tuple[str, str]] | None = None) -> dict[str, tuple[str, str, int, str]]:
     """(category, expected risk, predicted code, origin) by case id; a later line wins; a torn last line is
-    skipped. Journals of untagged cases, and those written before origins were recorded, have no origin."""
+    skipped. Journals of untagged cases, and those written before origins were recorded, have no origin.
+
+    With ``scope`` (the run's ``scope.json``) only the lines the run itself counted are read: a line for an id
+    outside it, or for an older content of a case, is left out as the run left it out. Every line's fields are
+    checked all the same: a malformed line is an error naming the file, the line and the field."""
     records: dict[str, tuple[str, str, int, str]] = {}
     try:
         lines = path.read_bytes().split(b"\n")[:-1]  # the part after the last newline is unfinished
@@ -130,10 +138,14 @@ def _read_journal(path: Path) -> dict[str, tuple[str, str, int, str]]:
     for line_no, line in enumerate(lines, start=1):
         try:
             rec = orjson.loads(line)
-            origin = rec.get("origin", UNKNOWN_ORIGIN)
-            records[rec["id"]] = (rec["category"], rec["expected"], CODE.get(rec.get("risk"), ERROR), origin)
-        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
-            raise RunLoadError(f"{path}:{line_no}: unreadable journal record: {exc!r}") from exc
+        except orjson.JSONDecodeError as exc:
+            raise RunLoadError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
+        if problem := record_problem(rec):
+            raise RunLoadError(f"{path}:{line_no}: {problem[0]}: {problem[1]}")
+        if scope is not None and (rec["id"], rec["hash"]) not in scope:
+            continue
+        origin = rec.get("origin", UNKNOWN_ORIGIN)
+        records[rec["id"]] = (rec["category"], rec["expected"], CODE.get(rec.get("risk"), ERROR), origin)
     return records
 
 

@@ -2,7 +2,9 @@
 
 FastAPI on uvicorn. The request model carries the case schema's limits, so a request the harness could never send
 is refused with 422 naming the field; bodies over the limit get 413 before they are parsed; a detector failure is a
-500 with an error id and no stack trace; ``FCB_API_KEY`` turns on bearer-token auth.
+500 with an error id and no stack trace; ``FCB_API_KEY`` turns on bearer-token auth, checked before a byte of the
+body is read; at most ``--max-connections`` requests are served at once (more get 503 at once), so the body bytes
+in flight never exceed ``max_connections * max_body``. Every error body is ``{"error": ...}``.
 """
 
 import asyncio
@@ -22,6 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from harness import __version__
 from harness.detectors import fingerprint, load_detector
@@ -34,6 +37,10 @@ BODY_TIMEOUT_ENV = "FCB_SERVE_BODY_TIMEOUT"
 DEFAULT_BODY_TIMEOUT = 10.0
 API_KEY_ENV = "FCB_API_KEY"
 DEFAULT_MAX_BODY = 1024 * 1024
+MAX_CONNECTIONS_ENV = "FCB_SERVE_MAX_CONNECTIONS"
+DEFAULT_MAX_CONNECTIONS = 64
+OPEN_PATHS = frozenset({"/healthz", "/v1/info", "/openapi.json"})  # need no key; every other path does
+UNAUTHORISED = "missing or wrong bearer token"
 
 log = logging.getLogger("fcb.serve")
 
@@ -127,23 +134,40 @@ class _TooLarge(Exception):
     """The body grew past the limit while it was being read."""
 
 
-async def _reply(send: Callable[..., Awaitable[None]], status: int, message: str) -> None:
+async def _reply(
+    send: Callable[..., Awaitable[None]], status: int, message: str, extra: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
     body = orjson.dumps({"error": message})
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         (b"connection", b"close"),
+        *extra,
     ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
+def authorised(headers: list[tuple[bytes, bytes]], api_key: str) -> bool:
+    """Whether the request carries ``Authorization: Bearer <api_key>`` (compared in constant time)."""
+    scheme, _, given = dict(headers).get(b"authorization", b"").partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), api_key.encode())
+
+
 def _body_guard(
-    app: Callable[..., Awaitable[None]], max_bytes: int, timeout_s: float
+    app: Callable[..., Awaitable[None]],
+    max_bytes: int,
+    timeout_s: float,
+    *,
+    api_key: str | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> Callable[..., Awaitable[None]]:
-    """ASGI middleware: read the whole body before the app sees it, refusing one over ``max_bytes`` with 413
-    (before anything parses it) and one that does not arrive within ``timeout_s`` with 408, so a slow client
-    cannot hold a worker."""
+    """ASGI middleware, in this order: at most ``max_connections`` requests at once (503 beyond, nothing read);
+    the key checked from the headers (401 before a byte of the body is read); then the whole body read before
+    the app sees it, refusing one over ``max_bytes`` with 413 (before anything parses it) and one that does not
+    arrive within ``timeout_s`` with 408, so a slow client cannot hold a worker. Body bytes held at once are thus
+    at most ``max_connections * max_bytes``."""
+    active = 0
 
     async def read_body(receive: Callable[..., Awaitable[Any]]) -> bytes | None:
         """The whole body, or None when the client went away; raises _TooLarge past ``max_bytes``."""
@@ -160,8 +184,21 @@ def _body_guard(
         return b"".join(chunks)
 
     async def middleware(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Any) -> None:
+        nonlocal active
         if scope["type"] != "http":
             return await app(scope, receive, send)
+        if active >= max_connections:
+            busy = f"server busy: {max_connections} requests in progress (--max-connections); retry"
+            return await _reply(send, 503, busy, ((b"retry-after", b"1"),))
+        if api_key is not None and scope["path"] not in OPEN_PATHS and not authorised(scope["headers"], api_key):
+            return await _reply(send, 401, UNAUTHORISED, ((b"www-authenticate", b"Bearer"),))
+        active += 1
+        try:
+            return await guarded(scope, receive, send)
+        finally:
+            active -= 1
+
+    async def guarded(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Any) -> None:
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > max_bytes:
             return await _reply(send, 413, f"request body exceeds {max_bytes} bytes")
@@ -194,6 +231,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     api_key: str | None = None,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> Any:
     """The ASGI application serving ``detector_spec``; wrapped so oversized bodies never reach FastAPI."""
     state: dict[str, Any] = {}
@@ -215,16 +253,22 @@ def create_app(
             return
         given = credentials.credentials if credentials else ""
         if not hmac.compare_digest(given.encode(), api_key.encode()):
-            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+            raise HTTPException(401, UNAUTHORISED, headers={"WWW-Authenticate": "Bearer"})
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         problems = [{"field": _field(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
         return JSONResponse({"error": "invalid request", "problems": problems}, status_code=422)
 
-    @app.exception_handler(HTTPException)
-    async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+    @app.exception_handler(StarletteHTTPException)  # FastAPI's HTTPException too, and routing's 404 and 405
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def internal_error(_: Request, exc: Exception) -> JSONResponse:  # a bug: the documented shape still
+        error_id = uuid.uuid4().hex[:12]
+        log.error("error %s: internal error: %s", error_id, type(exc).__name__)
+        return JSONResponse({"error": "internal error", "error_id": error_id}, status_code=500)
 
     @app.middleware("http")
     async def access_log(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
@@ -247,6 +291,7 @@ def create_app(
         413: {"model": ErrorResponse, "description": "body over the size limit"},
         422: {"model": ValidationErrorResponse, "description": "request breaks the contract"},
         500: {"model": ErrorResponse, "description": "the detector failed"},
+        503: {"model": ErrorResponse, "description": "more than --max-connections requests in progress; retry"},
     }
     if api_key is not None:  # the document declares the bearer scheme only when the server enforces it
         responses[401] = {"model": ErrorResponse, "description": "missing or wrong bearer token"}
@@ -269,7 +314,7 @@ def create_app(
             false_consensus_risk=prediction.risk, risk_score=prediction.score, details=prediction.extra
         )
 
-    return _body_guard(app, max_body, body_timeout)
+    return _body_guard(app, max_body, body_timeout, api_key=api_key, max_connections=max_connections)
 
 
 def app_from_env() -> Any:
@@ -279,6 +324,7 @@ def app_from_env() -> Any:
         max_body=int(os.environ.get(MAX_BODY_ENV, DEFAULT_MAX_BODY)),
         body_timeout=float(os.environ.get(BODY_TIMEOUT_ENV, DEFAULT_BODY_TIMEOUT)),
         api_key=os.environ.get(API_KEY_ENV) or None,
+        max_connections=int(os.environ.get(MAX_CONNECTIONS_ENV, DEFAULT_MAX_CONNECTIONS)),
     )
 
 
@@ -290,6 +336,7 @@ def serve(
     workers: int,
     max_body: int,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> None:
     """Run uvicorn in the foreground until interrupted."""
     import uvicorn
@@ -298,6 +345,7 @@ def serve(
     os.environ[DETECTOR_ENV] = detector_spec
     os.environ[MAX_BODY_ENV] = str(max_body)
     os.environ[BODY_TIMEOUT_ENV] = str(body_timeout)
+    os.environ[MAX_CONNECTIONS_ENV] = str(max_connections)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     uvicorn.run(
         "harness.service:app_from_env",

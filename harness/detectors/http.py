@@ -36,6 +36,34 @@ T = TypeVar("T")
 Interpret = Callable[[int, str | None, bytes], T]
 MAX_RETRY_AFTER_S = 120.0
 REPLICA_COOLDOWN_S = 5.0
+SMALL_REPLY_BYTES = 64 * 1024  # read without a reservation: ordinary replies never wait for the budget
+REPLY_BUDGET_BYTES = 16 * 1024 * 1024  # what all larger replies in flight may hold together (4 at the cap)
+
+
+class _Budget:
+    """Bytes that the larger replies in flight may hold together, so that memory is bounded whatever the
+    concurrency: a reply reserves its whole need at once (its declared length, or the cap when it is chunked) and
+    waits, within its timeout, while the budget is taken; a holder never waits for more, so none can deadlock."""
+
+    def __init__(self, total: int) -> None:
+        self.total = self.free = total
+        self._waiters: list[asyncio.Future[None]] = []
+
+    async def take(self, n: int) -> None:
+        while self.free < n:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                self._waiters.remove(waiter)
+        self.free -= n
+
+    def give(self, n: int) -> None:
+        self.free += n
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 class _Transient(Exception):
@@ -155,6 +183,7 @@ class HttpDetector:
         self.name = ",".join(redact_url(r.url) for r in self._replicas)
         self._backoff = wait_exponential_jitter(initial=options.backoff_initial, max=options.backoff_max)
         self._session: aiohttp.ClientSession | None = None  # made inside the running event loop
+        self._budget = _Budget(max(REPLY_BUDGET_BYTES, options.max_response_bytes))
         self._retry_connect = True  # False during a preflight: an unreachable endpoint fails at once
         self._secrets: list[str] | None = None
 
@@ -256,12 +285,17 @@ class HttpDetector:
                 with attempt:
                     attempts += 1
                     return await self._post(body, interpret), attempts
+            raise AssertionError("unreachable: tenacity either returns or re-raises")
         except _Transient as exc:
-            raise DetectorError(exc.kind, exc.message, attempts, raw=exc.raw) from None
+            error = DetectorError(exc.kind, exc.message, attempts, raw=exc.raw)
         except DetectorError as exc:
             exc.attempts = attempts
-            raise
-        raise AssertionError("unreachable: tenacity either returns or re-raises")
+            error = exc.with_traceback(None)
+        # raised out here, with no traceback below this frame and no retry state left in it: otherwise a reference
+        # cycle (error -> traceback -> frames -> retry state -> error) keeps each failed reply's buffers alive
+        # until the garbage collector happens to run
+        retrying = attempt = None  # type: ignore[assignment]
+        raise error
 
     async def _post(self, body: bytes, interpret: Interpret[T]) -> T:
         replica = self._pick()
@@ -291,17 +325,28 @@ class HttpDetector:
             raise _Transient("connection", message, connect_failed=refused) from None
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes:
+        """The body, streamed into a buffer that never grows past the cap; on overflow the buffer is emptied before
+        the error is raised, so that nothing (a traceback, a retry state) keeps megabytes alive."""
         cap = self._options.max_response_bytes
-        if resp.content_length is not None and resp.content_length > cap:
-            raise DetectorError(
-                "invalid_response", f"response of {resp.content_length:,} bytes exceeds the {cap:,}-byte cap"
-            )
-        body = bytearray()
-        async for chunk in resp.content.iter_any():
-            body += chunk
-            if len(body) > cap:
-                raise DetectorError("invalid_response", f"response exceeds the {cap:,}-byte cap")
-        return bytes(body)
+        declared = resp.content_length
+        if declared is not None and declared > cap:
+            raise DetectorError("invalid_response", f"response of {declared:,} bytes exceeds the {cap:,}-byte cap")
+        body, reserved = bytearray(), 0
+        try:
+            async for chunk in resp.content.iter_any():
+                size = len(body) + len(chunk)
+                if size > cap:
+                    body.clear()
+                    raise DetectorError("invalid_response", f"response exceeds the {cap:,}-byte cap")
+                if size > max(reserved, SMALL_REPLY_BYTES) and not reserved:
+                    reserved = declared or cap
+                    await self._budget.take(reserved)
+                body += chunk
+            return bytes(body)
+        finally:
+            body.clear()
+            if reserved:
+                self._budget.give(reserved)
 
     def _interpret(self, status: int, retry_after: str | None, payload: bytes) -> Prediction:
         return parse_prediction(decode_json(payload, self.secrets()), self._options.risk_field)

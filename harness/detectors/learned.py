@@ -76,17 +76,18 @@ def _train_path(train: str | os.PathLike[str] | None) -> Path:
 def read_training_set(train: str | os.PathLike[str] | None) -> TrainingSet:
     """Validate a training file (any invalid line refuses it) and turn its cases into features and labels."""
     path = _train_path(train)
-    scanned = scan(path)
+    scanned = scan(path, spool=True)
     if scanned.errors or not scanned.labels:
         shown = "; ".join(str(p) for p in scanned.errors[:3]) or "no case in it"
         raise ValueError(f"builtin:learned: training file {str(train)!r} is not a valid cases file: {shown}")
     data = TrainingSet(path=path, sha256=scanned.sha256)
-    for _, case in iter_cases(path, [lab.line for lab in scanned.labels]):
+    for _, case in iter_cases(scanned, [lab.line for lab in scanned.labels]):
         feats = features(build_request(case))
         data.names = data.names or list(feats)
         data.rows.append([feats[n] for n in data.names])
         data.labels.append(str(case["expected_risk"]))
         data.items.add(source_item(case))
+    scanned.close()
     if len(set(data.labels)) < 2:
         raise ValueError(f"builtin:learned: training file {str(train)!r} needs cases of at least two risk levels")
     return data

@@ -7,6 +7,7 @@ so that they never trip over a value of the wrong type; ASCII problems and opera
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,11 +38,15 @@ class Report:
 
 
 def read_text(path: str | os.PathLike[str]) -> tuple[str | None, Finding | None]:
-    """The file's text, or the reason it cannot be read as a scenario. OSError propagates (a usage error)."""
-    size = Path(path).stat().st_size
-    if size > MAX_BYTES:
-        return None, Finding("", f"file is {size:,} bytes, over the {MAX_BYTES:,}-byte limit")
-    raw = Path(path).read_bytes()
+    """The file's text, or the reason it cannot be read as a scenario. OSError propagates (a usage error).
+
+    At most `MAX_BYTES` + 1 bytes are ever read, whatever the path is (a pipe, /dev/zero): never more in memory."""
+    with open(path, "rb") as f:
+        raw = f.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        size = Path(path).stat().st_size
+        shown = f"{size:,} bytes" if size > MAX_BYTES else f"more than {MAX_BYTES:,} bytes"
+        return None, Finding("", f"file is {shown}, over the {MAX_BYTES:,}-byte limit")
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
@@ -89,11 +94,18 @@ def check_file(path: str | os.PathLike[str]) -> Report:
 def fix_ascii(path: str | os.PathLike[str]) -> tuple[list[AsciiIssue], Finding | None]:
     """Transliterate in place, atomically, every non-ASCII character that has a suggestion; nothing else changes.
 
-    Returns the issues fixed, or a finding saying why the file was left alone (it does not parse).
+    Returns the issues fixed, or a finding saying why the file was left alone (it does not parse, it is read-only,
+    it is not a regular file). A symlink's target is edited (the link stays a link); the file keeps its mode.
     """
     from harness.journal import atomic_write
 
-    text, problem = read_text(path)
+    target = os.path.realpath(path)
+    mode = os.stat(target).st_mode
+    if not stat.S_ISREG(mode):
+        return [], Finding("", "not fixed: not a regular file")
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):  # by its mode bits, which root too must respect
+        return [], Finding("", "not fixed: the file is read-only; make it writable to fix it")
+    text, problem = read_text(target)
     if problem is not None or text is None:
         return [], problem
     _, problem = parse(text)
@@ -106,5 +118,6 @@ def fix_ascii(path: str | os.PathLike[str]) -> tuple[list[AsciiIssue], Finding |
     _, problem = parse(fixed_text)
     if problem is not None:  # a bug if it ever happens: never write a file that no longer parses
         return [], Finding("", f"not fixed: the transliterated text would not parse ({problem.message})")
-    atomic_write(path, fixed_text.encode("utf-8"))
+    atomic_write(target, fixed_text.encode("utf-8"))
+    os.chmod(target, stat.S_IMODE(mode))
     return fixed, None

@@ -144,6 +144,19 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     pass  # the client hung up, as it should
                 self.close_connection = True
                 return None
+            if kind == "endless":  # a chunked reply that never ends: a client must stop reading and hang up
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                chunk = b"x" * (1 << 16)
+                try:
+                    while True:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                except OSError:
+                    pass
+                self.close_connection = True
+                return None
             if kind == "redirect":
                 return self._send(307, b"", {"Location": self.path})
             bodies = {
@@ -193,7 +206,7 @@ def main() -> None:
     parser.add_argument("--echo-headers", action="store_true")
     parser.add_argument("--record", help="append every request to this file")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of requests that meet a fault")
-    parser.add_argument("--faults", default="", help="comma-separated fault kinds to draw from")
+    parser.add_argument("--faults", default="", help="comma-separated fault kinds to draw from (and: endless)")
     parser.add_argument("--fault-every-attempt", action="store_true", help="permanent faults (default: first try)")
     parser.add_argument("--slow-s", type=float, default=3.0, help="how long a 'slow' fault waits")
     parser.add_argument("--seed", type=int, default=0)

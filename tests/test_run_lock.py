@@ -1,0 +1,69 @@
+"""One process per run folder (issue 15, item 12): a run holds an advisory lock on its folder until its report is
+written; a second ``fcb eval --resume`` of the same folder says who holds it and exits 2, and sends nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from casegen import write_cases
+from conftest import ROOT, read_jsonl, run_cli
+
+
+def test_a_second_process_on_a_run_folder_is_refused_and_names_the_holder(tmp_path: Path, detector_server) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 60)
+    server = detector_server("--delay", "0.2")
+    out = tmp_path / "run"
+    command = ["eval", str(cases), "-d", server.url, "--concurrency", "2", "--out", str(out)]
+    first = subprocess.Popen(
+        [sys.executable, "-m", "harness", *command],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "predictions.jsonl").exists() or len(read_jsonl(out / "predictions.jsonl")) < 3:
+            assert time.monotonic() < deadline and first.poll() is None, "the first run did not start"
+            time.sleep(0.1)
+        second = run_cli("eval", "--resume", str(out), "-q", timeout=60)
+        assert second.returncode == 2, second.stderr
+        assert f"{out} is in use by process {first.pid} on " in second.stderr
+        assert first.poll() is None  # the holder runs on, undisturbed
+        assert server.stats()["max_in_flight"] <= 2  # the first run's own concurrency: the second sent nothing
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=60)
+    assert first.returncode == 130
+    # once the holder is gone (here: interrupted) the folder can be resumed
+    done = run_cli("eval", "--resume", str(out), "-q", timeout=120)
+    assert done.returncode == 0, done.stderr
+    ids = [r["id"] for r in read_jsonl(out / "predictions.jsonl")]
+    assert len(ids) == len(set(ids)) == 60  # each case once
+
+
+def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path, detector_server) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 30)
+    server = detector_server("--delay", "0.2")
+    out = tmp_path / "run"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "harness", "eval", str(cases), "-d", server.url, "--out", str(out), "-q"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not (out / "predictions.jsonl").exists():
+        assert time.monotonic() < deadline, "the first run did not start"
+        time.sleep(0.1)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait(timeout=10)
+    assert (out / ".lock").exists()  # the file stays; the lock went with the process
+    done = run_cli("eval", "--resume", str(out), "-q", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len({r["id"] for r in read_jsonl(out / "predictions.jsonl")}) == 30
