@@ -18,7 +18,7 @@ import webbrowser
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -67,24 +67,36 @@ def journal_records(path: str | Path) -> dict[str, dict[str, Any]]:
     return records
 
 
-def case_texts(path: str | os.PathLike[str] | None, ids: Iterable[str]) -> tuple[dict[str, dict[str, Any]], str]:
-    """(the parsed cases among ``ids`` by id, a note when the file cannot be read); streamed, one line at a time."""
+def case_texts(
+    path: str | os.PathLike[str] | IO[bytes] | None, ids: Iterable[str]
+) -> tuple[dict[str, dict[str, Any]], str]:
+    """(the parsed cases among ``ids`` by id, a note when the file cannot be read); streamed, one line at a time.
+
+    ``path`` may be an open binary file: the run's own copy of the cases, so that a pipe is never read twice."""
     wanted = set(ids)
     found: dict[str, dict[str, Any]] = {}
     if not path:
         return found, "the run does not name its cases file"
     try:
-        with open(path, "rb") as f:
-            for raw in f:
-                try:
-                    case = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    continue  # invalid lines were skipped by the run too
-                if isinstance(case, dict) and case.get("id") in wanted:
-                    found.setdefault(case["id"], case)
+        if isinstance(path, str | os.PathLike):
+            with open(path, "rb") as f:
+                _collect(f, wanted, found)
+        else:
+            path.seek(0)
+            _collect(path, wanted, found)
     except OSError as exc:
         return found, f"case text unavailable: {path}: {exc.strerror or exc}"
     return found, ""
+
+
+def _collect(lines: Iterable[bytes], wanted: set[str], found: dict[str, dict[str, Any]]) -> None:
+    for raw in lines:
+        try:
+            case = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue  # invalid lines were skipped by the run too
+        if isinstance(case, dict) and case.get("id") in wanted:
+            found.setdefault(case["id"], case)
 
 
 def prediction_view(rec: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -109,7 +121,7 @@ def prediction_view(rec: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def explorer_cases(
-    journals: Sequence[dict[str, dict[str, Any]]], cases_path: str | None, ids: Sequence[str] | None = None
+    journals: Sequence[dict[str, dict[str, Any]]], cases_path: str | IO[bytes] | None, ids: Sequence[str] | None = None
 ) -> tuple[list[dict[str, Any]], str]:
     """The explorer's rows: one per case id (default: every journaled id, in id order), with one prediction per
     journal (None where that run has no record) and the case's text when the cases file still holds it."""
@@ -276,18 +288,19 @@ def _title_lines(doc: dict[str, Any]) -> list[str]:
     ]
 
 
-def render_run(run_dir: str | Path, doc: dict[str, Any]) -> str:
-    """The page of one run, from its metrics document, its journal and its cases file."""
+def render_run(run_dir: str | Path, doc: dict[str, Any], cases: IO[bytes] | None = None) -> str:
+    """The page of one run, from its metrics document, its journal and its cases file (or ``cases``, the run's own
+    copy of it)."""
     records = journal_records(Path(run_dir) / PREDICTIONS)
-    rows, note = explorer_cases([records], doc["dataset"].get("path"))
+    rows, note = explorer_cases([records], cases or doc["dataset"].get("path"))
     label = doc["detector"].get("label") or doc["detector"]["spec"]
     explorer = {"runs": [label], "cases": rows, "note": note}
     return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer)
 
 
-def write_html(run_dir: str | Path, doc: dict[str, Any] | None = None) -> Path:
+def write_html(run_dir: str | Path, doc: dict[str, Any] | None = None, cases: IO[bytes] | None = None) -> Path:
     """Write ``report.html`` into the run folder (atomically); returns its path. ``doc``: the metrics document
-    (read from ``metrics.json`` when not given)."""
+    (read from ``metrics.json`` when not given); ``cases``: the run's own copy of the cases file, if it has one."""
     run_dir = Path(run_dir)
     if doc is None:
         try:
@@ -297,7 +310,7 @@ def write_html(run_dir: str | Path, doc: dict[str, Any] | None = None) -> Path:
                 f"{run_dir / METRICS}: {exc}; a run that has not finished has none (fcb eval --resume)"
             ) from exc
     path = run_dir / REPORT_HTML
-    atomic_write(path, render_run(run_dir, doc).encode())
+    atomic_write(path, render_run(run_dir, doc, cases).encode())
     return path
 
 

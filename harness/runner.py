@@ -655,7 +655,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         document = _document(settings, scanned, digest, detector, detector_fingerprint, metrics, complete=whole)
         document["stopped"] = stopped
         write_reports(run_dir, document)
-        write_html(run_dir, document)
+        write_html(run_dir, document, cases=scanned.spool)  # the spool: the cases file is never read twice
     problems = [str(p) for p in scanned.problems]
     return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"], problems, stopped)
 
