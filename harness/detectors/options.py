@@ -26,6 +26,7 @@ class DetectorOptions:
     json_mode: bool = True  # ask for the endpoint's JSON response format (dropped if the endpoint refuses it)
     price_prompt_per_mtok: float | None = None  # USD per million prompt tokens, for the run's cost
     price_completion_per_mtok: float | None = None
+    batch_size: int = 1  # a class with assess_batch gets up to this many requests at once
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -34,5 +35,7 @@ class DetectorOptions:
             raise ValueError(f"timeout must be positive, got {self.timeout}")
         if self.retries < 0:
             raise ValueError(f"retries must be 0 or more, got {self.retries}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch size must be at least 1, got {self.batch_size}")
         if self.samples < 1:
             raise ValueError(f"samples must be at least 1, got {self.samples}")
