@@ -98,10 +98,11 @@ def test_a_sync_detector_thread_that_outlives_its_event_loop_prints_nothing() ->
     previous = threading.excepthook
     threading.excepthook = lambda args: raised.append(args.exc_value)
     pool = ThreadPool(2)
+    kept = []
     try:
 
         async def start() -> None:
-            asyncio.ensure_future(pool.run(lambda _: release.wait(10) and "low", {}))
+            kept.append(asyncio.ensure_future(pool.run(lambda _: release.wait(10) and "low", {})))
             await asyncio.sleep(0.1)  # the call is under way on a pool thread
 
         loop = asyncio.new_event_loop()

@@ -189,5 +189,5 @@ def construct(cls: type, spec: str) -> Any:
     except Exception as exc:  # the user's model failed to load: say which and why, without a traceback
         raise ValueError(f"detector {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from exc
     if not callable(getattr(instance, "assess", None)) and not callable(getattr(instance, "assess_batch", None)):
-        raise ValueError(f"detector {spec!r}: class {cls.__name__} has neither assess(request) nor assess_batch(requests)")
+        raise ValueError(f"detector {spec!r}: class {cls.__name__} has no assess(request) or assess_batch(requests)")
     return instance
