@@ -21,7 +21,7 @@ DATASET ?= results/real-benchmark
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
 	touch $(STAMP)
 	@echo "installed fcb into $(VENV): run it as $(BIN)/fcb, or activate the environment with: . $(BIN)/activate"
 

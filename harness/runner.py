@@ -25,9 +25,10 @@ import orjson
 
 from harness import __version__
 from harness.cases import Problem, Scan, iter_cases, scan
-from harness.detectors import adapt, fingerprint, load_detector
+from harness.detectors import adapt, fingerprint
 from harness.detectors.callable import exception_error
 from harness.detectors.options import DetectorOptions
+from harness.engines import EngineSettings, open_detector
 from harness.journal import (
     METRICS,
     PREDICTIONS,
@@ -91,6 +92,18 @@ class EvalSettings:
     tags: tuple[str, ...] = ()  # only cases with one of these tags
     preflight: bool = True  # call the first case alone before the others; stop at once if it cannot work
     max_consecutive_errors: int = 25  # stop after this many errors of one kind in a row (0: never)
+    # where a Python detector runs (harness.engines): none of these changes a run's results
+    engine: str = "local"  # "local", "processes" or "ray"
+    workers: int | None = None
+    ray_address: str | None = None
+    num_cpus: float | None = None
+    num_gpus: float | None = None
+
+    def engine_settings(self) -> EngineSettings:
+        return EngineSettings(self.engine, self.workers, self.ray_address, self.num_cpus, self.num_gpus)
+
+
+_ENGINE_FIELDS = ("engine", "workers", "ray_address", "num_cpus", "num_gpus")
 
 
 def shard_text(shard: tuple[int, int] | None) -> str | None:
@@ -212,6 +225,7 @@ def settings_record(settings: EvalSettings) -> dict[str, Any]:
         "name": settings.name,
         "categories": list(settings.categories),
         "tags": list(settings.tags),
+        **{key: getattr(settings, key) for key in _ENGINE_FIELDS},
         **options,
     }
 
@@ -227,6 +241,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
     n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")
     name = record.pop("name", None)  # the last three are absent from runs of older versions
     categories, tags = tuple(record.pop("categories", ())), tuple(record.pop("tags", ()))
+    engine = {key: record.pop(key) for key in _ENGINE_FIELDS if key in record}
     record["risk_field"] = tuple(record["risk_field"].split("."))
     return EvalSettings(
         cases=manifest["cases"],
@@ -239,6 +254,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
         name=name,
         categories=categories,
         tags=tags,
+        **engine,
         **flags,
     )
 
@@ -449,7 +465,9 @@ async def _run_workers(
         for t in tasks:
             t.cancel()
 
-    n_workers = min(settings.options.concurrency, max(1, len(todo)))
+    # an engine or a batch detector may want more cases in flight than --concurrency, to fill its batches
+    in_flight = max(settings.options.concurrency, getattr(detector, "concurrency", 0))
+    n_workers = min(in_flight, max(1, len(todo)))
     tasks += [
         asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, progress, streak, stop))
         for _ in range(n_workers)
@@ -558,7 +576,8 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
         chosen = f" matching {_subset(settings)}" if _subset(settings) else ""
         raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")
     owned = detector is None
-    detector = detector or load_detector(settings.detector, settings.options)  # before any folder is made
+    # before any folder is made
+    detector = detector or open_detector(settings.detector, settings.options, settings.engine_settings())
     with _Signals() as signals:
         try:
             _refuse_training_overlap(detector, labels)
