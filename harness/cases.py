@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -82,6 +82,7 @@ class Scan:
     labels: list[CaseLabels] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     invalid_lines: int = 0
+    passed_over: int = 0  # lines of cases that ``keep`` left out, not validated (another shard's)
 
     @property
     def errors(self) -> list[Problem]:
@@ -162,8 +163,12 @@ def _raw_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
         yield from enumerate(f, start=1)
 
 
-def scan(path: str | os.PathLike[str], *, strict: bool = False) -> Scan:
-    """Validate every line of a cases file. With ``strict`` warnings count as errors."""
+def scan(path: str | os.PathLike[str], *, strict: bool = False, keep: Callable[[str], bool] | None = None) -> Scan:
+    """Validate every line of a cases file. With ``strict`` warnings count as errors.
+
+    With ``keep``, only the cases whose id it accepts are validated (a shard's own); a line whose id cannot be
+    read is validated whatever ``keep`` says, so its errors are reported. The digest covers the whole file always.
+    """
     shown = str(path)
     digest = hashlib.sha256()
     result = Scan(path=shown, sha256="")
@@ -171,6 +176,9 @@ def scan(path: str | os.PathLike[str], *, strict: bool = False) -> Scan:
     for line_no, raw in _raw_lines(path):
         digest.update(raw)
         result.lines = line_no
+        if keep is not None and _passed_over(raw, keep):
+            result.passed_over += 1
+            continue
         problems, labels = _check_line(shown, line_no, raw, first_line, strict)
         result.problems.extend(problems)
         if labels is None:
@@ -179,6 +187,16 @@ def scan(path: str | os.PathLike[str], *, strict: bool = False) -> Scan:
             result.labels.append(labels)
     result.sha256 = digest.hexdigest()
     return result
+
+
+def _passed_over(raw: bytes, keep: Callable[[str], bool]) -> bool:
+    """Whether a line holds a case with a readable id that ``keep`` rejects."""
+    try:
+        case = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    case_id = case.get("id") if isinstance(case, dict) else None
+    return isinstance(case_id, str) and not keep(case_id)
 
 
 def _check_line(

@@ -561,6 +561,15 @@ def _in_scope(settings: EvalSettings, scanned: Scan) -> tuple[list[CaseLabels], 
     return scope, labels, digest
 
 
+def _shard_filter(settings: EvalSettings) -> Callable[[str], bool] | None:
+    """A shard validates only its own cases (the digest still covers the whole file, for fcb merge to check); a
+    subset of a shard needs every case's content hash for its digest, so it validates them all."""
+    if settings.shard is None or _subset(settings):
+        return None
+    shard = settings.shard
+    return lambda case_id: in_shard(case_id, shard)
+
+
 async def run(settings: EvalSettings, detector: Detector | None = None) -> RunResult:
     """Evaluate a detector on a cases file and write the run folder. See `EvalSettings` for the knobs.
 
@@ -568,7 +577,7 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     when there is nothing to evaluate or a run folder cannot be resumed, `PreflightFailed` (a `RunError`) when
     the first case shows the detector cannot work, and `RunInterrupted` for a signal before the folder was made.
     """
-    scanned = scan(settings.cases, strict=settings.strict)
+    scanned = scan(settings.cases, strict=settings.strict, keep=_shard_filter(settings))
     if scanned.errors and not settings.skip_invalid:
         raise InvalidCases(scanned)
     scope, labels, digest = _in_scope(settings, scanned)
