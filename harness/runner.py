@@ -611,13 +611,14 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
                     progress.step(first["error"] is not None)
                 stopped = await _run_workers(settings, detector, todo, journal, outcomes, progress, signals)
             finally:
+                ended = time.perf_counter()  # closing the detector (stopping a local Ray) is not the cases' time
                 journal.close()
                 progress.close()
         finally:
             if owned:
                 await detector.aclose()
         manifest["sessions"].append(
-            {"started": started_at, "wall_s": time.perf_counter() - started, "cases": len(todo) + (first is not None)}
+            {"started": started_at, "wall_s": ended - started, "cases": len(todo) + (first is not None)}
         )
         write_manifest(run_dir, manifest)
         wall = sum(s["wall_s"] for s in manifest["sessions"])
