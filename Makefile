@@ -29,7 +29,7 @@ $(RUNTIME): pyproject.toml
 
 # The development extras on top (pytest, Playwright, schemathesis, ruff, ...): for test, lint and bench.
 $(STAMP): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
 	touch $(STAMP)
 
 ## make eval [DETECTOR=url|builtin:NAME|module:function|file.py:function] [CASES=path/to/cases.jsonl] [ARGS=...]

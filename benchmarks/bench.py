@@ -1,7 +1,7 @@
 """``make bench``: the harness's own cost, measured and printed, and written to results/bench/*.json.
 
 Nothing here is asserted; tests never look at times. Every server runs on 127.0.0.1 and stops by itself.
-Sections: overhead, startup, http, memory, replies, leaderboard, profile, report
+Sections: overhead, realistic, startup, http, memory, replies, leaderboard, profile, report, scale
 (``python benchmarks/bench.py [SECTION ...]``).
 """
 
@@ -29,7 +29,7 @@ OUT = ROOT / "results" / "bench"
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
-from harness.synthetic import make_case, write_cases  # noqa: E402
+from harness.synthetic import make_case, write_cases, write_realistic_cases  # noqa: E402
 
 
 def fcb(*args: str) -> list[str]:
@@ -165,7 +165,7 @@ def bench_http(tmp: Path, latency: float = 0.05) -> dict[str, Any]:
         out: dict[str, Any] = {"latency_s": latency, "sequential_loop_cases_per_s": _sequential(url, 40)}
         for conc in (1, 8, 64, 256):
             n = max(100, conc * 12)
-            cases = write_cases(tmp / f"http-{conc}.jsonl", n, seed=conc)
+            cases = write_realistic_cases(tmp / f"http-{conc}.jsonl", n, seed=conc)
             cpu0 = _cpu_s(server.pid)
             run = tmp / f"http-{conc}"
             subprocess.run(
@@ -446,15 +446,120 @@ def bench_report(tmp: Path, n_cases: int = 10_000) -> dict[str, Any]:
     return result
 
 
+INSTANT = """
+def plain(request):
+    return {"false_consensus_risk": "low", "risk_score": 0.1}
+
+
+async def asynchronous(request):
+    return {"false_consensus_risk": "low", "risk_score": 0.1}
+"""
+
+
+def _instant(tmp: Path) -> Path:
+    path = tmp / "instant.py"
+    path.write_text(INSTANT)
+    return path
+
+
+def _eval_run(cases: Path, spec: str, run: Path, *args: str) -> dict[str, Any]:
+    """One ``fcb eval``: its whole-process wall time and its in-run rate (cases/s from the run's own clock)."""
+    shutil.rmtree(run, ignore_errors=True)
+    whole = wall(fcb("eval", str(cases), "-d", spec, "-q", "--out", str(run), *args))
+    ops = run_metrics(run)["operational"]
+    return {"whole_process_s": whole, "in_run_cases_per_s": ops["cases_per_s"], "errors": ops["errors"]}
+
+
+def bench_realistic(tmp: Path) -> dict[str, Any]:
+    """10,000 cases shaped like real ones (about 890 bytes, 3-6 answers): the harness's own cost, whole process."""
+    cases = write_realistic_cases(tmp / "realistic.jsonl", 9999, seed=11)
+    instant = _instant(tmp)
+    out: dict[str, Any] = {"cases": 9999, "mean_case_bytes": cases.stat().st_size / 9999}
+    best: dict[str, Any] = {}
+    for _ in range(3):  # best of three: the machine is shared
+        for name in ("asynchronous", "plain"):
+            got = _eval_run(cases, f"{instant}:{name}", tmp / "run")
+            if name not in best or got["whole_process_s"] < best[name]["whole_process_s"]:
+                best[name] = got
+    out["fcb eval, instant async def"] = best["asynchronous"]
+    out["fcb eval, instant plain def"] = best["plain"]
+    out["plain_over_async_whole_process"] = best["plain"]["whole_process_s"] / best["asynchronous"]["whole_process_s"]
+    out["fcb validate"] = wall(fcb("validate", str(cases)), 3)
+    shard = [fcb("eval", str(cases), "-d", f"{instant}:asynchronous", "-q", "--shard", "1/16", "--results", str(tmp))]
+    out["fcb eval --shard 1/16"] = wall(shard[0], 3)
+    return out
+
+
+def _test_split() -> Path | None:
+    """The real-data benchmark's test split (``make dataset``), built here if it is missing and the data is."""
+    test = ROOT / "results" / "real-benchmark" / "test.jsonl"
+    shared = ROOT.parent / "shared" / "data"
+    if not test.exists() and (shared / "gsm8k").exists():
+        subprocess.run(
+            fcb(
+                "build-dataset",
+                "--gsm8k",
+                str(shared / "gsm8k" / "example_model_solutions.jsonl"),
+                "--truthfulqa",
+                str(shared / "truthfulqa"),
+                "--out",
+                str(test.parent),
+            ),
+            cwd=ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    return test if test.exists() else None
+
+
+ENGINES = {"local": (), "processes (2)": ("--engine", "processes", "--workers", "2")}
+
+
+def bench_scale(tmp: Path) -> dict[str, Any]:
+    """builtin:heuristic on the real test split under each engine, each engine's per-case overhead with an instant
+    detector, and a plain function against an async one."""
+    import importlib.util
+
+    engines = dict(ENGINES)
+    if importlib.util.find_spec("ray") is not None:
+        engines["ray (2)"] = ("--engine", "ray", "--workers", "2")
+    out: dict[str, Any] = {}
+    test = _test_split()
+    if test is not None:
+        heuristic: dict[str, Any] = {"cases": len(test.read_bytes().splitlines())}
+        for name, args in engines.items():
+            heuristic[name] = _eval_run(test, "builtin:heuristic", tmp / "run", *args)
+        local = heuristic["local"]["in_run_cases_per_s"]
+        for name in engines:
+            heuristic[name]["speed_up_in_run"] = heuristic[name]["in_run_cases_per_s"] / local
+        out["builtin:heuristic, real test split"] = heuristic
+    cases = write_realistic_cases(tmp / "instant.jsonl", 4000, seed=12)
+    instant = _instant(tmp)
+    overhead: dict[str, Any] = {}
+    for name, args in engines.items():
+        got = _eval_run(cases, f"{instant}:asynchronous", tmp / "run", *args)
+        got["in_run_us_per_case"] = 1e6 / got["in_run_cases_per_s"]
+        overhead[name] = got
+    out["instant async detector, 4,000 realistic cases"] = overhead
+    big = write_realistic_cases(tmp / "plain.jsonl", 9999, seed=13)
+    pair = {name: _eval_run(big, f"{instant}:{name}", tmp / "run") for name in ("asynchronous", "plain")}
+    pair["plain_over_async_whole_process"] = pair["plain"]["whole_process_s"] / pair["asynchronous"]["whole_process_s"]
+    out["plain versus async def, 10,000 realistic cases"] = pair
+    return out
+
+
 SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
-    "report": bench_report,
     "overhead": bench_overhead,
+    "realistic": bench_realistic,
     "startup": bench_startup,
     "http": bench_http,
     "memory": bench_memory,
     "replies": bench_replies,
     "leaderboard": bench_leaderboard,
     "profile": bench_profile,
+    "report": bench_report,
+    "scale": bench_scale,
 }
 
 

@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -92,6 +92,7 @@ class Scan:
     invalid_lines: int = 0
     spool: IO[bytes] | None = None  # the valid lines as read, in a private unnamed temporary file
     offsets: dict[int, int] = field(default_factory=dict)  # line number -> where that line starts in the spool
+    passed_over: int = 0  # lines of cases that ``keep`` left out, not validated (another shard's)
 
     @property
     def errors(self) -> list[Problem]:
@@ -232,9 +233,18 @@ def _raw_lines(f: IO[bytes], digest: Any = None) -> Iterator[tuple[int, bytes, i
         yield line_no + 1, b"".join(parts), size
 
 
-def scan(path: str | os.PathLike[str], *, strict: bool = False, spool: bool = False) -> Scan:
+def scan(
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    spool: bool = False,
+    keep: Callable[[str], bool] | None = None,
+) -> Scan:
     """Validate every line of a cases file. With ``strict`` warnings count as errors; with ``spool`` the valid
     lines are kept in a private temporary file for `Scan.case` and `iter_cases`, so the file is read only once.
+
+    With ``keep``, only the cases whose id it accepts are validated (a shard's own); a line whose id cannot be
+    read is validated whatever ``keep`` says, so its errors are reported. The digest covers the whole file always.
 
     Raises OSError when the file cannot be opened (`NotAFile` for a device, a directory or a socket)."""
     shown = str(path)
@@ -245,6 +255,9 @@ def scan(path: str | os.PathLike[str], *, strict: bool = False, spool: bool = Fa
     with _open_input(path) as f:
         for line_no, raw, size in _raw_lines(f, digest):
             result.lines = line_no
+            if raw and keep is not None and _passed_over(raw, keep):
+                result.passed_over += 1
+                continue
             if not raw:
                 problems, labels = [Problem(shown, line_no, "(line)", _too_long(size))], None
             else:
@@ -264,6 +277,16 @@ def scan(path: str | os.PathLike[str], *, strict: bool = False, spool: bool = Fa
 
 def _too_long(size: int) -> str:
     return f"line is {size:,} bytes, over the {MAX_LINE_BYTES:,}-byte limit"
+
+
+def _passed_over(raw: bytes, keep: Callable[[str], bool]) -> bool:
+    """Whether a line holds a case with a readable id that ``keep`` rejects."""
+    try:
+        case = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    case_id = case.get("id") if isinstance(case, dict) else None
+    return isinstance(case_id, str) and not keep(case_id)
 
 
 def _check_line(

@@ -119,6 +119,7 @@ def _settings(args: argparse.Namespace) -> Any:
         cache=True if args.cache is not None else (False if args.no_cache else None),
         cache_dir=args.cache or None,
         cache_refresh=args.cache_refresh or None,
+        batch_size=args.batch_size,
     )
     return replace(
         base,
@@ -140,7 +141,14 @@ def _settings(args: argparse.Namespace) -> Any:
         tags=tuple(args.tag) or base.tags,
         preflight=not args.no_preflight,
         max_consecutive_errors=args.max_consecutive_errors,
+        **_engine_flags(args, base),
     )
+
+
+def _engine_flags(args: argparse.Namespace, base: Any) -> dict[str, Any]:
+    """--engine, --workers, --ray-address, --num-cpus, --num-gpus: flags given, else the resumed run's."""
+    keys = ("engine", "workers", "ray_address", "num_cpus", "num_gpus")
+    return {key: getattr(args, key) if getattr(args, key) is not None else getattr(base, key) for key in keys}
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -558,6 +566,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after N errors of one kind in a row, resumable (default 25; 0: never)",
     )
     p.add_argument("--shard", metavar="K/N", help="only the K-th of N deterministic parts of the cases (fcb merge)")
+    p.add_argument(
+        "--batch-size", type=_positive, metavar="N", help="a detector class with assess_batch gets up to N at once"
+    )
+    p.add_argument(
+        "--engine",
+        choices=["local", "processes", "ray"],
+        help="where a Python detector runs: this process (default), N worker processes, or N Ray actors",
+    )
+    p.add_argument("--workers", type=_positive, metavar="N", help="worker processes or Ray actors (default: CPUs)")
+    p.add_argument("--ray-address", metavar="ADDR", help="a Ray cluster to join (default: start a local Ray)")
+    p.add_argument("--num-cpus", type=float, metavar="C", help="CPUs each Ray actor reserves (default 1)")
+    p.add_argument("--num-gpus", type=float, metavar="G", help="GPUs each Ray actor reserves (default 0)")
     p.add_argument("--fail-on-error", type=_rate, metavar="RATE", help="exit 1 if the error share exceeds RATE")
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
     p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")

@@ -32,6 +32,7 @@ _KEYS = _LLM_KEYS | {
     "risk_field",
     "token_env",
     "max_response_bytes",
+    "batch_size",
 }
 
 

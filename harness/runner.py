@@ -27,9 +27,10 @@ import orjson
 from harness import __version__
 from harness.cache import CachedDetector, cache_wanted, with_cache
 from harness.cases import Problem, Scan, scan
-from harness.detectors import adapt, fingerprint, load_detector
+from harness.detectors import adapt, fingerprint
 from harness.detectors.callable import exception_error
 from harness.detectors.options import DetectorOptions
+from harness.engines import EngineSettings, open_detector
 from harness.journal import (
     METRICS,
     PREDICTIONS,
@@ -98,6 +99,18 @@ class EvalSettings:
     tags: tuple[str, ...] = ()  # only cases with one of these tags
     preflight: bool = True  # call the first case alone before the others; stop at once if it cannot work
     max_consecutive_errors: int = 25  # stop after this many errors of one kind in a row (0: never)
+    # where a Python detector runs (harness.engines): none of these changes a run's results
+    engine: str = "local"  # "local", "processes" or "ray"
+    workers: int | None = None
+    ray_address: str | None = None
+    num_cpus: float | None = None
+    num_gpus: float | None = None
+
+    def engine_settings(self) -> EngineSettings:
+        return EngineSettings(self.engine, self.workers, self.ray_address, self.num_cpus, self.num_gpus)
+
+
+_ENGINE_FIELDS = ("engine", "workers", "ray_address", "num_cpus", "num_gpus")
 
 
 def shard_text(shard: tuple[int, int] | None) -> str | None:
@@ -219,6 +232,7 @@ def settings_record(settings: EvalSettings) -> dict[str, Any]:
         "name": settings.name,
         "categories": list(settings.categories),
         "tags": list(settings.tags),
+        **{key: getattr(settings, key) for key in _ENGINE_FIELDS},
         **options,
     }
 
@@ -234,6 +248,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
     n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")
     name = record.pop("name", None)  # the last three are absent from runs of older versions
     categories, tags = tuple(record.pop("categories", ())), tuple(record.pop("tags", ()))
+    engine = {key: record.pop(key) for key in _ENGINE_FIELDS if key in record}
     record["risk_field"] = tuple(record["risk_field"].split("."))
     return EvalSettings(
         cases=manifest["cases"],
@@ -246,6 +261,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
         name=name,
         categories=categories,
         tags=tags,
+        **engine,
         **flags,
     )
 
@@ -465,7 +481,9 @@ async def _run_workers(
         for t in tasks:
             t.cancel()
 
-    n_workers = min(settings.options.concurrency, max(1, len(todo)))
+    # an engine or a batch detector may want more cases in flight than --concurrency, to fill its batches
+    in_flight = max(settings.options.concurrency, getattr(detector, "concurrency", 0))
+    n_workers = min(in_flight, max(1, len(todo)))
     tasks += [
         asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, progress, streak, stop))
         for _ in range(n_workers)
@@ -577,6 +595,15 @@ def _in_scope(settings: EvalSettings, scanned: Scan) -> tuple[list[CaseLabels], 
     return scope, labels, digest
 
 
+def _shard_filter(settings: EvalSettings) -> Callable[[str], bool] | None:
+    """A shard validates only its own cases (the digest still covers the whole file, for fcb merge to check); a
+    subset of a shard needs every case's content hash for its digest, so it validates them all."""
+    if settings.shard is None or _subset(settings):
+        return None
+    shard = settings.shard
+    return lambda case_id: in_shard(case_id, shard)
+
+
 async def run(settings: EvalSettings, detector: Detector | None = None) -> RunResult:
     """Evaluate a detector on a cases file and write the run folder. See `EvalSettings` for the knobs.
 
@@ -584,7 +611,8 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     when there is nothing to evaluate or a run folder cannot be resumed, `PreflightFailed` (a `RunError`) when
     the first case shows the detector cannot work, and `RunInterrupted` for a signal before the folder was made.
     """
-    scanned = scan(settings.cases, strict=settings.strict, spool=True)  # read once: the run sends from the spool
+    # read once: the run sends from the spool; a shard validates only its own cases
+    scanned = scan(settings.cases, strict=settings.strict, spool=True, keep=_shard_filter(settings))
     try:
         return await _run_scanned(settings, detector, scanned)
     finally:
@@ -599,7 +627,8 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         chosen = f" matching {_subset(settings)}" if _subset(settings) else ""
         raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")
     owned = detector is None
-    detector = detector or load_detector(settings.detector, settings.options)  # before any folder is made
+    # before any folder is made
+    detector = detector or open_detector(settings.detector, settings.options, settings.engine_settings())
     with _Signals() as signals, contextlib.ExitStack() as held:
         try:
             _refuse_training_overlap(detector, labels)
@@ -634,6 +663,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                     progress.step(first["error"] is not None)
                 stopped = await _run_workers(settings, detector, todo, journal, outcomes, progress, signals, scanned)
             finally:
+                ended = time.perf_counter()  # closing the detector (stopping a local Ray) is not the cases' time
                 journal.close()
                 progress.close()
             in_file_order(run_dir / PREDICTIONS, [lab.case_id for lab in labels])
@@ -643,7 +673,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             if isinstance(detector, CachedDetector):
                 detector.cache.close()
         manifest["sessions"].append(
-            {"started": started_at, "wall_s": time.perf_counter() - started, "cases": len(todo) + (first is not None)}
+            {"started": started_at, "wall_s": ended - started, "cases": len(todo) + (first is not None)}
         )
         write_manifest(run_dir, manifest)
         wall = sum(s["wall_s"] for s in manifest["sessions"])

@@ -79,3 +79,43 @@ def write_cases(path: Path, n: int, seed: int = 7, origins: bool = False) -> Pat
     rng = random.Random(seed)
     path.write_text("".join(json.dumps(make_case(i, rng, origins)) + "\n" for i in range(n)))
     return path
+
+
+_OPENERS = ("Step by step:", "Agreed:", "Checked twice:", "I think")
+
+
+def make_realistic_case(i: int, rng: random.Random) -> dict:
+    """Case ``i`` shaped like the real-data benchmark's: 3 to 6 answers of a sentence each, about 890 bytes."""
+    case = make_case(i, rng)
+    n = rng.randint(3, 6)
+    flags = _correct_flags(case["category"], n, rng)
+    a, b = rng.randint(12, 99), rng.randint(12, 99)
+    truth = a * b
+    case["question"] = f"A shop packs {a} boxes of {b} items (order {i}). How many items are packed?"
+    answers = []
+    for k, ok in enumerate(flags):
+        value = truth if ok else truth + (1 if case["category"] != "genuine_disagreement" else k + 1)
+        opener = _OPENERS[rng.randrange(len(_OPENERS))]
+        text = f"{opener} {a} boxes times {b} items gives {value}. Answer: {value}."
+        metadata: dict = {"model_family": rng.choice(["family-a", "family-b"])} if k == 0 else {}
+        if case["category"] == "echo_cascade" and k > 0:
+            metadata["saw_other_answers"] = True
+        if case["category"] == "anchoring_injected_premise":
+            metadata["shared_context"] = True
+        answers.append({"agent_id": f"agent-{k + 1}", "text": text, "correct": ok, "metadata": metadata})
+    case["answers"] = answers
+    case["ground_truth"] = str(truth)
+    case["rationale"] = f"{sum(flags)} of {n} answers are right."
+    if i % 3 == 0:
+        case["evidence"] = [f"Each of the {a} boxes holds {b} items."]
+    else:
+        case.pop("evidence", None)
+    return case
+
+
+def write_realistic_cases(path: Path, n: int, seed: int = 7) -> Path:
+    """Write ``n`` cases shaped like real ones (`make_realistic_case`), one compact JSON object a line."""
+    rng = random.Random(seed)
+    lines = (json.dumps(make_realistic_case(i, rng), separators=(",", ":")) + "\n" for i in range(n))
+    path.write_text("".join(lines))
+    return path

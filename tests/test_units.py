@@ -92,23 +92,28 @@ def test_a_sync_detector_thread_that_outlives_its_event_loop_prints_nothing() ->
     import asyncio
     import threading
 
-    from harness.detectors.callable import _in_daemon_thread
+    from harness.detectors.pool import THREAD_NAME, ThreadPool
 
     release, raised = threading.Event(), []
     previous = threading.excepthook
     threading.excepthook = lambda args: raised.append(args.exc_value)
+    pool = ThreadPool(2)
+    kept = []
     try:
 
         async def start() -> None:
-            _in_daemon_thread(lambda _: release.wait(10) and "low", {})
+            kept.append(asyncio.ensure_future(pool.run(lambda _: release.wait(10) and "low", {})))
+            await asyncio.sleep(0.1)  # the call is under way on a pool thread
 
         loop = asyncio.new_event_loop()
         loop.run_until_complete(start())
         loop.close()  # the run is over; the detector's call is not
+        pool.close()
         release.set()
         for thread in threading.enumerate():
-            if thread.name == "fcb-detector":
+            if thread.name == THREAD_NAME:
                 thread.join(5)
+                assert not thread.is_alive()
     finally:
         threading.excepthook = previous
     assert raised == []

@@ -31,9 +31,12 @@ def load_detector(spec: str, options: DetectorOptions | None = None) -> Detector
         return LlmDetector(spec, options)
     if spec.startswith("builtin:"):
         return _load_builtin(spec)
-    from harness.detectors.callable import CallableDetector, load_callable
+    from harness.detectors.callable import CallableDetector, class_detector, construct, load_callable
 
-    return CallableDetector(load_callable(spec), spec, options)
+    target = load_callable(spec)
+    if inspect.isclass(target):  # a stateful detector: constructed once, its model loaded once
+        return class_detector(construct(target, spec), spec, options)
+    return CallableDetector(target, spec, options)
 
 
 def adapt(detector: Any, options: DetectorOptions | None = None, name: str | None = None) -> Detector:
@@ -43,7 +46,7 @@ def adapt(detector: Any, options: DetectorOptions | None = None, name: str | Non
     method (plain or ``async``); the function or method may return a reply dict, a risk string or a `Prediction`.
     Raises TypeError at once for anything else.
     """
-    from harness.detectors.callable import CallableDetector
+    from harness.detectors.callable import CallableDetector, class_detector
 
     options = options or DetectorOptions()
     if isinstance(detector, str):
@@ -51,10 +54,11 @@ def adapt(detector: Any, options: DetectorOptions | None = None, name: str | Non
     if inspect.isclass(detector):
         raise TypeError(f"detector {detector.__name__} is a class; pass an instance of it")
     assess = getattr(detector, "assess", None)
-    if assess is not None:
-        _takes_one_argument(assess, f"{type(detector).__name__}.assess")
+    if assess is not None or getattr(detector, "assess_batch", None) is not None:
+        method = "assess_batch" if getattr(detector, "assess_batch", None) is not None else "assess"
+        _takes_one_argument(getattr(detector, method), f"{type(detector).__name__}.{method}")
         label = name or getattr(detector, "name", None) or type(detector).__name__
-        return CallableDetector(assess, str(label), options, owner=detector)
+        return class_detector(detector, str(label), options)
     if builtins.callable(detector):  # the name `callable` here is this package's submodule
         _takes_one_argument(detector, getattr(detector, "__qualname__", type(detector).__name__))
         label = name or f"{getattr(detector, '__module__', '?')}:{getattr(detector, '__qualname__', '?')}"

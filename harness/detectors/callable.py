@@ -18,7 +18,9 @@ from typing import Any
 
 import orjson
 
+from harness.detectors.batch import Batcher
 from harness.detectors.options import DetectorOptions
+from harness.detectors.pool import ThreadPool
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
 from harness.response import parse_prediction
@@ -52,36 +54,6 @@ def _load_file(path: Path) -> Any:
     sys.modules[mod_name] = module  # dataclasses and pickling look modules up here
     spec.loader.exec_module(module)
     return module
-
-
-def _in_daemon_thread(fn: Callable[..., Any], arg: Any) -> asyncio.Future[Any]:
-    """Run ``fn(arg)`` in a new daemon thread; the future resolves with its result or exception.
-
-    A fresh thread per call (rather than a pool) means a call that overruns its timeout never delays the calls
-    after it, and a call that never returns cannot keep the process alive once the run is over.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-
-    def settle(ok: bool, value: Any) -> None:
-        if not future.done():
-            (future.set_result if ok else future.set_exception)(value)
-
-    def hand_over(ok: bool, value: Any) -> None:
-        # the run may be over (interrupted, or the call timed out) and its loop closed: the answer is not wanted
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(settle, ok, value)
-
-    def target() -> None:
-        try:
-            result = fn(arg)
-        except BaseException as exc:  # handed to the awaiting coroutine, which classifies it
-            hand_over(False, exc)
-        else:
-            hand_over(True, result)
-
-    threading.Thread(target=target, name="fcb-detector", daemon=True).start()
-    return future
 
 
 MAX_TRACEBACK_CHARS = 8000
@@ -156,18 +128,30 @@ def file_sha256(path: str | Path) -> str:
 
 
 class CallableDetector:
-    """Runs a sync or async function; a sync one runs in its own thread so a slow call cannot block the others.
+    """Runs a sync or async function; a sync one runs on a bounded pool of daemon threads (`ThreadPool`), which
+    replaces a thread stuck past the timeout, so a slow or hung call cannot block the others.
 
     The function may return a reply dict, a bare risk string or a `Prediction`. ``owner`` is the object whose
     ``assess`` method ``fn`` is, if any: its ``aclose`` is called at the end of a run.
     """
 
-    def __init__(self, fn: Callable[..., Any], name: str, options: DetectorOptions, owner: Any = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        options: DetectorOptions,
+        owner: Any = None,
+        *,
+        is_async: bool | None = None,
+        concurrency: int | None = None,
+    ) -> None:
         self.name = name
         self._fn = fn
         self._options = options
         self._owner = owner
-        self._is_async = inspect.iscoroutinefunction(fn)
+        self._is_async = inspect.iscoroutinefunction(fn) if is_async is None else is_async
+        self._pool = None if self._is_async else ThreadPool(options.concurrency)
+        self.concurrency = concurrency or options.concurrency  # requests the runner keeps in flight
         self._watch: LoopWatch | None = None  # started with the first async call, on the loop that runs it
         trained = getattr(owner, "train_source_items", None)
         if trained:
@@ -180,7 +164,7 @@ class CallableDetector:
         started = time.monotonic()
         try:
             async with asyncio.timeout(timeout):
-                reply = await (self._fn(request) if self._is_async else _in_daemon_thread(self._fn, request))
+                reply = await (self._fn(request) if self._pool is None else self._pool.run(self._fn, request))
         except TimeoutError:
             raise DetectorError("timeout", f"no answer within {timeout:g} s") from None
         except (DetectorError, RunAborted):
@@ -205,7 +189,8 @@ class CallableDetector:
 
     def fingerprint(self) -> dict[str, Any]:
         """What identifies this code: the content hash of the file that defines the function."""
-        module = sys.modules.get(getattr(self._fn, "__module__", None) or "")
+        defined_in = type(self._owner).__module__ if self._owner is not None else getattr(self._fn, "__module__", None)
+        module = sys.modules.get(defined_in or "")
         path = getattr(module, "__file__", None)
         if path and Path(path).is_file():
             return {"kind": "python", "source": Path(path).name, "sha256": file_sha256(path)}
@@ -233,8 +218,55 @@ class CallableDetector:
         if self._watch is not None:
             self._watch.stop()
             self._watch = None
+        for pool in (self._pool, getattr(self._fn, "pool", None)):
+            if isinstance(pool, ThreadPool):
+                pool.close()
         close = getattr(self._owner, "aclose", None)
         if close is not None:
             result = close()
             if inspect.isawaitable(result):
                 await result
+
+
+class _BatchCall:
+    """``owner.assess_batch`` behind a `Batcher`: an async function of one request, for `CallableDetector`."""
+
+    def __init__(self, owner: Any, options: DetectorOptions) -> None:
+        self._fn = owner.assess_batch
+        self._timeout = options.timeout
+        self.size = options.batch_size
+        # batches at once: what --concurrency allows, at least one
+        sync = not inspect.iscoroutinefunction(self._fn)
+        self.pool = ThreadPool(max(1, options.concurrency // self.size)) if sync else None
+        self._batcher = Batcher(self._send, self.size)
+
+    async def __call__(self, request: Request) -> Any:
+        return await self._batcher.submit(request)
+
+    async def _send(self, requests: list[Request]) -> Any:
+        # the batch gets a case's time budget: a hung call is abandoned (its thread replaced) with its cases
+        async with asyncio.timeout(self._timeout):
+            return await (self._fn(requests) if self.pool is None else self.pool.run(self._fn, requests))
+
+
+def class_detector(owner: Any, name: str, options: DetectorOptions) -> CallableDetector:
+    """The adapter for an instance: batched through ``assess_batch`` when it has one, else its ``assess``."""
+    if not callable(getattr(owner, "assess_batch", None)):
+        return CallableDetector(owner.assess, name, options, owner=owner)
+    call = _BatchCall(owner, options)  # awaited; its own pool runs a sync assess_batch
+    # enough requests in flight to fill a batch
+    return CallableDetector(call, name, options, owner, is_async=True, concurrency=max(options.concurrency, call.size))
+
+
+def construct(cls: type, spec: str) -> Any:
+    """An instance of a detector class named by a spec: constructed once, then ``setup()`` if it has one."""
+    try:
+        instance = cls()
+        setup = getattr(instance, "setup", None)
+        if callable(setup):
+            setup()
+    except Exception as exc:  # the user's model failed to load: say which and why, without a traceback
+        raise ValueError(f"detector {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from exc
+    if not callable(getattr(instance, "assess", None)) and not callable(getattr(instance, "assess_batch", None)):
+        raise ValueError(f"detector {spec!r}: class {cls.__name__} has no assess(request) or assess_batch(requests)")
+    return instance

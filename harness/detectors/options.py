@@ -30,6 +30,7 @@ class DetectorOptions:
     cache: bool | None = None
     cache_dir: str | None = None  # None: $XDG_CACHE_HOME/fcb-harness
     cache_refresh: bool = False  # ask again and store the fresh answers, ignoring stored ones
+    batch_size: int = 1  # a class with assess_batch gets up to this many requests at once
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -38,5 +39,7 @@ class DetectorOptions:
             raise ValueError(f"timeout must be positive, got {self.timeout}")
         if self.retries < 0:
             raise ValueError(f"retries must be 0 or more, got {self.retries}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch size must be at least 1, got {self.batch_size}")
         if self.samples < 1:
             raise ValueError(f"samples must be at least 1, got {self.samples}")

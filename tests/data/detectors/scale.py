@@ -1,0 +1,82 @@
+"""Detectors for the engine and batching tests. Each answers by a fixed rule on the request alone, so a run gives
+the same predictions wherever it runs. Tests copy this file into a temporary folder: the marker files that the
+`Killer` and `Batched` leave go beside the copy."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RISKS = ("low", "medium", "high")
+
+
+def rule(request: dict) -> dict:
+    """A deterministic reply: the risk from the number of answers and distinct answer texts."""
+    n, distinct = len(request["answers"]), len({a["text"] for a in request["answers"]})
+    return {"false_consensus_risk": RISKS[(n + distinct) % 3], "risk_score": round(distinct / n, 6)}
+
+
+def plain(request: dict) -> dict:
+    return rule(request)
+
+
+async def asynchronous(request: dict) -> dict:
+    return rule(request)
+
+
+def hangs_on_order_3(request: dict) -> dict:
+    """Never returns (well, not for 60 s) on the case whose question names order 3; instant on the others."""
+    if "(order 3)" in request["task"]:
+        time.sleep(60)
+    return rule(request)
+
+
+def _claim(name: str) -> bool:
+    """True for the first caller in any process: the marker file is created once."""
+    try:
+        os.close(os.open(HERE / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+
+
+class Killer:
+    """Kills its own process with SIGKILL on its 4th call, once across all processes (the first to claim it)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def assess(self, request: dict) -> dict:
+        self.calls += 1
+        if self.calls == 4 and _claim("killed.marker"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return rule(request)
+
+
+class Batched:
+    """Loads its "model" once in setup(); answers whole batches, noting each batch's size in batches.log."""
+
+    def __init__(self) -> None:
+        self.model = None
+
+    def setup(self) -> None:
+        self.model = rule
+        with open(HERE / "setups.log", "a") as log:
+            log.write(f"{os.getpid()}\n")
+
+    def assess_batch(self, requests: list) -> list:
+        with open(HERE / "batches.log", "a") as log:
+            log.write(f"{len(requests)}\n")
+        return [self.model(r) for r in requests]
+
+
+class BatchFailures:
+    """A batch holding order 5 raises; a batch holding order 9 comes back one reply short."""
+
+    async def assess_batch(self, requests: list) -> list:
+        tasks = " ".join(r["task"] for r in requests)
+        if "(order 5)" in tasks:
+            raise RuntimeError("the model ran out of memory")
+        replies = [rule(r) for r in requests]
+        return replies[:-1] if "(order 9)" in tasks else replies
