@@ -7,9 +7,16 @@ on first use so that the command line starts fast.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from harness._version import __version__
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each is imported on first use (`__getattr__`)
+    from harness.cases import scan
+    from harness.detectors import load_detector
+    from harness.detectors.options import DetectorOptions
+    from harness.runner import EvalSettings, evaluate, evaluate_async
+    from harness.runner import load_result as load_run
 
 _LAZY = {
     "evaluate": ("harness.runner", "evaluate"),
@@ -21,7 +28,16 @@ _LAZY = {
     "scan": ("harness.cases", "scan"),
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = [
+    "DetectorOptions",
+    "EvalSettings",
+    "__version__",
+    "evaluate",
+    "evaluate_async",
+    "load_detector",
+    "load_run",
+    "scan",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -721,7 +721,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from harness import __version__
+    from harness._version import __version__
 
     return __version__
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from harness import __version__
+from harness._version import __version__
 from harness.cache import CachedDetector, cache_wanted, with_cache
 from harness.cases import Problem, Scan, scan
 from harness.detectors import adapt, fingerprint

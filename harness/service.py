@@ -26,7 +26,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from harness import __version__
+from harness._version import __version__
 from harness.detectors import fingerprint, load_detector
 from harness.redact import redact_spec
 from harness.types import DetectorError

@@ -11,7 +11,7 @@ from email.utils import formatdate
 import pytest
 
 from harness.detectors import load_detector
-from harness.detectors.builtin import agreement_share, answer_key
+from harness.detectors.answers import agreement_share, answer_key
 from harness.detectors.http import endpoint, retry_after_seconds, split_credentials
 from harness.redact import redact_spec, redact_url
 

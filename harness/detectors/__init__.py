@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from harness import __version__
+from harness._version import __version__
 from harness.detectors.options import DetectorOptions
 from harness.types import Detector
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from harness.detectors.builtin import agreement_share, answer_key
+from harness.detectors.answers import agreement_share, answer_key
 from harness.types import Prediction, Request, Risk
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
