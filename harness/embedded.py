@@ -1868,7 +1868,7 @@ def _majority(item: Item, plans: Sequence[_Ans]) -> bool | None:
 
 
 def _category_problems(category: str, item: Item, plans: Sequence[_Ans], majority: bool | None) -> list[str]:
-    wanted = {"low": True, "medium": True, "high": False}[CATEGORY_RISK[category]]
+    wanted: bool | None = {"low": True, "medium": True, "high": False}[CATEGORY_RISK[category]]
     if category == "genuine_disagreement":
         wanted = None
     problems = [] if majority is wanted else [f"majority_correct is {majority}, expected {wanted}"]
@@ -1927,8 +1927,9 @@ def _assemble(rng: random.Random, number: int, category: str, item: Item, draft:
 class _Deck:
     """Deals entries without replacement and reshuffles when empty, so reuse is spread evenly."""
 
-    def __init__(self, rng: random.Random, entries: Sequence) -> None:
-        self._rng, self._entries, self._hand = rng, list(entries), []
+    def __init__(self, rng: random.Random, entries: Sequence[Any]) -> None:
+        self._rng, self._entries = rng, list(entries)
+        self._hand: list[Any] = []
 
     def deal(self) -> Any:  # an Item or a generator, depending on the deck
         if not self._hand:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from harness.types import Prediction, Request
+from harness.types import Detector, Prediction, Request
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -83,19 +83,19 @@ class Agreement:
         return None
 
 
-def _heuristic() -> object:
+def _heuristic() -> Detector:
     from harness.detectors.heuristic import Heuristic  # imported on use: heuristic.py builds on this module
 
     return Heuristic()
 
 
-def _learned(train: str | None = None) -> object:
+def _learned(train: str | None = None) -> Detector:
     from harness.detectors.learned import Learned  # imported on use: only this detector loads scikit-learn
 
     return Learned(train)
 
 
-BUILTINS: dict[str, Callable[..., object]] = {
+BUILTINS: dict[str, Callable[..., Detector]] = {
     "always-low": AlwaysLow,
     "agreement": Agreement,
     "heuristic": _heuristic,
