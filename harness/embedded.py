@@ -76,7 +76,7 @@ class Item:
         return self.claims.get(value, self.claim).format(value)
 
 
-def _make(subject: str, question: str, claim: str, answers: Sequence[Sequence[str]], **extra: object) -> Item:
+def _make(subject: str, question: str, claim: str, answers: Sequence[Sequence[str]], **extra: Any) -> Item:
     """Build an Item from ``(value, reason, ...)`` rows, the ground truth first; empty reasons are dropped."""
     reasons = {row[0]: tuple(r for r in row[1:] if r) for row in answers}
     return Item(
@@ -86,7 +86,7 @@ def _make(subject: str, question: str, claim: str, answers: Sequence[Sequence[st
         truth=answers[0][0],
         wrongs=tuple(row[0] for row in answers[1:]),
         reasons=reasons,
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 
