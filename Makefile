@@ -68,6 +68,7 @@ validate: $(RUNTIME)
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 # Debian's Chromium, for the test that opens the HTML leaderboard (installed once, as root, from Debian's packages)
 browser:

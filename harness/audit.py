@@ -14,7 +14,7 @@ import re
 import time
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -134,7 +134,8 @@ def item_from_case(case: dict[str, Any], file: str, line: int) -> Item:
 
 def split_by_source_item(items: Sequence[Item], seed: int) -> tuple[list[Item], list[Item]]:
     """Half/half by a seeded hash of each case's source identity, so one source item lands on one side only."""
-    train, test = [], []
+    train: list[Item] = []
+    test: list[Item] = []
     for it in items:
         digest = hashlib.sha256(f"{seed}:{it.source_identity}".encode()).digest()
         side = test if digest[0] & 1 else train
@@ -462,7 +463,7 @@ def exact_rules(items: Sequence[Item], cats: list[str]) -> dict[str, Any]:
                 (in_cat[c] >= RULE_PRECISION * total) & (in_cat[c] >= RULE_RECALL * sizes[c]) & (total > 0)
             )
             single[hits] = True
-            for j in hits:
+            for j in hits.tolist():  # Python ints: _rule takes a column index
                 found[(c,)].append(_rule(kind, kind_order, names[j], x, j, [cats[c]], in_cat[c, j], total[j], sizes[c]))
         for a_pos, a in enumerate(present):
             for b in present[a_pos + 1 :]:
@@ -474,7 +475,7 @@ def exact_rules(items: Sequence[Item], cats: list[str]) -> dict[str, Any]:
                     & (in_cat[a] >= RULE_RECALL * sizes[a])
                     & (in_cat[b] >= RULE_RECALL * sizes[b])
                 )
-                for j in hits:
+                for j in hits.tolist():
                     found[(a, b)].append(
                         _rule(
                             kind, kind_order, names[j], x, j, [cats[a], cats[b]], both[j], total[j], sizes[a] + sizes[b]
@@ -641,10 +642,10 @@ def _answer_reuse(items: Sequence[Item], n_tr: int) -> dict[str, Any]:
     size = np.asarray(m.sum(axis=1)).ravel()
     shared = sparse.triu(m @ m.T, k=1).tocoo()
     pairs: dict[str, list[tuple[int, int, float]]] = defaultdict(list)
-    for i, j, k in zip(shared.row, shared.col, shared.data, strict=True):
-        share = k / min(size[i], size[j])
+    for row, col, k in zip(shared.row.tolist(), shared.col.tolist(), shared.data, strict=True):
+        share = k / min(size[row], size[col])
         if share >= ANSWER_REUSE:
-            pairs[_where(int(i), int(j), n_tr, items)].append((int(i), int(j), float(share)))
+            pairs[_where(row, col, n_tr, items)].append((row, col, float(share)))
     return _pairs_summary(pairs, items, "shared_share")
 
 
@@ -673,7 +674,7 @@ def composition(train: Sequence[Item], test: Sequence[Item]) -> dict[str, Any]:
 
 
 # -------------------------------------------------------------------------------------------------------- verdict
-def verdict(doc: dict[str, Any], settings: Settings) -> dict[str, Any]:
+def verdict(doc: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     """Findings over the thresholds (exit 1), warnings to read."""
     findings: list[Finding] = []
     warnings: list[Finding] = []
@@ -782,17 +783,18 @@ def _audit(
     leak = count_leakage([*train, *test], cats)
     leak["count_only_macro_f1"] = next(b["macro_f1"] for b in surface["baselines"] if b["name"] == "answer count only")
     progress("overlap between and within the files")
-    doc: dict[str, Any] = {
-        "audit_version": AUDIT_VERSION,
-        "files": files,
-        "settings": {"max_surface_f1": settings.max_surface_f1, "seed": settings.seed, "bootstrap": settings.n_boot},
-        "categories": cats,
-        "surface": surface,
-        "rules": rules,
-        "count_leakage": leak,
-        "overlap": overlap(train, test),
-        "composition": composition(train, test),
-    }
+    doc = AuditDocument(
+        audit_version=AUDIT_VERSION,
+        files=files,
+        settings={"max_surface_f1": settings.max_surface_f1, "seed": settings.seed, "bootstrap": settings.n_boot},
+        categories=cats,
+        surface=surface,
+        rules=rules,
+        count_leakage=leak,
+        overlap=overlap(train, test),
+        composition=composition(train, test),
+        verdict={},  # filled in below: the verdict reads the findings above
+    )
     doc["verdict"] = verdict(doc, settings)
     doc["files"]["seconds"] = round(time.perf_counter() - started, 2)
-    return AuditDocument(**doc)
+    return doc

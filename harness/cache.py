@@ -149,6 +149,6 @@ def with_cache(
     refresh: bool,
 ) -> CachedDetector:
     """``detector`` behind a response cache in ``directory`` (default: `default_cache_dir`)."""
-    secrets = getattr(detector, "secrets", list)()
+    secrets: list[str] = getattr(detector, "secrets", list)()
     cache = ResponseCache(directory or default_cache_dir(), refresh=refresh, secrets=secrets)
     return CachedDetector(detector, cache, detector_key(fingerprint, risk_field))

@@ -103,7 +103,7 @@ class Scan:
         if self.spool is None:
             raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
         self.spool.seek(self.offsets[line])
-        return orjson.loads(self.spool.readline())  # type: ignore[no-any-return]
+        return orjson.loads(self.spool.readline())
 
     def close(self) -> None:
         if self.spool is not None:

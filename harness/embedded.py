@@ -76,7 +76,7 @@ class Item:
         return self.claims.get(value, self.claim).format(value)
 
 
-def _make(subject: str, question: str, claim: str, answers: Sequence[Sequence[str]], **extra: object) -> Item:
+def _make(subject: str, question: str, claim: str, answers: Sequence[Sequence[str]], **extra: Any) -> Item:
     """Build an Item from ``(value, reason, ...)`` rows, the ground truth first; empty reasons are dropped."""
     reasons = {row[0]: tuple(r for r in row[1:] if r) for row in answers}
     return Item(
@@ -86,7 +86,7 @@ def _make(subject: str, question: str, claim: str, answers: Sequence[Sequence[st
         truth=answers[0][0],
         wrongs=tuple(row[0] for row in answers[1:]),
         reasons=reasons,
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 
@@ -1868,7 +1868,7 @@ def _majority(item: Item, plans: Sequence[_Ans]) -> bool | None:
 
 
 def _category_problems(category: str, item: Item, plans: Sequence[_Ans], majority: bool | None) -> list[str]:
-    wanted = {"low": True, "medium": True, "high": False}[CATEGORY_RISK[category]]
+    wanted: bool | None = {"low": True, "medium": True, "high": False}[CATEGORY_RISK[category]]
     if category == "genuine_disagreement":
         wanted = None
     problems = [] if majority is wanted else [f"majority_correct is {majority}, expected {wanted}"]
@@ -1927,8 +1927,9 @@ def _assemble(rng: random.Random, number: int, category: str, item: Item, draft:
 class _Deck:
     """Deals entries without replacement and reshuffles when empty, so reuse is spread evenly."""
 
-    def __init__(self, rng: random.Random, entries: Sequence) -> None:
-        self._rng, self._entries, self._hand = rng, list(entries), []
+    def __init__(self, rng: random.Random, entries: Sequence[Any]) -> None:
+        self._rng, self._entries = rng, list(entries)
+        self._hand: list[Any] = []
 
     def deal(self) -> Any:  # an Item or a generator, depending on the deck
         if not self._hand:

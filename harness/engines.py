@@ -245,7 +245,7 @@ class ProcessEngine(_Engine):
     async def _call(self, requests: list[Request]) -> list[tuple[Any, ...]]:
         pool = self._pool
         try:
-            return await asyncio.wrap_future(pool.submit(_in_process, "assess", requests))  # type: ignore[no-any-return]
+            return await asyncio.wrap_future(pool.submit(_in_process, "assess", requests))
         except BrokenProcessPool:
             if pool is self._pool:  # the first batch to notice replaces the pool; the others just go again
                 pool.shutdown(wait=False, cancel_futures=True)
@@ -294,7 +294,10 @@ class RayEngine(_Engine):
         # Ray restarts a dead actor (loading the detector again); the driver sends its batch again meanwhile
         self._actor_class = ray.remote(RayWorker).options(max_restarts=-1, max_task_retries=0, **resources)
         worker_options = _worker_options(options, self.chunk)
-        self._actors = [self._actor_class.remote(spec, worker_options, list(sys.path)) for _ in range(workers)]
+        # Any: Ray's type hints show an actor handle's methods as plain methods, without their ``.remote``
+        self._actors: list[Any] = [
+            self._actor_class.remote(spec, worker_options, list(sys.path)) for _ in range(workers)
+        ]
         self._load = [0] * workers
         try:
             # every actor up, its detector loaded, before the run's clock starts
@@ -307,7 +310,7 @@ class RayEngine(_Engine):
         index = min(range(len(self._actors)), key=self._load.__getitem__)  # the least busy actor
         self._load[index] += 1
         try:
-            return await self._actors[index].assess.remote(requests)  # type: ignore[no-any-return]
+            return await self._actors[index].assess.remote(requests)
         except self._ray.exceptions.RayActorError:
             raise _WorkerDied from None
         finally:

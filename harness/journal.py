@@ -298,7 +298,7 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
     if problems := manifest_problems(manifest):
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ValueError(f"{path}: {problems[0]}{more}")
-    return manifest  # type: ignore[no-any-return]
+    return manifest
 
 
 def write_scope(run_dir: str | Path, labels: list[CaseLabels]) -> None:

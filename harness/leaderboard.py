@@ -111,7 +111,7 @@ def assign_ranks(rows: list[Row], boot: np.ndarray, *, higher_better: bool, alph
                 better[i, j] = bool(len(diff)) and np.percentile(diff, 100 * alpha / 2) > 0
     for i, row in enumerate(rows):
         row.rank = 1 + int(better[i].sum())
-    counts = defaultdict(int)
+    counts: defaultdict[int | None, int] = defaultdict(int)
     for row in rows:
         counts[row.rank] += 1
     for row in rows:
@@ -147,7 +147,7 @@ def build_board(
     by_detector: dict[tuple[str, str], list[Run]] = defaultdict(list)
     for run in runs:
         by_detector[(run.label, run.fingerprint_id)].append(run)
-    versions = defaultdict(int)
+    versions: defaultdict[str, int] = defaultdict(int)
     for label, _ in by_detector:
         versions[label] += 1
     ranked, unranked = [], []
@@ -198,7 +198,7 @@ def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float)
         if not mask.any():
             continue
         truth, subset_preds = y_true[mask], [p[mask] for p in preds]
-        classes = present_classes(sum(confusion(truth, p) for p in subset_preds))
+        classes = present_classes(sum((confusion(truth, p) for p in subset_preds), np.zeros((3, 4), dtype=np.int64)))
         chunk = memory_chunk(len(truth))
         boots = paired_bootstrap_confusions(truth, subset_preds, n_boot=n_boot, seed=seed, chunk=chunk)
         values = headline_batch(boots, classes)[base]  # rows x resamples

@@ -307,7 +307,7 @@ def per_category(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> 
         rows = [(lab, outcomes[lab.case_id]) for lab in labels if lab.category == cat and lab.case_id in outcomes]
         if not rows:
             continue
-        spread = Counter(out.risk or "error" for _, out in rows)
+        spread: Counter[str] = Counter(out.risk or "error" for _, out in rows)
         entry = group_accuracy([out.risk == lab.expected_risk for lab, out in rows])
         entry["expected_risk"] = (
             rows[0][0].expected_risk if len({lab.expected_risk for lab, _ in rows}) == 1 else "mixed"

@@ -71,7 +71,8 @@ def trend_png(series: dict[str, list[tuple[str, float]]], metric: str) -> bytes:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for detector, points in sorted(series.items()):
         times = [datetime.fromisoformat(p[0]) for p in points]
-        ax.plot(times, [p[1] for p in points], marker="o", label=plain(detector[:50]))
+        # matplotlib plots datetimes through its units registry, which its type stubs do not model
+        ax.plot(times, [p[1] for p in points], marker="o", label=plain(detector[:50]))  # type: ignore[arg-type]
     ax.set_ylabel(metric)
     ax.set_xlabel("run time (UTC)")
     ax.tick_params(axis="x", rotation=30, labelsize=7)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
-from harness.types import RISKS, DetectorError, Prediction
+from harness.types import RISKS, DetectorError, Prediction, Risk
 
 RISK_FIELD = ("false_consensus_risk",)
 
@@ -80,4 +80,4 @@ def parse_prediction(body: Any, risk_field: tuple[str, ...] = RISK_FIELD) -> Pre
         score = _score(score, body)
     dropped = {"risk_score", risk_field[0]} if len(risk_field) == 1 else {"risk_score"}
     extra = {k: v for k, v in body.items() if k not in dropped}
-    return Prediction(risk=risk, score=score, extra=extra)  # type: ignore[arg-type]
+    return Prediction(risk=cast(Risk, risk), score=score, extra=extra)  # a Risk: checked against RISKS above

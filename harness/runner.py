@@ -280,6 +280,14 @@ def send_order(todo: list[CaseLabels], seed: int) -> list[CaseLabels]:
     return order
 
 
+def _attempts(prediction: Prediction | None, error: DetectorError | None) -> int:
+    """Tries made for one case: `_assess` returns a prediction or an error, never neither."""
+    if prediction is not None:
+        return prediction.attempts
+    assert error is not None
+    return error.attempts
+
+
 async def _assess(
     detector: Detector, request: Any, *, preflight: bool = False
 ) -> tuple[Prediction | None, DetectorError | None]:
@@ -450,7 +458,7 @@ async def _worker(
     for lab, case in source:
         started = time.perf_counter()
         prediction, error = await _assess(detector, build_request(case, anonymize_agents=settings.anonymize_agents))
-        attempts = prediction.attempts if prediction else error.attempts  # type: ignore[union-attr]
+        attempts = _attempts(prediction, error)
         rec = record(lab, prediction, error, attempts, time.perf_counter() - started)
         outcomes[lab.case_id] = outcome_of(journal.write(rec))  # as written: echoed secrets scrubbed
         progress.step(error is not None)
@@ -528,7 +536,7 @@ async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels
             f"preflight: the detector failed on the first case ({lab.case_id}): {error.kind}: {message}; "
             "no other case was sent (--no-preflight skips this check)"
         )
-    attempts = prediction.attempts if prediction else error.attempts  # type: ignore[union-attr]
+    attempts = _attempts(prediction, error)
     return record(lab, prediction, error, attempts, time.perf_counter() - started)
 
 
@@ -763,8 +771,12 @@ def _api_settings(
         if key in given:
             given[key] = (given[key],) if isinstance(given[key], str) else tuple(given[key])
     options = replace(base, **option_args)
-    adapted = None if isinstance(detector, str) else adapt(detector, options, name)
-    spec = detector if isinstance(detector, str) else adapted.name  # type: ignore[union-attr]
+    adapted: Detector | None = None
+    if isinstance(detector, str):
+        spec = detector
+    else:
+        adapted = adapt(detector, options, name)
+        spec = adapted.name
     return EvalSettings(cases=str(cases), detector=spec, options=options, name=name, **given), adapted
 
 

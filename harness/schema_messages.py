@@ -14,7 +14,8 @@ def schema_message(err: Any) -> str:
     """A short message that says what is wrong without echoing a long value back."""
     v, inst = err.validator_value, err.instance
     size = len(inst) if isinstance(inst, str | list | dict) else 0
-    unit = {str: "character", dict: "entry"}.get(type(inst), "item")
+    units: dict[type, str] = {str: "character", dict: "entry"}
+    unit = units.get(type(inst), "item")
     match err.validator:
         case "minItems" | "minLength" | "minProperties":
             return f"has {size} {unit}(s); at least {v} required"

@@ -22,7 +22,7 @@ def balance(labels: Sequence[CaseLabels]) -> dict[str, dict[str, int]]:
     by_category = Counter(lab.category for lab in labels)
     family = Counter(f for lab in labels for f in lab.families)
     family.update("(none)" for lab in labels if not lab.families)
-    others = {
+    others: dict[str, Counter[Any]] = {
         "expected_risk": Counter(lab.expected_risk for lab in labels),
         "majority_correct": Counter(_mc(lab.majority_correct) for lab in labels),
         "answers": Counter(lab.n_answers for lab in labels),
@@ -31,7 +31,8 @@ def balance(labels: Sequence[CaseLabels]) -> dict[str, dict[str, int]]:
         "source": Counter(lab.source_dataset for lab in labels),
         "origin": Counter(origin_of(lab.tags) for lab in labels),
     }
-    counts = {"category": {c: by_category[c] for c in CATEGORIES if by_category[c]}}  # in the label scheme's order
+    # categories in the label scheme's order
+    counts: dict[str, dict[str, int]] = {"category": {c: by_category[c] for c in CATEGORIES if by_category[c]}}
     counts.update({name: {str(k): v for k, v in sorted(c.items(), key=_order)} for name, c in others.items()})
     return counts
 

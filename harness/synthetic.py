@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 from harness.types import CATEGORY_RISK
 
@@ -30,7 +31,7 @@ def _correct_flags(category: str, n: int, rng: random.Random) -> list[bool]:
 ORIGIN_TAGS = ("origin_natural", "origin_assembled", "origin_constructed")
 
 
-def make_case(i: int, rng: random.Random, origins: bool = False) -> dict:
+def make_case(i: int, rng: random.Random, origins: bool = False) -> dict[str, Any]:
     """Case ``i``; with ``origins``, also an origin tag, cycling through `ORIGIN_TAGS` every 8 cases (one of
     each category), so that every origin holds every category. The tag draws nothing from ``rng``."""
     category = list(CATEGORIES)[i % len(CATEGORIES)]
@@ -53,7 +54,10 @@ def make_case(i: int, rng: random.Random, origins: bool = False) -> dict:
                 },
             }
         )
-    case = {
+    tags = ["arithmetic", f"group_{i % 3}"]
+    if origins:
+        tags.append(ORIGIN_TAGS[(i // len(CATEGORIES)) % len(ORIGIN_TAGS)])
+    case: dict[str, Any] = {
         "id": f"FCB-{i + 1:04d}",
         "category": category,
         "question": f"Case {i}: what is {a} times {b}?",
@@ -65,10 +69,8 @@ def make_case(i: int, rng: random.Random, origins: bool = False) -> dict:
         ),
         "rationale": "synthetic test case",
         "source": "original",
-        "tags": ["arithmetic", f"group_{i % 3}"],
+        "tags": tags,
     }
-    if origins:
-        case["tags"].append(ORIGIN_TAGS[(i // len(CATEGORIES)) % len(ORIGIN_TAGS)])
     if i % 4 == 0:
         case["evidence"] = [f"{a} times {b} is {truth}."]
     return case

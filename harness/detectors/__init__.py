@@ -138,7 +138,7 @@ def _load_builtin(spec: str) -> Detector:
     if unknown:
         takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
         raise ValueError(f"built-in detector builtin:{name} {takes} (got {', '.join(unknown)}); {_builtin_choices()}")
-    return BUILTINS[name](**options)  # type: ignore[no-any-return]
+    return BUILTINS[name](**options)
 
 
 __all__ = ["DetectorOptions", "adapt", "fingerprint", "load_detector"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.detectors.answers import agreement_share
-from harness.types import Prediction, Request
+from harness.types import Detector, Prediction, Request
 
 
 class AlwaysLow:
@@ -41,19 +41,19 @@ class Agreement:
         return None
 
 
-def _heuristic() -> object:
+def _heuristic() -> Detector:
     from harness.detectors.heuristic import Heuristic  # imported on use: its features cost start-up time
 
     return Heuristic()
 
 
-def _learned(train: str | None = None) -> object:
+def _learned(train: str | None = None) -> Detector:
     from harness.detectors.learned import Learned  # imported on use: only this detector loads scikit-learn
 
     return Learned(train)
 
 
-BUILTINS: dict[str, Callable[..., object]] = {
+BUILTINS: dict[str, Callable[..., Detector]] = {
     "always-low": AlwaysLow,
     "agreement": Agreement,
     "heuristic": _heuristic,

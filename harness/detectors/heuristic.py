@@ -602,9 +602,9 @@ FEATURE_GROUPS = (
 )
 
 
-def features(request: Request | dict) -> dict[str, float]:
+def features(request: Request) -> dict[str, float]:
     """Every structural feature of a request, by name; always the same names in the same order."""
-    view = _view(request)  # type: ignore[arg-type]
+    view = _view(request)
     out: dict[str, float] = {}
     for group in FEATURE_GROUPS:
         out.update(group(view))

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 import orjson
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, AttemptManager, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from harness.detectors.options import DetectorOptions
 from harness.jsoncheck import too_deep_message
@@ -280,6 +280,7 @@ class HttpDetector:
             retry=retry_if_exception(self._retryable),
             reraise=True,
         )
+        attempt: AttemptManager | None = None
         try:
             async for attempt in retrying:
                 with attempt:
@@ -294,7 +295,7 @@ class HttpDetector:
         # raised out here, with no traceback below this frame and no retry state left in it: otherwise a reference
         # cycle (error -> traceback -> frames -> retry state -> error) keeps each failed reply's buffers alive
         # until the garbage collector happens to run
-        retrying = attempt = None  # type: ignore[assignment]
+        del retrying, attempt
         raise error
 
     async def _post(self, body: bytes, interpret: Interpret[T]) -> T:

@@ -92,7 +92,8 @@ class Analysis:
 def relief(model: Model) -> tuple[Point, list[int], list[int]]:
     """(the constant offset, the divisible rival resources, the indivisible ones), as indexes into the resources."""
     off = [0.0, 0.0]
-    divisible, indivisible = [], []
+    divisible: list[int] = []
+    indivisible: list[int] = []
     for i, r in enumerate(model.resources):
         if not r.rival or r.sign < 0:
             off = [off[p] + r.sign * r.weights[p] for p in (0, 1)]

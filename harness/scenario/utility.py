@@ -85,8 +85,12 @@ def normalised_weights(doc: dict[str, Any]) -> list[tuple[float, float]]:
     ]
     if all(r.get("valuation_basis", "normalized_share") == "normalized_share" for r in resources):
         return raw
-    totals = [sum(w[p] for w in raw) for p in (0, 1)]
-    return [tuple(w[p] / totals[p] if totals[p] > 0 else 0.0 for p in (0, 1)) for w in raw]  # type: ignore[misc]
+    first, second = (sum(w[p] for w in raw) for p in (0, 1))
+    return [(_share(a, first), _share(b, second)) for a, b in raw]
+
+
+def _share(weight: float, total: float) -> float:
+    return weight / total if total > 0 else 0.0
 
 
 def batna(participant: dict[str, Any]) -> float:
