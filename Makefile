@@ -17,7 +17,7 @@ REGRESS_RUN := results/regress/$(shell date -u +%Y%m%d-%H%M%S-%N)
 SHARED ?= ../shared/data
 DATASET ?= results/real-benchmark
 
-.PHONY: eval serve regress dataset bench test lint browser stats validate clean
+.PHONY: eval serve regress dataset bench test test-fast lint browser stats validate clean
 
 # The package with its runtime dependencies: all that eval, serve, dataset, stats and validate need.
 $(RUNTIME): pyproject.toml
@@ -76,6 +76,10 @@ browser:
 
 test: lint browser
 	$(BIN)/python -m pytest -q
+
+## make test-fast: the unit-level tests only (about 30 s); make test runs everything
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

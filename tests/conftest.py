@@ -17,6 +17,25 @@ SERVER = Path(__file__).resolve().parent / "servers" / "detector_server.py"
 OPENAI_SERVER = Path(__file__).resolve().parent / "servers" / "openai_server.py"
 EMBEDDED = ROOT / "harness" / "data" / "embedded_cases.jsonl"
 
+# Unit-level files: pure functions, small files, a CLI call or two; `make test-fast` runs these (about 30 s here).
+# Every other test is marked `slow`; those that run servers, browsers or whole evaluations in subprocesses are also
+# marked `e2e` (`pytest -m "not e2e"` leaves them out).
+FAST = {
+    "test_labels.py", "test_metrics.py", "test_request.py", "test_response.py", "test_units.py", "test_exports.py",
+    "test_docs.py", "test_scenario_analysis.py", "test_scenario_score.py", "test_scenario_ascii.py",
+    "test_scenario_validate.py", "test_case_structure.py", "test_containment.py", "test_plots.py", "test_embedded.py",
+}  # fmt: skip
+NOT_E2E = {"test_audit.py", "test_origin.py", "test_realdata.py", "test_secrets.py", "test_shard_validation.py"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.path.name
+        if name not in FAST:
+            item.add_marker(pytest.mark.slow)
+            if name not in NOT_E2E:
+                item.add_marker(pytest.mark.e2e)
+
 
 class Server:
     def __init__(self, proc: subprocess.Popen, port: int) -> None:
