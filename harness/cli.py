@@ -717,7 +717,21 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--name", required=True)
     b.add_argument("--dir", default="results/baselines", help="where baselines live (default results/baselines)")
     b.set_defaults(func=cmd_baseline_save)
+
+    p = sub.add_parser("schema", help="print the JSON Schema of an output document (metrics, journal, run, ...)")
+    p.add_argument("document", metavar="NAME", help="metrics, journal, run, baseline, leaderboard or audit")
+    p.set_defaults(func=cmd_schema)
     return parser
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from harness.documents import SCHEMAS, schema_text
+
+    if args.document not in SCHEMAS:
+        print(f"fcb schema: no document {args.document!r}; one of: {', '.join(SCHEMAS)}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(schema_text(args.document))
+    return EXIT_OK
 
 
 def _version() -> str:

@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
+from harness.documents import JournalError, JournalRecord
 from harness.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.redact import scrub_value
 from harness.schema_messages import preview, schema_message
@@ -87,14 +88,14 @@ def record(
     error: DetectorError | None,
     attempts: int,
     latency_s: float,
-) -> dict[str, Any]:
+) -> JournalRecord:
     """One journal line for a finished case: its prediction, or the error that stands for it.
 
     The case's category, expected risk and origin (when it has an ``origin_*`` tag) ride along so that
     leaderboards and comparisons can pair runs case by case from their journals alone; they are written after the
     detector answered and never reach it.
     """
-    rec: dict[str, Any] = {
+    rec: dict[str, Any] = {  # filled in the journal's field order, then typed on return
         "id": labels.case_id,
         "hash": labels.content_hash,
         "category": labels.category,
@@ -109,13 +110,13 @@ def record(
         rec.update(risk=prediction.risk, score=prediction.score, response=prediction.extra, error=None)
     else:
         assert error is not None
-        err = {"kind": error.kind, "message": error.message}
+        err: JournalError = {"kind": error.kind, "message": error.message}
         if error.raw is not None:
             err["raw"] = error.raw
         if error.traceback is not None:
             err["traceback"] = error.traceback
         rec.update(risk=None, score=None, error=err)
-    return rec
+    return cast(JournalRecord, rec)
 
 
 def _number(value: Any) -> bool:
@@ -146,15 +147,16 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
     if score is not None and not (_number(score) and 0.0 <= score <= 1.0):
         return "score", f"{preview(score)} is not a number in [0, 1] or null"
     attempts = rec.get("attempts", 1)
-    if not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 1):
-        return "attempts", f"{preview(attempts)} is not a whole number of 1 or more"
+    least = 0 if rec.get("cached") is True else 1  # a reply replayed from the response cache asked no one: 0
+    if not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= least):
+        return "attempts", f"{preview(attempts)} is not a whole number of {least} or more"
     latency = rec.get("latency_s", 0.0)
     if not (_number(latency) and 0.0 <= latency < float("inf")):
         return "latency_s", f"{preview(latency)} is not a number of seconds, 0 or more"
     return None
 
 
-def outcome_of(rec: dict[str, Any]) -> Outcome:
+def outcome_of(rec: JournalRecord) -> Outcome:
     """The compact outcome a journal record stands for."""
     error = rec.get("error")
     usage = (rec.get("response") or {}).get("usage") or {}
@@ -200,7 +202,7 @@ def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]
             raise ValueError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
         if problem := record_problem(rec):
             raise ValueError(f"{path}:{line_no}: {problem[0]}: {problem[1]}")
-        outcome = outcome_of(rec)
+        outcome = outcome_of(rec)  # record_problem found it sound: a JournalRecord
         outcomes[outcome.case_id] = outcome
     return outcomes
 
@@ -239,21 +241,21 @@ class JournalWriter:
         self._secrets = [s for s in secrets or [] if s]
         self._raw_secrets = [s.encode() for s in self._secrets]
 
-    def write(self, rec: dict[str, Any]) -> dict[str, Any]:
+    def write(self, rec: JournalRecord) -> JournalRecord:
         """Append ``rec``; returns the record as written (scrubbed), for everything computed from it.
 
         Every string in it loses the secrets and any long start of one (a message cut in the middle of a token);
         then the line as a whole loses any whole secret left, as in a value only ``repr`` could write.
         """
         if self._secrets:
-            rec = scrub_value(rec, self._secrets)
+            rec = cast(JournalRecord, scrub_value(rec, self._secrets))
         line = orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS)
         scrubbed = line
         for secret in self._raw_secrets:
             scrubbed = scrubbed.replace(secret, b"[REDACTED]")
         self._file.write(scrubbed + b"\n")
         self._file.flush()
-        return rec if scrubbed is line else orjson.loads(scrubbed)
+        return rec if scrubbed is line else cast(JournalRecord, orjson.loads(scrubbed))
 
     def close(self) -> None:
         self._file.flush()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import csv
 import html
 import io
-from typing import Any
 
 import orjson
 from tabulate import tabulate
 
+from harness.documents import LeaderboardBoard
 from harness.leaderboard import COLUMNS, LATENCY, Board, Row, metric_pair
 from harness.runs import REAL_SUFFIX
 
@@ -186,7 +186,7 @@ def to_csv(boards: list[Board]) -> str:
     return out.getvalue()
 
 
-def board_dict(board: Board) -> dict[str, Any]:
+def board_dict(board: Board) -> LeaderboardBoard:
     return {
         "dataset": board.dataset,
         "metric": board.metric,

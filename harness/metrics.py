@@ -2,16 +2,28 @@
 
 Encoding used throughout: ``y_true`` holds 0, 1, 2 for low, medium, high; ``y_pred`` holds the same codes, or
 `ERROR` (3) for a case whose detector failed. An errored case always counts as wrong; it is never dropped.
+
+Undefined values, one policy: a figure that is undefined is None in Python and null in JSON, never 0 and never
+NaN. Undefined means its denominator is empty: accuracy, macro-F1 and error rate of no cases; high-risk recall
+without high-risk cases; false-alarm rate without low-risk cases; kappa without cases or without variation;
+ROC-AUC without both classes; average precision without positives; Brier score and the whole ``scores`` block
+without scored cases; a group's accuracy and interval without cases. Two stated exceptions:
+- per-class precision, recall and F1 follow scikit-learn's ``zero_division=0`` (a class never predicted has
+  precision 0), so that macro-F1 is the figure other tools report;
+- the array functions that also work on batches of bootstrap resamples (`accuracy`, `macro_f1`, the ``*_batch``
+  ones) return 0 or NaN for an empty matrix, which no resample is; every figure that reaches a document goes
+  through `headline` (or `defined`), which gives None instead.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from harness.documents import Metrics
 from harness.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome
 
@@ -89,8 +101,7 @@ def kappa_batch(cm: np.ndarray) -> np.ndarray:
 
 def quadratic_kappa(cm: np.ndarray) -> float | None:
     """Quadratic-weighted Cohen's kappa over the answered cases (the 3x3 part); None when undefined."""
-    value = float(kappa_batch(cm))
-    return None if np.isnan(value) else value
+    return defined(kappa_batch(cm))
 
 
 def high_risk_recall_batch(cm: np.ndarray) -> np.ndarray:
@@ -108,8 +119,16 @@ def false_alarm_batch(cm: np.ndarray) -> np.ndarray:
 
 
 def error_rate_batch(cm: np.ndarray) -> np.ndarray:
-    """Share of cases whose detector failed."""
-    return _safe_div(cm[..., :, 3].sum(axis=-1), cm.sum(axis=(-2, -1)))
+    """Share of cases whose detector failed; NaN without cases."""
+    total = cm.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, cm[..., :, 3].sum(axis=-1) / total, np.nan)
+
+
+def defined(value: np.ndarray | float) -> float | None:
+    """A scalar figure for a document: None where it is undefined (NaN), the float otherwise."""
+    number = float(value)
+    return None if np.isnan(number) else number
 
 
 HEADLINE_METRICS: dict[str, bool] = {
@@ -373,9 +392,10 @@ def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: 
     """Accuracy, macro-F1 (with bootstrap intervals), per-class scores, kappa, high-risk recall, false alarms."""
     classes = present_classes(cm)
     pc = per_class(cm)
+    empty = not cm.sum()  # accuracy and macro-F1 of no cases would read as 0, which is a claim about nothing
     out: dict[str, Any] = {
-        "accuracy": float(accuracy(cm)),
-        "macro_f1": float(macro_f1(cm, classes)),
+        "accuracy": None if empty else float(accuracy(cm)),
+        "macro_f1": None if empty else float(macro_f1(cm, classes)),
         "macro_f1_classes": [r for r, keep in zip(RISKS, classes, strict=True) if keep],
         "per_class": {
             r: {k: (int(v[i]) if k == "support" else float(v[i])) for k, v in pc.items()} for i, r in enumerate(RISKS)
@@ -383,6 +403,7 @@ def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: 
         "weighted_kappa": quadratic_kappa(cm),
         "high_risk_recall": float(pc["recall"][2]) if cm[2].sum() else None,
         "false_alarm_rate": float(cm[0, 2] / cm[0].sum()) if cm[0].sum() else None,
+        "error_rate": defined(error_rate_batch(cm)),
     }
     if len(y_true) and n_boot > 0:
         boots = bootstrap_confusions(y_true, y_pred, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)))
@@ -415,10 +436,7 @@ def headline_real(
         "n_cases": len(y_true),
         "n_not_run": sum(1 for lab in subset if lab.case_id not in outcomes),
         **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
-        "error_rate": float(error_rate_batch(cm)) if len(y_true) else None,
     }
-    if not len(y_true):  # accuracy and macro-F1 of no cases would read as 0, which is a claim about nothing
-        block.update(accuracy=None, macro_f1=None)
     return block
 
 
@@ -430,11 +448,11 @@ def compute(
     n_boot: int = 1000,
     seed: int = 0,
     prices: tuple[float | None, float | None] = (None, None),
-) -> dict[str, Any]:
+) -> Metrics:
     """Every metric of a run. ``labels`` are the cases in scope; ``outcomes`` those that finished, by case id."""
     y_true, y_pred = encode(labels, outcomes)
     cm = confusion(y_true, y_pred)
-    return {
+    block: dict[str, Any] = {
         "n_cases": len(y_true),
         "n_not_run": sum(1 for lab in labels if lab.case_id not in outcomes),
         "confusion_matrix": {
@@ -451,3 +469,4 @@ def compute(
             (outcomes[lab.case_id] for lab in labels if lab.case_id in outcomes), wall_s, prices
         ),
     }
+    return cast(Metrics, block)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 from tabulate import tabulate
 
+from harness.documents import error_rate
 from harness.journal import METRICS, REPORT, atomic_write
 
 
@@ -23,7 +25,7 @@ def _ci(interval: list[float] | None, fmt: Any = _pct) -> str:
     return "" if not interval else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
 
 
-def _core_rows(block: dict[str, Any], error_rate: float | None) -> list[list[str]]:
+def _core_rows(block: dict[str, Any]) -> list[list[str]]:
     """(metric, value, 95% interval) rows of one headline block: all cases, or the natural + assembled ones."""
     return [
         ["accuracy", _pct(block["accuracy"]), _ci(block.get("accuracy_ci95"))],
@@ -31,14 +33,13 @@ def _core_rows(block: dict[str, Any], error_rate: float | None) -> list[list[str
         ["weighted kappa (quadratic)", _num(block["weighted_kappa"]), ""],
         ["high-risk recall", _pct(block["high_risk_recall"]), ""],
         ["false-alarm rate (low called high)", _pct(block["false_alarm_rate"]), ""],
-        ["error rate", _pct(error_rate), ""],
+        ["error rate", _pct(error_rate(block)), ""],
     ]
 
 
 def headline_rows(m: dict[str, Any]) -> list[list[str]]:
     """(metric, value, 95% interval) rows for the figures a reader looks at first."""
-    ops = m["operational"]
-    rows = _core_rows(m, ops["errors"] / ops["cases"] if ops["cases"] else None)
+    rows = _core_rows(m)
     if s := m.get("scores"):
         rows += [
             [f"ROC-AUC, high vs rest (n={s['n_scored']})", _num(s["roc_auc"]), ""],
@@ -58,7 +59,7 @@ def headline_table(m: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     real = m.get("headline_real")
     if not real:
         return ["metric", "value", "95% CI"], rows
-    core = _core_rows(real, real["error_rate"])
+    core = _core_rows(real)
     combined = [["cases", str(m["n_cases"]), "", str(real["n_cases"]), ""]]
     combined += [a + b[1:] for a, b in zip(rows, core, strict=False)]
     combined += [[*r, "", ""] for r in rows[len(core) :]]  # score metrics: all cases only
@@ -160,7 +161,7 @@ def _token_rows(tokens: dict[str, Any] | None) -> list[list[Any]]:
     return rows
 
 
-def _title(doc: dict[str, Any]) -> list[str]:
+def _title(doc: Mapping[str, Any]) -> list[str]:
     ds, det = doc["dataset"], doc["detector"]
     status = "complete" if doc["complete"] else "INCOMPLETE"
     lines = [
@@ -200,7 +201,7 @@ def _fingerprint_text(fp: dict[str, Any]) -> str:
     return f"{fp.get('kind', '?')}: " + ", ".join(parts)
 
 
-def render_summary(doc: dict[str, Any]) -> str:
+def render_summary(doc: Mapping[str, Any]) -> str:
     """The terminal summary of a run."""
     m = doc["metrics"]
     fmt = "simple"
@@ -223,7 +224,7 @@ def render_summary(doc: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: Mapping[str, Any]) -> str:
     """``report.md``: every table of the summary plus all breakdowns."""
     m = doc["metrics"]
     fmt = "github"
@@ -263,7 +264,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def write_reports(run_dir: str | Path, doc: dict[str, Any]) -> None:
+def write_reports(run_dir: str | Path, doc: Mapping[str, Any]) -> None:
     """Write ``metrics.json`` and ``report.md`` into the run folder, each atomically."""
     run_dir = Path(run_dir)
     atomic_write(run_dir / METRICS, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))

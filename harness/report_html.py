@@ -15,7 +15,7 @@ import html
 import os
 import sys
 import webbrowser
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
@@ -217,7 +217,7 @@ def group_section(title: str, groups: dict[str, Any]) -> str:
     return f"<h3>{esc(title)}</h3>{bars_svg(rows)}" if rows else ""
 
 
-def run_sections(doc: dict[str, Any]) -> str:
+def run_sections(doc: Mapping[str, Any]) -> str:
     """Everything above the explorer: headline with intervals, matrix, per class, per category, breakdowns,
     operational figures and the distinct error messages."""
     m = doc["metrics"]
@@ -277,7 +277,7 @@ def page(title: str, subtitle: Sequence[str], sections: str, explorer: dict[str,
     )
 
 
-def _title_lines(doc: dict[str, Any]) -> list[str]:
+def _title_lines(doc: Mapping[str, Any]) -> list[str]:
     ds, det = doc["dataset"], doc["detector"]
     status = "complete" if doc["complete"] else "INCOMPLETE"
     return [
@@ -288,7 +288,7 @@ def _title_lines(doc: dict[str, Any]) -> list[str]:
     ]
 
 
-def render_run(run_dir: str | Path, doc: dict[str, Any], cases: IO[bytes] | None = None) -> str:
+def render_run(run_dir: str | Path, doc: Mapping[str, Any], cases: IO[bytes] | None = None) -> str:
     """The page of one run, from its metrics document, its journal and its cases file (or ``cases``, the run's own
     copy of it)."""
     records = journal_records(Path(run_dir) / PREDICTIONS)
@@ -298,7 +298,7 @@ def render_run(run_dir: str | Path, doc: dict[str, Any], cases: IO[bytes] | None
     return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer)
 
 
-def write_html(run_dir: str | Path, doc: dict[str, Any] | None = None, cases: IO[bytes] | None = None) -> Path:
+def write_html(run_dir: str | Path, doc: Mapping[str, Any] | None = None, cases: IO[bytes] | None = None) -> Path:
     """Write ``report.html`` into the run folder (atomically); returns its path. ``doc``: the metrics document
     (read from ``metrics.json`` when not given); ``cases``: the run's own copy of the cases file, if it has one."""
     run_dir = Path(run_dir)

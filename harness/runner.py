@@ -30,6 +30,7 @@ from harness.cases import Problem, Scan, scan
 from harness.detectors import adapt, fingerprint
 from harness.detectors.callable import exception_error
 from harness.detectors.options import DetectorOptions
+from harness.documents import JournalRecord, Metrics, MetricsDocument
 from harness.engines import EngineSettings, open_detector
 from harness.journal import (
     METRICS,
@@ -524,7 +525,7 @@ def fatal(error: DetectorError) -> bool:
     return error.kind == "http_status" and bool(_FATAL_STATUS.match(error.message))
 
 
-async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels, scanned: Scan) -> dict[str, Any]:
+async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels, scanned: Scan) -> JournalRecord:
     """Call the first pending case alone; its journal record, or `PreflightFailed` when it cannot work."""
     case = scanned.case(lab.line)
     started = time.perf_counter()
@@ -708,10 +709,10 @@ def _document(
     digest: str,
     detector: Detector,
     detector_fingerprint: dict[str, Any],
-    metrics: dict[str, Any],
+    metrics: Metrics,
     *,
     complete: bool,
-) -> dict[str, Any]:
+) -> MetricsDocument:
     subset = _subset(settings)
     name = Path(settings.cases).name
     return {
@@ -831,7 +832,7 @@ def load_result(run_dir: str | Path) -> RunResult:
     """A finished run read back from its folder, as the `RunResult` that `evaluate` returned (``.frame()`` too)."""
     path = Path(run_dir)
     try:
-        document = orjson.loads((path / METRICS).read_bytes())
+        document: MetricsDocument = orjson.loads((path / METRICS).read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
         raise RunError(f"{path / METRICS}: {exc}; a run that has not finished has none (fcb eval --resume)") from exc
     settings = resumed_settings(path)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.journal import METRICS as METRICS_FILE
 from harness.journal import PREDICTIONS, read_scope, record_problem
 from harness.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN
@@ -33,7 +34,7 @@ class Run:
     """One finished run: its metrics document and its per-case outcomes, sorted by case id."""
 
     path: Path
-    doc: dict[str, Any]
+    doc: MetricsDocument
     ids: np.ndarray  # str, sorted
     categories: np.ndarray  # str
     y_true: np.ndarray  # 0..2
@@ -86,8 +87,7 @@ class Run:
         if name.endswith(REAL_SUFFIX):
             name = f"headline_real.{name.removesuffix(REAL_SUFFIX)}"
         elif name == "error_rate":
-            ops = node["operational"]
-            return ops["errors"] / ops["cases"] if ops["cases"] else None
+            return error_rate(node)
         for key in name.split("."):
             if not isinstance(node, dict) or key not in node:
                 return None
@@ -206,9 +206,9 @@ _LETTERS = "lmhe"  # low, medium, high, error: one letter per case keeps a basel
 _ORIGIN_LETTERS = {**{o: o[0] for o in ORIGINS}, UNKNOWN_ORIGIN: "u"}  # natural n, assembled a, constructed c
 
 
-def baseline_document(run: Run, name: str) -> dict[str, Any]:
+def baseline_document(run: Run, name: str) -> BaselineDocument:
     """What `compare` needs of a run, compactly: its metrics document and one letter per case."""
-    doc: dict[str, Any] = {
+    doc: BaselineDocument = {
         "baseline_version": BASELINE_VERSION,
         "name": name,
         "source_run": str(run.path),

@@ -8,7 +8,9 @@ the error that stood in its place). Metrics are computed from predictions and th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypedDict
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
+
+from harness.documents import Metrics, MetricsDocument
 
 RISKS: tuple[str, ...] = ("low", "medium", "high")
 """Risk levels in their fixed order; every matrix and array in the harness uses this order."""
@@ -38,12 +40,12 @@ class Answer(TypedDict):
     text: str
 
 
-class Request(TypedDict, total=False):
+class Request(TypedDict):
     """What a detector receives: ``task`` and ``answers`` always, ``evidence`` only when the case has some."""
 
     task: str
     answers: list[Answer]
-    evidence: list[str]
+    evidence: NotRequired[list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,15 +128,28 @@ class Outcome:
 
 @dataclass(slots=True, repr=False)
 class RunResult:
-    """What `harness.run` returns: the run folder, the metrics document and the per-case records."""
+    """What `harness.run` returns: the run folder, the metrics document and the per-case records.
+
+    ``figures`` is the metrics block (``result.figures["macro_f1"]``), ``document`` the whole ``metrics.json``;
+    ``metrics`` is the same whole document under its older name, kept for code written against it."""
 
     run_dir: str
-    metrics: dict[str, Any]
+    metrics: MetricsDocument  # the whole metrics.json document, under its first name (see `document`)
     labels: list[CaseLabels]
     outcomes: list[Outcome]
     complete: bool
     problems: list[str] = field(default_factory=list)  # every problem found in the cases file, as printed
     stopped: str | None = None  # why the run stopped early: "interrupted", or the consecutive-error message
+
+    @property
+    def document(self) -> MetricsDocument:
+        """The whole ``metrics.json`` document, typed (`harness.documents.MetricsDocument`)."""
+        return self.metrics
+
+    @property
+    def figures(self) -> Metrics:
+        """Every figure of the run (the document's ``metrics`` block): ``result.figures["accuracy"]``."""
+        return self.document["metrics"]
 
     def __repr__(self) -> str:
         # short: asyncio's teardown reprs the finished run task (its result included) while restoring the SIGINT
