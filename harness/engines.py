@@ -11,6 +11,7 @@ still journaled once.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import os
 import sys
@@ -164,7 +165,7 @@ def _unwire(result: tuple[Any, ...], secrets: list[str]) -> Prediction:
     )
 
 
-class _Engine:
+class _Engine(abc.ABC):
     """What the process and Ray engines share: batching on the driver, the detector's description, the results."""
 
     def __init__(self, spec: str, options: DetectorOptions, workers: int) -> None:
@@ -203,8 +204,9 @@ class _Engine:
             "detector_exception", f"the worker running this case died {MAX_WORKER_DEATHS} times (killed or crashed)"
         )
 
+    @abc.abstractmethod
     async def _call(self, requests: list[Request]) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
+        """Run one batch on a worker; raise `_WorkerDied` when the worker is lost."""
 
 
 class _WorkerDied(Exception):

@@ -471,37 +471,31 @@ def _tqa_disagreement(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Cand
 
 
 def _tqa_constructed(item: TqaItem, m: Maker, pool: TqaPool, size: int) -> Iterator[Candidate]:
-    rng = m.rng
     if pool.majority:
-        top = pool.majority[0]
-        d = _dissents(rng) if pool.true else 0
-        first = rng.choice(top.answers)
-        restate = [t for t in [*top.answers, *top.references] if t != first] or [first]
-        answers = [pool.answer(first, False), *m.echo(restate, size - 1 - d, False)]
-        if d:
-            answers.append(pool.answer(rng.choice(pool.true[0].answers), True))
-        how = (
-            "A real wrong answer first; the agents after it are ours: they read it and restate its claim (in other "
-            "real wordings of it)" + ("; a real correct answer follows as a dissent." if d else ".")
-        )
-        yield m.case("echo_cascade", item.question, answers, how, CONSTRUCTED, shuffle=False)
-        yield _tqa_note(item, m, pool, size, top, False)
-    if pool.true:
-        top = pool.true[0]
-        if rng.random() < 0.5:
-            d = _dissents(rng) if pool.false else 0
-            first = rng.choice(top.answers)
-            restate = [t for t in [*top.answers, *top.references] if t != first] or [first]
-            answers = [pool.answer(first, True), *m.echo(restate, size - 1 - d, True)]
-            if d:
-                answers.append(pool.answer(rng.choice(pool.false[0].answers), False))
-            how = (
-                "A real correct answer first; the agents after it are ours: they read it and restate its claim (in "
-                "other real wordings of it)" + ("; a real wrong answer follows as a dissent." if d else ".")
-            )
-            yield m.case("correct_but_unsupported", item.question, answers, how, CONSTRUCTED, shuffle=False)
-        else:
-            yield _tqa_note(item, m, pool, size, top, True)
+        yield _tqa_echo(item, m, pool, size, pool.majority[0], False)
+        yield _tqa_note(item, m, pool, size, pool.majority[0], False)
+    if pool.true:  # around a true claim: an echo or a note, half each
+        make = _tqa_echo if m.rng.random() < 0.5 else _tqa_note
+        yield make(item, m, pool, size, pool.true[0], True)
+
+
+def _tqa_echo(item: TqaItem, m: Maker, pool: TqaPool, size: int, claim: Claim, true: bool) -> Candidate:
+    """A real answer of `claim` first, then agents of ours who read it and restate it; maybe a real dissent."""
+    rng = m.rng
+    other = pool.false if true else pool.true
+    d = _dissents(rng) if other else 0
+    first = rng.choice(claim.answers)
+    restate = [t for t in [*claim.answers, *claim.references] if t != first] or [first]
+    answers = [pool.answer(first, true), *m.echo(restate, size - 1 - d, true)]
+    if d:
+        answers.append(pool.answer(rng.choice(other[0].answers), not true))
+    right, wrong = ("correct", "wrong") if true else ("wrong", "correct")
+    how = (
+        f"A real {right} answer first; the agents after it are ours: they read it and restate its claim (in other "
+        f"real wordings of it)" + (f"; a real {wrong} answer follows as a dissent." if d else ".")
+    )
+    category = "correct_but_unsupported" if true else "echo_cascade"
+    return m.case(category, item.question, answers, how, CONSTRUCTED, shuffle=False)
 
 
 def _tqa_note(item: TqaItem, m: Maker, pool: TqaPool, size: int, claim: Claim, true: bool) -> Candidate:
