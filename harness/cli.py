@@ -557,7 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
     p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal")
-    p.add_argument("--bootstrap", type=int, metavar="N", help="bootstrap resamples (default 1000)")
+    p.add_argument("--bootstrap", type=_non_negative, metavar="N", help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     cache = p.add_mutually_exclusive_group()
@@ -618,7 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the ranking metric (default macro_f1); NAME_real ranks on the natural + assembled cases",
     )
     p.add_argument("--include-incomplete", action="store_true", help="rank interrupted or partial runs too")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="paired bootstrap resamples")
+    p.add_argument("--bootstrap", type=_non_negative, default=1000, metavar="N", help="paired bootstrap resamples")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_leaderboard)
 
@@ -629,7 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired bootstrap")
     p.add_argument("--format", choices=["text", "md", "json", "html"], default="text")
     p.add_argument("--out", metavar="PATH")
-    p.add_argument("--bootstrap", type=int, default=2000, metavar="N")
+    p.add_argument("--bootstrap", type=_non_negative, default=2000, metavar="N")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_compare)
 

@@ -198,3 +198,10 @@ def test_user_mistakes_get_their_documented_exit_codes(tmp_path: Path) -> None:
     with run_lock(locked):  # another process holds the run folder
         proc = run_cli("eval", str(cases), "-d", "builtin:always-low", "--out", str(locked))
     assert proc.returncode == 2 and "is in use by" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("command", [["eval"], ["leaderboard", "RUN"], ["compare", "A", "B"]])
+def test_a_negative_bootstrap_is_bad_usage(command: list[str]) -> None:
+    """Once hidden by ``except ValueError`` (numpy's "negative dimensions"), now checked where the flag is read."""
+    proc = run_cli(*command, "--bootstrap", "-1")
+    assert proc.returncode == 2 and "-1 is not a whole number of 0 or more" in proc.stderr, proc.stderr
