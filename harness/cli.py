@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 invalid cases, an error rate above ``--fail-on-error``, or (compare) a regression;
 2 bad usage or settings; 3 an internal error (a bug); 130 a run interrupted (its partial report is written and
-marked incomplete).
+marked incomplete). A command's refusals are the `harness.errors.FcbError` tree, whose exit codes `main` takes
+from `harness.errors.exit_code`; any other exception is a bug, exit 3, even a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 from typing import Any
+
+from harness.errors import FcbError, InvalidCasesError, RunLoadError, UsageError, exit_code
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -83,7 +86,7 @@ def _headers(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         name, sep, env = pair.partition("=")
         if not sep or not name or not env:
-            raise ValueError(f"--header {pair!r}: expected NAME=ENVVAR (the value is read from ENVVAR)")
+            raise UsageError(f"--header {pair!r}: expected NAME=ENVVAR (the value is read from ENVVAR)")
         headers[name] = env
     return headers
 
@@ -101,7 +104,7 @@ def _settings(args: argparse.Namespace) -> Any:
     if args.resume:
         base = resumed_settings(args.resume)
         if not args.detector and MASK in base.detector:
-            raise ValueError(
+            raise UsageError(
                 f"{args.resume}: the run's detector spec held secrets ({base.detector}); pass --detector again"
             )
     else:
@@ -155,21 +158,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     import asyncio
 
     from harness.report import render_summary
-    from harness.runner import INTERRUPTED, InvalidCases, RunError, RunInterrupted, run
+    from harness.runner import INTERRUPTED, run
 
     try:
         settings = _settings(args)
         result = asyncio.run(run(settings))
-    except InvalidCases as exc:
+    except InvalidCasesError as exc:
         _print_problems(exc.problems)
         print(f"{exc}; no detector was called (use --skip-invalid to run the valid cases)", file=sys.stderr)
         return EXIT_INVALID
-    except (RunError, ValueError, OSError) as exc:
+    except OSError as exc:
         print(f"fcb eval: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except RunInterrupted as exc:
-        print(f"fcb eval: {exc}", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except KeyboardInterrupt:  # the third Ctrl-C: no report, but the journal holds every finished case
         print("fcb eval: aborted; the report was not written (fcb eval --resume RUN_DIR writes it)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -205,19 +205,15 @@ def _eval_exit(result: Any, fail_on_error: float | None, interrupted: str) -> in
 def cmd_serve(args: argparse.Namespace) -> int:
     from harness.service import serve
 
-    try:
-        serve(
-            args.detector,
-            host=args.host,
-            port=args.port,
-            workers=args.workers,
-            max_body=args.max_body,
-            body_timeout=args.body_timeout,
-            max_connections=args.max_connections,
-        )
-    except ValueError as exc:
-        print(f"fcb serve: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    serve(
+        args.detector,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        max_body=args.max_body,
+        body_timeout=args.body_timeout,
+        max_connections=args.max_connections,
+    )
     return EXIT_OK
 
 
@@ -234,39 +230,31 @@ def _write_or_print(text: str, out: str | None) -> None:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from harness.leaderboard import build_boards
     from harness.leaderboard_report import RENDERERS
-    from harness.runs import RunLoadError, find_runs, load_run
+    from harness.runs import find_runs, load_run
 
-    try:
-        runs = [load_run(p) for p in find_runs(args.runs)]
-        if not runs:
-            raise RunLoadError(f"no runs found in {' '.join(args.runs)}")
-        boards = build_boards(
-            runs, metric=args.metric, include_incomplete=args.include_incomplete, n_boot=args.bootstrap, seed=args.seed
-        )
-    except (RunLoadError, ValueError) as exc:
-        print(f"fcb leaderboard: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    runs = [load_run(p) for p in find_runs(args.runs)]
+    if not runs:
+        raise RunLoadError(f"no runs found in {' '.join(args.runs)}")
+    boards = build_boards(
+        runs, metric=args.metric, include_incomplete=args.include_incomplete, n_boot=args.bootstrap, seed=args.seed
+    )
     _write_or_print(RENDERERS[args.format](boards), args.out)
     return EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness.compare import IncomparableRuns, compare_runs
+    from harness.compare import compare_runs
     from harness.compare_report import RENDERERS
-    from harness.runs import RunLoadError, load_run
+    from harness.runs import load_run
 
-    try:
-        cmp = compare_runs(
-            load_run(args.baseline),
-            load_run(args.new),
-            max_drop=args.max_drop,
-            alpha=args.alpha,
-            n_boot=args.bootstrap,
-            seed=args.seed,
-        )
-    except (RunLoadError, IncomparableRuns) as exc:
-        print(f"fcb compare: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    cmp = compare_runs(
+        load_run(args.baseline),
+        load_run(args.new),
+        max_drop=args.max_drop,
+        alpha=args.alpha,
+        n_boot=args.bootstrap,
+        seed=args.seed,
+    )
     if args.format == "html":
         from harness.compare_report import to_html
 
@@ -277,13 +265,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from harness.report_html import ReportError, open_in_browser, write_html
+    from harness.report_html import open_in_browser, write_html
 
-    try:
-        path = write_html(args.run_dir)
-    except ReportError as exc:
-        print(f"fcb view: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    path = write_html(args.run_dir)
     if args.no_open or not open_in_browser(path):
         print(path)
     return EXIT_OK
@@ -295,13 +279,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from harness.plots import trend_png
-    from harness.runs import RunLoadError, find_runs, load_run
+    from harness.runs import find_runs, load_run
 
-    try:
-        runs = [load_run(p) for p in find_runs([args.results_dir])]
-    except RunLoadError as exc:
-        print(f"fcb history: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    runs = [load_run(p) for p in find_runs([args.results_dir])]
     runs = sorted((r for r in runs if not args.detector or r.detector == args.detector), key=lambda r: r.created)
     if not runs:
         print(
@@ -340,16 +320,12 @@ def cmd_baseline_save(args: argparse.Namespace) -> int:
     import orjson
 
     from harness.journal import atomic_write
-    from harness.runs import RunLoadError, baseline_document, load_run
+    from harness.runs import baseline_document, load_run
 
     if not re.fullmatch(r"[A-Za-z0-9._-]+", args.name):
         print(f"fcb baseline save: --name {args.name!r}: use letters, digits, '.', '_' and '-'", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        run = load_run(args.run)
-    except RunLoadError as exc:
-        print(f"fcb baseline save: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    run = load_run(args.run)
     out = Path(args.dir) / f"{args.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, orjson.dumps(baseline_document(run, args.name)))
@@ -360,11 +336,10 @@ def cmd_baseline_save(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     from harness.merge import merge_runs
     from harness.report import render_summary
-    from harness.runner import RunError
 
     try:
         document = merge_runs(args.runs, args.out, cases=args.cases)
-    except (RunError, OSError, ValueError) as exc:
+    except OSError as exc:
         print(f"fcb merge: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not args.quiet:
@@ -390,7 +365,7 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
             progress=_stage_line,
             audit=args.audit,
         )
-    except (OSError, ValueError, KeyError) as exc:
+    except OSError as exc:
         print(f"fcb build-dataset: {exc}", file=sys.stderr)
         return EXIT_USAGE
     for name, info in card["outputs"].items():
@@ -582,7 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
     p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal")
-    p.add_argument("--bootstrap", type=int, metavar="N", help="bootstrap resamples (default 1000)")
+    p.add_argument("--bootstrap", type=_non_negative, metavar="N", help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     cache = p.add_mutually_exclusive_group()
@@ -643,7 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the ranking metric (default macro_f1); NAME_real ranks on the natural + assembled cases",
     )
     p.add_argument("--include-incomplete", action="store_true", help="rank interrupted or partial runs too")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="paired bootstrap resamples")
+    p.add_argument("--bootstrap", type=_non_negative, default=1000, metavar="N", help="paired bootstrap resamples")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_leaderboard)
 
@@ -654,7 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired bootstrap")
     p.add_argument("--format", choices=["text", "md", "json", "html"], default="text")
     p.add_argument("--out", metavar="PATH")
-    p.add_argument("--bootstrap", type=int, default=2000, metavar="N")
+    p.add_argument("--bootstrap", type=_non_negative, default=2000, metavar="N")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_compare)
 
@@ -740,6 +715,12 @@ def _version() -> str:
     return __version__
 
 
+def _command(args: argparse.Namespace) -> str:
+    """``fcb eval``, ``fcb baseline save``...: the prefix of a command's error lines."""
+    names = (args.command, getattr(args, "baseline_command", None), getattr(args, "scenario_command", None))
+    return " ".join(["fcb", *(name for name in names if name)])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -748,6 +729,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except FcbError as exc:  # a refusal the message explains; the tree in harness.errors gives the exit code
+        print(f"{_command(args)}: {exc}", file=sys.stderr)
+        return exit_code(exc)
     except Exception:  # a bug in the harness: say so, with the trace, and an exit code of its own
         traceback.print_exc()
         print("fcb: internal error (a bug in fcb-harness; please report it with the trace above)", file=sys.stderr)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import IncomparableRuns
 from harness.metrics import (
     HEADLINE_METRICS,
     confusion,
@@ -21,10 +22,6 @@ from harness.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
 
 REAL_METRICS = ("macro_f1",)
 """Headline metrics also compared on the natural + assembled cases alone, when the cases carry origin tags."""
-
-
-class IncomparableRuns(ValueError):
-    """The two runs are not on the same data set."""
 
 
 def _interval(values: np.ndarray, alpha: float) -> tuple[float, float] | None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.detectors.options import DetectorOptions
+from harness.errors import UsageError
 from harness.response import parse_risk_field
 
 _LLM_KEYS = {
@@ -53,10 +54,10 @@ def load_detector_config(path: str | Path) -> tuple[str | None, DetectorOptions]
     try:
         data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{path}: {exc}") from exc
+        raise UsageError(f"{path}: {exc}") from exc
     unknown = sorted(set(data) - _KEYS)
     if unknown:
-        raise ValueError(f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
+        raise UsageError(f"{path}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_KEYS))}")
     spec = data.pop("detector", None) or data.pop("url", None)
     data.pop("url", None)
     model, base_url = data.pop("model", None), data.pop("base_url", None)
@@ -68,15 +69,15 @@ def load_detector_config(path: str | Path) -> tuple[str | None, DetectorOptions]
         data["prompt"] = str((path.parent / data["prompt"]).resolve())
     if "risk_field" in data:
         if not isinstance(data["risk_field"], str):
-            raise ValueError(f'{path}: risk_field: expected a dotted path such as "result.risk"')
+            raise UsageError(f'{path}: risk_field: expected a dotted path such as "result.risk"')
         data["risk_field"] = parse_risk_field(data["risk_field"])
     headers = data.get("headers", {})
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
-        raise ValueError(f"{path}: headers: a table of header name = environment variable name")
+        raise UsageError(f"{path}: headers: a table of header name = environment variable name")
     try:
         return spec, DetectorOptions(**data)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: {exc}") from exc
+    except (TypeError, UsageError) as exc:  # TypeError: a key DetectorOptions does not take
+        raise UsageError(f"{path}: {exc}") from exc
 
 
 def override(options: DetectorOptions, **flags: Any) -> DetectorOptions:

@@ -25,6 +25,7 @@ from harness.detectors import fingerprint, load_detector
 from harness.detectors.batch import Batcher
 from harness.detectors.callable import exception_error
 from harness.detectors.options import DetectorOptions
+from harness.errors import DetectorLoadError, UsageError
 from harness.redact import scrub_text
 from harness.types import Detector, DetectorError, Prediction, Request
 
@@ -45,19 +46,19 @@ class EngineSettings:
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
-            raise ValueError(f"--engine {self.engine!r}: choose from {', '.join(ENGINES)}")
+            raise UsageError(f"--engine {self.engine!r}: choose from {', '.join(ENGINES)}")
         if self.workers is not None and self.workers < 1:
-            raise ValueError(f"--workers must be at least 1, got {self.workers}")
+            raise UsageError(f"--workers must be at least 1, got {self.workers}")
         if self.engine != "ray" and (self.ray_address or self.num_cpus is not None or self.num_gpus is not None):
-            raise ValueError("--ray-address, --num-cpus and --num-gpus go with --engine ray")
+            raise UsageError("--ray-address, --num-cpus and --num-gpus go with --engine ray")
 
 
 def open_detector(spec: str, options: DetectorOptions, engine: EngineSettings) -> Detector:
-    """The detector for ``spec`` under ``engine``. Raises ValueError for a spec no worker can load."""
+    """The detector for ``spec`` under ``engine``. Raises `DetectorLoadError` for a spec no worker can load."""
     if engine.engine == "local":
         return load_detector(spec, options)
     if spec.startswith(("http://", "https://", "llm:")):
-        raise ValueError(
+        raise UsageError(
             f"--engine {engine.engine} runs Python detectors (builtin:, module:function, file.py:function); "
             "an HTTP detector scales on its own side (replicas: several URLs, comma-separated)"
         )
@@ -228,7 +229,7 @@ class ProcessEngine(_Engine):
                 future.result()
         except BrokenProcessPool:
             self._pool.shutdown(wait=False, cancel_futures=True)
-            raise ValueError(f"detector {spec!r}: the worker process died while loading it") from None
+            raise DetectorLoadError(f"detector {spec!r}: the worker process died while loading it") from None
         except BaseException:
             self._pool.shutdown(wait=False, cancel_futures=True)
             raise
@@ -283,7 +284,7 @@ class RayEngine(_Engine):
         try:
             import ray
         except ImportError:
-            raise ValueError("--engine ray needs Ray: pip install 'fcb-harness[ray]'") from None
+            raise UsageError("--engine ray needs Ray: pip install 'fcb-harness[ray]'") from None
         self._ray = ray
         self._started = not ray.is_initialized()
         if self._started:
@@ -306,7 +307,9 @@ class RayEngine(_Engine):
             self._described(ray.get([actor.describe.remote() for actor in self._actors])[0])
         except ray.exceptions.RayActorError as exc:
             self._shutdown()
-            raise ValueError(f"detector {spec!r}: the Ray actor failed to load it: {_actor_cause(exc)}") from None
+            raise DetectorLoadError(
+                f"detector {spec!r}: the Ray actor failed to load it: {_actor_cause(exc)}"
+            ) from None
 
     async def _call(self, requests: list[Request]) -> list[tuple[Any, ...]]:
         index = min(range(len(self._actors)), key=self._load.__getitem__)  # the least busy actor

@@ -21,6 +21,7 @@ from typing import Any, cast
 import orjson
 
 from harness.documents import JournalError, JournalRecord
+from harness.errors import RunLoadError, RunLocked
 from harness.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.redact import scrub_value
 from harness.schema_messages import preview, schema_message
@@ -33,10 +34,6 @@ REPORT = "report.md"
 LOCK = ".lock"
 SCOPE = "scope.json"
 _ORIGINS = frozenset((*ORIGINS, UNKNOWN_ORIGIN))
-
-
-class RunLocked(Exception):
-    """Another process holds the run folder; the message says which."""
 
 
 @contextlib.contextmanager
@@ -199,9 +196,9 @@ def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
+            raise RunLoadError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
         if problem := record_problem(rec):
-            raise ValueError(f"{path}:{line_no}: {problem[0]}: {problem[1]}")
+            raise RunLoadError(f"{path}:{line_no}: {problem[0]}: {problem[1]}")
         outcome = outcome_of(rec)  # record_problem found it sound: a JournalRecord
         outcomes[outcome.case_id] = outcome
     return outcomes
@@ -288,7 +285,7 @@ def manifest_problems(manifest: Any) -> list[str]:
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
-    """A run folder's ``run.json``, its fields checked; None when there is none. ValueError names the file and the
+    """A run folder's ``run.json``, its fields checked; None when there is none. `RunLoadError` names the file and the
     first wrong field."""
     path = Path(run_dir) / MANIFEST
     if not path.exists():
@@ -296,10 +293,10 @@ def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
     try:
         manifest = orjson.loads(path.read_bytes())
     except orjson.JSONDecodeError as exc:
-        raise ValueError(f"{path}: (file): not JSON: {exc}") from None
+        raise RunLoadError(f"{path}: (file): not JSON: {exc}") from None
     if problems := manifest_problems(manifest):
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ValueError(f"{path}: {problems[0]}{more}")
+        raise RunLoadError(f"{path}: {problems[0]}{more}")
     return manifest
 
 
@@ -318,4 +315,4 @@ def read_scope(run_dir: str | Path) -> set[tuple[str, str]] | None:
         cases = orjson.loads(path.read_bytes())["cases"]
         return {(str(case_id), str(digest)) for case_id, digest in cases}
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: (file): not a scope file: {exc}") from None
+        raise RunLoadError(f"{path}: (file): not a scope file: {exc}") from None

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import UsageError
 from harness.metrics import (
     HEADLINE_METRICS,
     confusion,
@@ -224,7 +225,7 @@ def build_boards(
 ) -> list[Board]:
     """One board per data set (by sha256), largest first."""
     if metric not in RANK_METRICS:
-        raise ValueError(f"--metric {metric!r}: choose from {', '.join(RANK_METRICS)}")
+        raise UsageError(f"--metric {metric!r}: choose from {', '.join(RANK_METRICS)}")
     by_sha: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
         by_sha[run.sha256].append(run)

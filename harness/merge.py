@@ -12,11 +12,12 @@ from typing import Any
 import orjson
 
 from harness.cases import scan
+from harness.errors import RunError, RunLoadError, RunMismatchError
 from harness.journal import METRICS, PREDICTIONS, read_journal, read_manifest, write_manifest, write_scope
 from harness.metrics import compute
 from harness.report import write_reports
 from harness.report_html import write_html
-from harness.runner import METRICS_VERSION, RunError, parse_shard, select, shard_text
+from harness.runner import METRICS_VERSION, parse_shard, select, shard_text
 from harness.types import Outcome
 
 SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset")
@@ -33,12 +34,14 @@ def _manifests(run_dirs: list[Path]) -> list[dict[str, Any]]:
     for run_dir, manifest in zip(run_dirs, manifests, strict=True):
         differs = [k for k in SAME if manifest["identity"].get(k) != first.get(k)]
         if differs:
-            raise RunError(f"{run_dir}: not a shard of the same evaluation as {run_dirs[0]} (differs in {differs[0]})")
+            raise RunMismatchError(
+                f"{run_dir}: not a shard of the same evaluation as {run_dirs[0]} (differs in {differs[0]})"
+            )
     shards = sorted(parse_shard(m["identity"].get("shard")) or (0, 0) for m in manifests)
     n = shards[0][1]
     if shards != [(k, n) for k in range(1, n + 1)] or n == 0:
         found = ", ".join(shard_text(s) or "unsharded" for s in shards)
-        raise RunError(f"the runs must be shards 1/N .. N/N of one evaluation, each once; found {found}")
+        raise RunMismatchError(f"the runs must be shards 1/N .. N/N of one evaluation, each once; found {found}")
     return manifests
 
 
@@ -51,7 +54,7 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
     settings = dict(manifests[0]["settings"], shard=None)
     scanned = scan(cases_path, strict=bool(identity["strict"]))
     if scanned.sha256 != identity["dataset_sha256"]:
-        raise RunError(f"{cases_path}: not the data set the shards ran on (sha256 differs); pass --cases")
+        raise RunMismatchError(f"{cases_path}: not the data set the shards ran on (sha256 differs); pass --cases")
     subset = identity.get("subset") or {}
     selected = select(scanned.labels, tuple(subset.get("categories", ())), tuple(subset.get("tags", ())))
     labels = selected[: identity["limit"]] if identity["limit"] else selected
@@ -59,7 +62,7 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
     outcomes: dict[str, Outcome] = {}
     out = Path(out)
     if (out / PREDICTIONS).exists():
-        raise RunError(f"{out} already holds a run")
+        raise RunMismatchError(f"{out} already holds a run")
     out.mkdir(parents=True, exist_ok=True)
     with open(out / PREDICTIONS, "wb") as journal:
         for run_dir in dirs:
@@ -103,4 +106,7 @@ def _shard_document(run_dir: Path) -> dict[str, Any]:
     path = run_dir / METRICS
     if not path.exists():
         raise RunError(f"{run_dir}: the shard has no metrics.json; finish it first (fcb eval --resume {run_dir})")
-    return orjson.loads(path.read_bytes())
+    try:
+        return orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise RunLoadError(f"{path}: (file): not JSON: {exc}") from None

@@ -23,6 +23,7 @@ from typing import IO, Any
 import orjson
 
 from harness.cases import content_hash
+from harness.errors import ReportError
 from harness.journal import METRICS, PREDICTIONS, atomic_write
 from harness.report import (
     CATEGORY_HEADER,
@@ -38,10 +39,6 @@ from harness.types import RISKS
 
 REPORT_HTML = "report.html"
 COLUMNS = [*RISKS, "error"]
-
-
-class ReportError(Exception):
-    """A run folder the page cannot be written for; the message names the file."""
 
 
 def esc(value: Any) -> str:

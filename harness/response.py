@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, cast
 
+from harness.errors import UsageError
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
 from harness.types import RISKS, DetectorError, Prediction, Risk
@@ -18,7 +19,7 @@ def parse_risk_field(dotted: str | None) -> tuple[str, ...]:
         return RISK_FIELD
     parts = tuple(dotted.split("."))
     if not all(parts):
-        raise ValueError(f"--risk-field {dotted!r}: empty key in dotted path")
+        raise UsageError(f"--risk-field {dotted!r}: empty key in dotted path")
     return parts
 
 

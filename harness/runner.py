@@ -26,17 +26,24 @@ import orjson
 
 from harness._version import __version__
 from harness.cache import CachedDetector, cache_wanted, with_cache
-from harness.cases import Problem, Scan, scan
+from harness.cases import Scan, scan
 from harness.detectors import adapt, fingerprint
 from harness.detectors.callable import exception_error
 from harness.detectors.options import DetectorOptions
 from harness.documents import JournalRecord, Metrics, MetricsDocument
 from harness.engines import EngineSettings, open_detector
+from harness.errors import (
+    InvalidCasesError,
+    PreflightFailed,
+    RunError,
+    RunInterrupted,
+    RunMismatchError,
+    UsageError,
+)
 from harness.journal import (
     METRICS,
     PREDICTIONS,
     JournalWriter,
-    RunLocked,
     in_file_order,
     outcome_of,
     read_journal,
@@ -56,25 +63,13 @@ from harness.types import CATEGORIES, CaseLabels, Detector, DetectorError, Outco
 METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
 
 
-class RunError(Exception):
-    """A run that cannot start or continue; the message says why."""
+InvalidCases = InvalidCasesError  # the name before harness.errors; kept importable
 
 
-class PreflightFailed(RunError):
-    """The first case failed in a way that would fail every case: unreachable, refused, or the detector raised."""
-
-
-class RunInterrupted(Exception):
-    """Ctrl-C or SIGTERM arrived before the run folder was made; nothing was written."""
-
-
-class InvalidCases(RunError):
-    """The cases file has errors; ``problems`` lists every problem found, warnings included."""
-
-    def __init__(self, scan_result: Scan) -> None:
-        errors = scan_result.errors
-        super().__init__(f"{scan_result.path}: {len(errors)} error(s) in {scan_result.invalid_lines} line(s)")
-        self.problems: list[Problem] = scan_result.problems
+def _invalid_cases(scan_result: Scan) -> InvalidCasesError:
+    errors = scan_result.errors
+    message = f"{scan_result.path}: {len(errors)} error(s) in {scan_result.invalid_lines} line(s)"
+    return InvalidCasesError(message, scan_result.problems)
 
 
 @dataclass(frozen=True)
@@ -119,12 +114,12 @@ def shard_text(shard: tuple[int, int] | None) -> str | None:
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
-    """``"K/N"`` (1 <= K <= N) as (K, N); None for None. Raises ValueError otherwise."""
+    """``"K/N"`` (1 <= K <= N) as (K, N); None for None. Raises `UsageError` otherwise."""
     if text is None:
         return None
     k, sep, n = text.partition("/")
     if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
-        raise ValueError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+        raise UsageError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
     return int(k), int(n)
 
 
@@ -211,7 +206,7 @@ def _check_resume(run_dir: Path, identity: dict[str, Any]) -> dict[str, Any]:
     changed = [k for k in keys if old.get(k) != identity.get(k)]
     if changed:
         detail = "; ".join(_change(k, old.get(k), identity.get(k)) for k in changed)
-        raise RunError(f"{run_dir}: refusing to resume, the run changed: {detail}")
+        raise RunMismatchError(f"{run_dir}: refusing to resume, the run changed: {detail}")
     return manifest
 
 
@@ -577,7 +572,7 @@ def _open_run_dir(settings: EvalSettings, identity: dict[str, Any]) -> tuple[Pat
         Path(settings.out) if settings.out else new_run_dir(settings.results_root, settings.name or settings.detector)
     )
     if (run_dir / PREDICTIONS).exists():
-        raise RunError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
+        raise RunMismatchError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
     manifest = {
         "identity": identity,
         "cases": os.path.abspath(settings.cases),
@@ -589,10 +584,7 @@ def _open_run_dir(settings: EvalSettings, identity: dict[str, Any]) -> tuple[Pat
 
 
 def _lock(held: contextlib.ExitStack, run_dir: Path) -> None:
-    try:
-        held.enter_context(run_lock(run_dir))
-    except RunLocked as exc:
-        raise RunError(str(exc)) from None
+    held.enter_context(run_lock(run_dir))  # RunLocked, a RunError, when another process holds it
 
 
 def _in_scope(settings: EvalSettings, scanned: Scan) -> tuple[list[CaseLabels], list[CaseLabels], str]:
@@ -630,7 +622,7 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
 
 async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanned: Scan) -> RunResult:
     if scanned.errors and not settings.skip_invalid:
-        raise InvalidCases(scanned)
+        raise _invalid_cases(scanned)
     scope, labels, digest = _in_scope(settings, scanned)
     if not labels:
         chosen = f" matching {_subset(settings)}" if _subset(settings) else ""
@@ -660,7 +652,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             if not settings.resume:
                 _lock(held, run_dir)
                 if (run_dir / PREDICTIONS).exists():  # another run started in this folder meanwhile
-                    raise RunError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
+                    raise RunMismatchError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
             write_manifest(run_dir, manifest)
             write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=getattr(detector, "secrets", list)())

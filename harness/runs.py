@@ -16,6 +16,7 @@ import numpy as np
 import orjson
 
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
+from harness.errors import RunLoadError
 from harness.journal import METRICS as METRICS_FILE
 from harness.journal import PREDICTIONS, read_scope, record_problem
 from harness.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN
@@ -23,10 +24,6 @@ from harness.metrics import CODE, ERROR
 
 REAL_SUFFIX = "_real"
 """A metric name ending in this is the metric on the natural and assembled cases only."""
-
-
-class RunLoadError(ValueError):
-    """A run folder that cannot be read; the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -104,10 +101,7 @@ def load_run(path: str | Path) -> Run:
         doc = orjson.loads((path / METRICS_FILE).read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
         raise RunLoadError(f"{path / METRICS_FILE}: {exc}") from exc
-    try:
-        scope = read_scope(path)
-    except ValueError as exc:
-        raise RunLoadError(str(exc)) from exc
+    scope = read_scope(path)  # RunLoadError naming the file when it cannot be read
     records = _read_journal(path / PREDICTIONS, scope)
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]

@@ -16,6 +16,7 @@ import pytest
 
 from harness.detectors import load_detector
 from harness.detectors.heuristic import arithmetic_checks, evaluate, features
+from harness.errors import DetectorLoadError
 from harness.request import build_request
 from harness.runner import evaluate as run_eval
 from harness.types import Prediction
@@ -255,24 +256,24 @@ def test_learned_source_items_of_a_sourced_file(tmp_path: Path, halves: tuple[Pa
 
 
 def test_learned_refuses_a_bad_training_file(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"train=path/to/dev\.jsonl"):
+    with pytest.raises(DetectorLoadError, match=r"train=path/to/dev\.jsonl"):
         load_detector("builtin:learned")
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(DetectorLoadError, match="does not exist"):
         load_detector(f"builtin:learned?train={tmp_path / 'missing.jsonl'}")
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text("not json\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="not a valid cases file"):
+    with pytest.raises(DetectorLoadError, match="not a valid cases file"):
         load_detector(f"builtin:learned?train={garbage}")
-    with pytest.raises(ValueError, match="twice"):
+    with pytest.raises(DetectorLoadError, match="twice"):
         load_detector(f"builtin:learned?train={garbage}&train={garbage}")
-    with pytest.raises(ValueError, match="takes only train"):
+    with pytest.raises(DetectorLoadError, match="takes only train"):
         load_detector(f"builtin:learned?train={garbage}&seed=1")
 
 
 def test_builtin_specs_list_every_builtin() -> None:
-    with pytest.raises(ValueError, match=r"builtin:heuristic, builtin:learned\?train=PATH"):
+    with pytest.raises(DetectorLoadError, match=r"builtin:heuristic, builtin:learned\?train=PATH"):
         load_detector("builtin:nope")
-    with pytest.raises(ValueError, match="takes no options"):
+    with pytest.raises(DetectorLoadError, match="takes no options"):
         load_detector("builtin:agreement?train=x")
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.errors import UsageError
 from harness.response import RISK_FIELD, parse_prediction, parse_risk_field
 from harness.types import RISKS, DetectorError, Prediction
 
@@ -36,7 +37,7 @@ def test_risk_field_dotted(dotted: str, path: tuple[str, ...]) -> None:
 
 @pytest.mark.parametrize("dotted", ["a..b", ".a", "a.", "."])
 def test_risk_field_empty_key_is_refused(dotted: str) -> None:
-    with pytest.raises(ValueError, match="empty key"):
+    with pytest.raises(UsageError, match="empty key"):
         parse_risk_field(dotted)
 
 

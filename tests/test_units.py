@@ -13,6 +13,7 @@ import pytest
 from harness.detectors import load_detector
 from harness.detectors.answers import agreement_share, answer_key
 from harness.detectors.http import endpoint, retry_after_seconds, split_credentials
+from harness.errors import DetectorLoadError
 from harness.redact import redact_spec, redact_url
 
 
@@ -44,16 +45,16 @@ def test_builtin_detectors() -> None:
     assert _risk("builtin:agreement", ["7", "7", "7", "8"]) == "high"  # a majority with a dissenter
     assert _risk("builtin:agreement", ["7", "8", "9"]) == "medium"  # no 60% majority
     assert _risk("builtin:always-low", ["7", "8"]) == "low"
-    with pytest.raises(ValueError, match="builtin:agreement"):
+    with pytest.raises(DetectorLoadError, match="builtin:agreement"):
         load_detector("builtin:nope")
 
 
 def test_bad_specs_explain_themselves(tmp_path) -> None:
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(DetectorLoadError, match="does not exist"):
         load_detector(str(tmp_path / "missing.py") + ":f")
-    with pytest.raises(ValueError, match="cannot import"):
+    with pytest.raises(DetectorLoadError, match="cannot import"):
         load_detector("no_such_module_here:f")
-    with pytest.raises(ValueError, match="module:function"):
+    with pytest.raises(DetectorLoadError, match="module:function"):
         load_detector("just-a-word")
 
 

@@ -15,11 +15,12 @@ from urllib.parse import parse_qsl
 
 from harness._version import __version__
 from harness.detectors.options import DetectorOptions
+from harness.errors import DetectorLoadError
 from harness.types import Detector
 
 
 def load_detector(spec: str, options: DetectorOptions | None = None) -> Detector:
-    """The adapter for ``spec``. Raises ValueError for a spec that names nothing loadable."""
+    """The adapter for ``spec``. Raises `DetectorLoadError` for a spec that names nothing loadable."""
     options = options or DetectorOptions()
     if spec.startswith(("http://", "https://")):
         from harness.detectors.http import HttpDetector
@@ -118,10 +119,10 @@ def _builtin_options(spec: str, query: str) -> dict[str, str]:
     try:
         pairs = parse_qsl(query.replace("+", "%2B"), keep_blank_values=True, strict_parsing=True)
     except ValueError:
-        raise ValueError(f"built-in detector {spec!r}: options must read ?key=value&key=value") from None
+        raise DetectorLoadError(f"built-in detector {spec!r}: options must read ?key=value&key=value") from None
     options = dict(pairs)
     if len(options) != len(pairs):
-        raise ValueError(f"built-in detector {spec!r}: an option is given twice")
+        raise DetectorLoadError(f"built-in detector {spec!r}: an option is given twice")
     return options
 
 
@@ -131,13 +132,15 @@ def _load_builtin(spec: str) -> Detector:
 
     name, _, query = spec.removeprefix("builtin:").partition("?")
     if name not in BUILTINS:
-        raise ValueError(f"unknown built-in detector {spec!r}; {_builtin_choices()}")
+        raise DetectorLoadError(f"unknown built-in detector {spec!r}; {_builtin_choices()}")
     options = _builtin_options(spec, query)
     allowed = BUILTIN_OPTIONS.get(name, ())
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
-        raise ValueError(f"built-in detector builtin:{name} {takes} (got {', '.join(unknown)}); {_builtin_choices()}")
+        raise DetectorLoadError(
+            f"built-in detector builtin:{name} {takes} (got {', '.join(unknown)}); {_builtin_choices()}"
+        )
     return BUILTINS[name](**options)
 
 

@@ -21,6 +21,7 @@ import orjson
 from harness.detectors.batch import Batcher
 from harness.detectors.options import DetectorOptions
 from harness.detectors.pool import ThreadPool
+from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
 from harness.response import parse_prediction
@@ -28,25 +29,25 @@ from harness.types import DetectorError, Prediction, Request, RunAborted
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
-    """Import the function a spec names. Raises ValueError with a message a user can act on."""
+    """Import the function a spec names. Raises `DetectorLoadError` with a message a user can act on."""
     target, sep, name = spec.rpartition(":")
     if not sep or not target or not name:
-        raise ValueError(f"detector {spec!r}: expected module:function or path/to/file.py:function")
+        raise DetectorLoadError(f"detector {spec!r}: expected module:function or path/to/file.py:function")
     try:
         module = _load_file(Path(target)) if target.endswith(".py") else importlib.import_module(target)
-    except ValueError:
+    except DetectorLoadError:
         raise
     except Exception as exc:  # a syntax error or a failing import in the user's module: say which and why
-        raise ValueError(f"detector {spec!r}: cannot import {target}: {type(exc).__name__}: {exc}") from exc
+        raise DetectorLoadError(f"detector {spec!r}: cannot import {target}: {type(exc).__name__}: {exc}") from exc
     fn = getattr(module, name, None)
     if not callable(fn):
-        raise ValueError(f"detector {spec!r}: {target} has no function {name!r}")
+        raise DetectorLoadError(f"detector {spec!r}: {target} has no function {name!r}")
     return fn
 
 
 def _load_file(path: Path) -> Any:
     if not path.is_file():
-        raise ValueError(f"detector file {path} does not exist")
+        raise DetectorLoadError(f"detector file {path} does not exist")
     mod_name = f"fcb_detector_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
     assert spec is not None and spec.loader is not None
@@ -266,7 +267,9 @@ def construct(cls: type, spec: str) -> Any:
         if callable(setup):
             setup()
     except Exception as exc:  # the user's model failed to load: say which and why, without a traceback
-        raise ValueError(f"detector {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from exc
+        raise DetectorLoadError(f"detector {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from exc
     if not callable(getattr(instance, "assess", None)) and not callable(getattr(instance, "assess_batch", None)):
-        raise ValueError(f"detector {spec!r}: class {cls.__name__} has no assess(request) or assess_batch(requests)")
+        raise DetectorLoadError(
+            f"detector {spec!r}: class {cls.__name__} has no assess(request) or assess_batch(requests)"
+        )
     return instance

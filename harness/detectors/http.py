@@ -24,6 +24,7 @@ import orjson
 from tenacity import AsyncRetrying, AttemptManager, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from harness.detectors.options import DetectorOptions
+from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep_message
 from harness.redact import clip, header_secrets, redact_url, url_secrets
 from harness.response import parse_prediction
@@ -86,7 +87,7 @@ def endpoint(url: str) -> str:
     """The URL to post to: the given one, or its ``/v1/consensus`` when it has no path."""
     parts = urlsplit(url)
     if not parts.hostname:
-        raise ValueError(f"detector URL {redact_url(url)!r} has no host")
+        raise DetectorLoadError(f"detector URL {redact_url(url)!r} has no host")
     if parts.path in ("", "/"):
         parts = parts._replace(path=DEFAULT_PATH)
     return urlunsplit(parts)
@@ -107,12 +108,12 @@ def headers_from_env(options: DetectorOptions, basic_auth: str | None = None) ->
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     token = os.environ.get(options.token_env)
     if token and basic_auth:
-        raise ValueError(f"the detector URL carries credentials and {options.token_env} is set: use one of them")
+        raise DetectorLoadError(f"the detector URL carries credentials and {options.token_env} is set: use one of them")
     if token or basic_auth:
         headers["Authorization"] = f"Bearer {token}" if token else str(basic_auth)
     for name, env in options.headers.items():
         if env not in os.environ:
-            raise ValueError(f"header {name}: environment variable {env} is not set")
+            raise DetectorLoadError(f"header {name}: environment variable {env} is not set")
         headers[name] = os.environ[env]
     return headers
 

@@ -23,6 +23,7 @@ from sklearn.preprocessing import StandardScaler
 
 from harness.cases import iter_cases, scan
 from harness.detectors.heuristic import features
+from harness.errors import DetectorLoadError
 from harness.request import build_request
 from harness.types import RISKS, Prediction, Request, Risk
 
@@ -64,12 +65,14 @@ class TrainingSet:
 
 
 def _train_path(train: str | os.PathLike[str] | None) -> Path:
-    """The training file named in the spec; ValueError when none is named or it is not a file."""
+    """The training file named in the spec; `DetectorLoadError` when none is named or it is not a file."""
     if train is None or not str(train).strip():
-        raise ValueError(f"builtin:learned needs a training file: {TRAIN_HINT}")
+        raise DetectorLoadError(f"builtin:learned needs a training file: {TRAIN_HINT}")
     path = Path(train)
     if not path.is_file():
-        raise ValueError(f"builtin:learned: training file {str(train)!r} does not exist or is not a file; {TRAIN_HINT}")
+        raise DetectorLoadError(
+            f"builtin:learned: training file {str(train)!r} does not exist or is not a file; {TRAIN_HINT}"
+        )
     return path
 
 
@@ -79,7 +82,7 @@ def read_training_set(train: str | os.PathLike[str] | None) -> TrainingSet:
     scanned = scan(path, spool=True)
     if scanned.errors or not scanned.labels:
         shown = "; ".join(str(p) for p in scanned.errors[:3]) or "no case in it"
-        raise ValueError(f"builtin:learned: training file {str(train)!r} is not a valid cases file: {shown}")
+        raise DetectorLoadError(f"builtin:learned: training file {str(train)!r} is not a valid cases file: {shown}")
     data = TrainingSet(path=path, sha256=scanned.sha256)
     for _, case in iter_cases(scanned, [lab.line for lab in scanned.labels]):
         feats = features(build_request(case))
@@ -89,7 +92,9 @@ def read_training_set(train: str | os.PathLike[str] | None) -> TrainingSet:
         data.items.add(source_item(case))
     scanned.close()
     if len(set(data.labels)) < 2:
-        raise ValueError(f"builtin:learned: training file {str(train)!r} needs cases of at least two risk levels")
+        raise DetectorLoadError(
+            f"builtin:learned: training file {str(train)!r} needs cases of at least two risk levels"
+        )
     return data
 
 
@@ -117,7 +122,7 @@ class Learned:
         classes = [str(c) for c in self.model.classes_]
         risk = classes[int(np.argmax(proba))]
         if risk not in RISKS:
-            raise ValueError(f"builtin:learned: the training file has an unknown risk {risk!r}")
+            raise DetectorLoadError(f"builtin:learned: the training file has an unknown risk {risk!r}")
         high = float(proba[classes.index("high")]) if "high" in classes else 0.0
         return cast(Risk, risk), min(1.0, max(0.0, round(high, 6)))  # a Risk: checked against RISKS above
 

@@ -23,6 +23,7 @@ import orjson
 
 from harness.detectors.http import HttpDetector, decode_json
 from harness.detectors.options import DetectorOptions
+from harness.errors import DetectorLoadError
 from harness.redact import clip
 from harness.response import parse_prediction
 from harness.types import RISKS, DetectorError, Prediction, Request
@@ -37,7 +38,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
     """``llm:MODEL@BASE_URL`` as (model, base URL without a trailing slash)."""
     model, sep, base = spec.removeprefix("llm:").partition("@")
     if not (model and sep and base.startswith(("http://", "https://"))):
-        raise ValueError(
+        raise DetectorLoadError(
             f"detector {spec!r}: expected llm:MODEL@BASE_URL, e.g. llm:qwen2.5-7b@http://127.0.0.1:8000/v1"
         )
     return model, base.rstrip("/")
@@ -93,7 +94,7 @@ class LlmDetector:
         try:
             self._template = Template(path.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise ValueError(f"prompt template {path}: {exc.strerror or exc}") from exc
+            raise DetectorLoadError(f"prompt template {path}: {exc.strerror or exc}") from exc
         self._json_mode = options.json_mode
 
     def secrets(self) -> list[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.errors import UsageError
+
 
 @dataclass(frozen=True, slots=True)
 class DetectorOptions:
@@ -34,12 +36,12 @@ class DetectorOptions:
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+            raise UsageError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.timeout <= 0:
-            raise ValueError(f"timeout must be positive, got {self.timeout}")
+            raise UsageError(f"timeout must be positive, got {self.timeout}")
         if self.retries < 0:
-            raise ValueError(f"retries must be 0 or more, got {self.retries}")
+            raise UsageError(f"retries must be 0 or more, got {self.retries}")
         if self.batch_size < 1:
-            raise ValueError(f"batch size must be at least 1, got {self.batch_size}")
+            raise UsageError(f"batch size must be at least 1, got {self.batch_size}")
         if self.samples < 1:
-            raise ValueError(f"samples must be at least 1, got {self.samples}")
+            raise UsageError(f"samples must be at least 1, got {self.samples}")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
+
+from harness.errors import SourceDataError
 
 GSM8K_KEYS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")
 GSM8K_FAMILY = {"6b": "family-a", "175b": "family-b"}  # two model sizes: the source's two model families
@@ -58,8 +62,23 @@ class GsmItem:
     solutions: tuple[Solution, ...]
 
 
+@contextlib.contextmanager
+def _source_format(path: str | Path, what: str) -> Iterator[None]:
+    """A source file that does not read as its format (bad JSON, a missing key or column) is the user's input, not a
+    bug: `SourceDataError` naming the file."""
+    try:
+        yield
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SourceDataError(f"{path}: not {what}: {type(exc).__name__}: {exc}") from exc
+
+
 def read_gsm8k(path: str | Path) -> list[GsmItem]:
     """Problems with a readable ground truth and four solutions, in file order."""
+    with _source_format(path, "GSM8K model solutions (JSON lines)"):
+        return _read_gsm8k(path)
+
+
+def _read_gsm8k(path: str | Path) -> list[GsmItem]:
     items = []
     for line in Path(path).read_bytes().splitlines():
         row = orjson.loads(line)
@@ -112,7 +131,11 @@ def read_truthfulqa(directory: str | Path) -> list[TqaItem]:
     (uninformative answers such as "I have no comment") are dropped. Many rated answers are the source's own reference
     answers, written by people (see `normal_text`): the builder labels them as such.
     """
-    directory = Path(directory)
+    with _source_format(directory, "a TruthfulQA folder (TruthfulQA.csv, finetune_truth.jsonl, finetune_info.jsonl)"):
+        return _read_truthfulqa(Path(directory))
+
+
+def _read_truthfulqa(directory: Path) -> list[TqaItem]:
     with open(directory / "TruthfulQA.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     items = {

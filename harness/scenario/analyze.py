@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.errors import ScenarioError
 from harness.scenario.pareto import Piece, Point, chain, egalitarian, frontier, indivisible_front, nash, polylines
 from harness.scenario.pareto import utilitarian as utilitarian_optimum
 from harness.scenario.utility import Model, Shares, build_model, utilities
@@ -103,10 +104,10 @@ def relief(model: Model) -> tuple[Point, list[int], list[int]]:
 
 
 def geometry(model: Model) -> Geometry:
-    """The exact frontier of a model. Raises ValueError when there are too many indivisible resources to enumerate."""
+    """The exact frontier of a model. Raises `ScenarioError` when there are too many indivisible resources."""
     off, divisible, indivisible = relief(model)
     if len(indivisible) > MAX_INDIVISIBLE:
-        raise ValueError(f"{len(indivisible)} indivisible resources: at most {MAX_INDIVISIBLE} can be enumerated")
+        raise ScenarioError(f"{len(indivisible)} indivisible resources: at most {MAX_INDIVISIBLE} can be enumerated")
     vertices, moving, start_first = chain([model.resources[i].weights for i in divisible])
     raw_fronts = indivisible_front([model.resources[i].weights for i in indivisible])
     fronts = [((x + off[0], y + off[1]), h) for (x, y), h in raw_fronts]

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import ScenarioError
+
 if TYPE_CHECKING:
     from harness.scenario.analyze import Analysis
     from harness.scenario.validate import Report
@@ -88,7 +90,7 @@ def _analysis(path: str, command: str) -> tuple[Analysis | None, int]:
         return None, code
     try:
         analysis = analyze(report.doc)
-    except ValueError as exc:
+    except ScenarioError as exc:
         _say(f"fcb scenario {command}: {path}: {exc}")
         return None, EXIT_USAGE
     if analysis is None:
