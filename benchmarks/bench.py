@@ -164,7 +164,7 @@ def bench_http(tmp: Path, latency: float = 0.05) -> dict[str, Any]:
                 time.sleep(0.05)
         out: dict[str, Any] = {"latency_s": latency, "sequential_loop_cases_per_s": _sequential(url, 40)}
         for conc in (1, 8, 64, 256):
-            n = max(100, conc * 12)
+            n = min(9999, max(100, conc * 40))  # about 40 rounds: the preflight's lone first case is one round in 41
             cases = write_realistic_cases(tmp / f"http-{conc}.jsonl", n, seed=conc)
             cpu0 = _cpu_s(server.pid)
             run = tmp / f"http-{conc}"
