@@ -738,7 +738,8 @@ def _card(
 
 HAND_AUDIT = {
     "what": "TruthfulQA cases of majority_wrong_fact, lone_correct_dissenter, genuine_agreement_correct and "
-    "genuine_disagreement, a seeded random sample of both splits, each read by a person against the label rules",
+    "genuine_disagreement, a seeded random sample of both splits, each read one by one against the label rules by "
+    "a reviewer (an AI assistant session reading by hand, no script judging), with a verdict and reason per case",
     "cases_read": 340,
     "labels_right": 334,
     "verdicts": {"ok": 308, "flag": 26, "wrong": 5, "unsure": 1},
