@@ -29,7 +29,7 @@ OUT = ROOT / "results" / "bench"
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
-from harness.synthetic import make_case, write_cases, write_realistic_cases  # noqa: E402
+from harness.datasets.synthetic import make_case, write_cases, write_realistic_cases  # noqa: E402
 
 
 def fcb(*args: str) -> list[str]:
@@ -72,7 +72,7 @@ def parse_floor(path: Path) -> float:
 
 def _in_process_seconds(cases: Path, run_dir: Path) -> float:
     """Wall time of one whole evaluation inside this process (imports already paid), best of three."""
-    from harness.runner import EvalSettings, run
+    from harness.run.runner import EvalSettings, run
 
     best = float("inf")
     for _ in range(3):
@@ -284,10 +284,10 @@ def _synthetic_runs(tmp: Path, n_runs: int = 200, n_cases: int = 9999) -> Path:
     """200 run folders of 10k cases (20 detectors x 10 runs), written directly: what eval would leave."""
     import numpy as np
 
-    from harness.cases import scan
-    from harness.journal import record
+    from harness.cases.reader import scan
     from harness.metrics import compute
-    from harness.report import write_reports
+    from harness.report.text import write_reports
+    from harness.runfolder.journal import record
     from harness.types import RISKS, Prediction
 
     cases = write_cases(tmp / "lb-cases.jsonl", n_cases, seed=5)
@@ -299,7 +299,7 @@ def _synthetic_runs(tmp: Path, n_runs: int = 200, n_cases: int = 9999) -> Path:
         run.mkdir(parents=True)
         skill = 0.3 + 0.03 * (r % 20)
         lines, outcomes = [], {}
-        from harness.journal import outcome_of
+        from harness.runfolder.journal import outcome_of
 
         for lab in scanned.labels:
             risk = lab.expected_risk if rng.random() < skill else RISKS[int(rng.integers(3))]
@@ -347,7 +347,7 @@ def bench_leaderboard(tmp: Path) -> dict[str, Any]:
 
 def bench_profile(tmp: Path) -> dict[str, Any]:
     """Where an in-process run of 10k cases spends its time, by stage."""
-    from harness.runner import EvalSettings, run
+    from harness.run.runner import EvalSettings, run
 
     cases = write_cases(tmp / "profile.jsonl", 9999, seed=9)
     settings = EvalSettings(cases=str(cases), detector="builtin:always-low", out=str(tmp / "profiled"))
@@ -357,16 +357,16 @@ def bench_profile(tmp: Path) -> dict[str, Any]:
     profiler.disable()
     stats = pstats.Stats(profiler)
     stages = {
-        "read + validate (cases.scan)": ("harness/cases.py", "scan"),
-        "read back from the spool (Scan.case)": ("harness/cases.py", "case"),
-        "strip labels (request.build_request)": ("harness/request.py", "build_request"),
-        "call the detector": ("harness/runner.py", "_assess"),
-        "journal (JournalWriter.write)": ("harness/journal.py", "write"),
-        "journal in file order (journal.in_file_order)": ("harness/journal.py", "in_file_order"),
+        "read + validate (cases.scan)": ("harness/cases/reader.py", "scan"),
+        "read back from the spool (Scan.case)": ("harness/cases/reader.py", "case"),
+        "strip labels (request.build_request)": ("harness/cases/request.py", "build_request"),
+        "call the detector": ("harness/run/runner.py", "_assess"),
+        "journal (JournalWriter.write)": ("harness/runfolder/journal.py", "write"),
+        "journal in file order (journal.in_file_order)": ("harness/runfolder/journal.py", "in_file_order"),
         "metrics (metrics.compute)": ("harness/metrics.py", "compute"),
-        "reports (report.write_reports)": ("harness/report.py", "write_reports"),
+        "reports (report.write_reports)": ("harness/report/text.py", "write_reports"),
     }
-    total = sum(v[3] for k, v in stats.stats.items() if k[2] == "run" and k[0].endswith("harness/runner.py"))
+    total = sum(v[3] for k, v in stats.stats.items() if k[2] == "run" and k[0].endswith("harness/run/runner.py"))
     out: dict[str, Any] = {"run_total_s": total}
     for label, (file, fn) in stages.items():
         out[label] = sum(v[3] for k, v in stats.stats.items() if k[0].endswith(file) and k[2] == fn)
@@ -375,7 +375,7 @@ def bench_profile(tmp: Path) -> dict[str, Any]:
 
 def _realistic_cases(path: Path, n: int) -> Path:
     """``n`` cases of real size: the embedded set's 240 cases repeated under new ids (1.7 KB a case on average)."""
-    from harness.cases import embedded_cases_path
+    from harness.cases.reader import embedded_cases_path
 
     base = [orjson.loads(line) for line in embedded_cases_path().read_bytes().splitlines()]
     with open(path, "wb") as f:
@@ -401,8 +401,8 @@ def bench_report(tmp: Path, n_cases: int = 10_000) -> dict[str, Any]:
     open it (load, unpack, first draw) and to filter it."""
     from playwright.sync_api import sync_playwright
 
-    from harness.report_html import write_html
-    from harness.runner import EvalSettings, run
+    from harness.report.html import write_html
+    from harness.run.runner import EvalSettings, run
 
     cases = _realistic_cases(tmp / "cases.jsonl", n_cases)
     out = tmp / "run"

@@ -12,20 +12,20 @@ from typing import TYPE_CHECKING, Any
 from harness._version import __version__
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each is imported on first use (`__getattr__`)
-    from harness.cases import scan
+    from harness.cases.reader import scan
     from harness.detectors import load_detector
     from harness.detectors.options import DetectorOptions
-    from harness.runner import EvalSettings, evaluate, evaluate_async
-    from harness.runner import load_result as load_run
+    from harness.run.runner import EvalSettings, evaluate, evaluate_async
+    from harness.run.runner import load_result as load_run
 
 _LAZY = {
-    "evaluate": ("harness.runner", "evaluate"),
-    "evaluate_async": ("harness.runner", "evaluate_async"),
-    "load_run": ("harness.runner", "load_result"),
-    "EvalSettings": ("harness.runner", "EvalSettings"),
+    "evaluate": ("harness.run.runner", "evaluate"),
+    "evaluate_async": ("harness.run.runner", "evaluate_async"),
+    "load_run": ("harness.run.runner", "load_result"),
+    "EvalSettings": ("harness.run.runner", "EvalSettings"),
     "DetectorOptions": ("harness.detectors.options", "DetectorOptions"),
     "load_detector": ("harness.detectors", "load_detector"),
-    "scan": ("harness.cases", "scan"),
+    "scan": ("harness.cases.reader", "scan"),
 }
 
 __all__ = [

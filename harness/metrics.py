@@ -23,8 +23,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from harness.cases.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.documents import Metrics
-from harness.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome
 
 ERROR = 3

@@ -56,7 +56,7 @@ class Prediction:
     score: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     attempts: int = 1
-    cached: bool = False  # replayed from the response cache (harness.cache), not asked of the detector this run
+    cached: bool = False  # replayed from the response cache (harness.run.cache), not asked of the detector this run
 
 
 class DetectorError(Exception):

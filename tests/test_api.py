@@ -11,7 +11,7 @@ from casegen import write_cases
 from conftest import read_jsonl, run_cli
 
 import harness
-from harness.runner import RunError
+from harness.run.runner import RunError
 from harness.types import Prediction
 
 

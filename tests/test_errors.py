@@ -16,7 +16,7 @@ from conftest import ROOT, run_cli
 
 import harness.errors as errors
 from harness import cli
-from harness.journal import run_lock
+from harness.runfolder.journal import run_lock
 
 # a line of the drawn tree: the box-drawing prefix, a class name, its exit code, what it means
 _TREE_LINE = re.compile(r"^(?P<indent>[ │├└─]*)(?P<name>[A-Z]\w+)\s+(?P<code>\d+)\s")
@@ -74,11 +74,11 @@ def test_every_error_is_exported() -> None:
 
 
 def test_old_names_still_import() -> None:
-    from harness.compare import IncomparableRuns
-    from harness.journal import RunLocked
-    from harness.report_html import ReportError
-    from harness.runner import InvalidCases, PreflightFailed, RunError, RunInterrupted
-    from harness.runs import RunLoadError
+    from harness.leaderboard.compare import IncomparableRuns
+    from harness.leaderboard.runs import RunLoadError
+    from harness.report.html import ReportError
+    from harness.run.runner import InvalidCases, PreflightFailed, RunError, RunInterrupted
+    from harness.runfolder.journal import RunLocked
 
     assert InvalidCases is errors.InvalidCasesError and RunError is errors.RunError
     assert PreflightFailed is errors.PreflightFailed and RunInterrupted is errors.RunInterrupted
@@ -102,11 +102,11 @@ def _bug(*_args: object, **_kwargs: object) -> None:
 
 # the commands that used to catch ValueError as "bad usage", and the function each calls to do its work
 _BUGGY = [
-    ("harness.runner", "run", ["eval", "--limit", "1", "-q"]),
-    ("harness.merge", "merge_runs", ["merge", "a", "b", "--out", "c"]),
-    ("harness.leaderboard", "build_boards", ["leaderboard", "RESULTS"]),
-    ("harness.service", "serve", ["serve"]),
-    ("harness.realdata.build", "build", ["build-dataset", "--gsm8k", "g", "--truthfulqa", "t", "--out", "o"]),
+    ("harness.run.runner", "run", ["eval", "--limit", "1", "-q"]),
+    ("harness.run.merge", "merge_runs", ["merge", "a", "b", "--out", "c"]),
+    ("harness.leaderboard.rank", "build_boards", ["leaderboard", "RESULTS"]),
+    ("harness.detectors.service", "serve", ["serve"]),
+    ("harness.datasets.realdata.build", "build", ["build-dataset", "--gsm8k", "g", "--truthfulqa", "t", "--out", "o"]),
 ]
 
 

@@ -17,7 +17,7 @@ from runkit import ids, make_run
 from sklearn.metrics import accuracy_score, f1_score
 
 from harness import metrics as m
-from harness.cases import scan
+from harness.cases.reader import scan
 from harness.types import RISKS, Outcome
 
 REAL_TAGS = {"origin_natural", "origin_assembled"}

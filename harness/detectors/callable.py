@@ -21,10 +21,10 @@ import orjson
 from harness.detectors.batch import Batcher
 from harness.detectors.options import DetectorOptions
 from harness.detectors.pool import ThreadPool
+from harness.detectors.reply import parse_prediction
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
-from harness.response import parse_prediction
 from harness.types import DetectorError, Prediction, Request, RunAborted
 
 

@@ -24,10 +24,10 @@ import orjson
 from tenacity import AsyncRetrying, AttemptManager, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from harness.detectors.options import DetectorOptions
+from harness.detectors.reply import parse_prediction
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep_message
 from harness.redact import clip, header_secrets, redact_url, url_secrets
-from harness.response import parse_prediction
 from harness.types import DetectorError, Prediction, Request
 
 DEFAULT_PATH = "/v1/consensus"

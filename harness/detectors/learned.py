@@ -21,10 +21,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from harness.cases import iter_cases, scan
+from harness.cases.reader import iter_cases, scan
+from harness.cases.request import build_request
 from harness.detectors.heuristic import features
 from harness.errors import DetectorLoadError
-from harness.request import build_request
 from harness.types import RISKS, Prediction, Request, Risk
 
 RANDOM_STATE = 0

@@ -23,9 +23,9 @@ import orjson
 
 from harness.detectors.http import HttpDetector, decode_json
 from harness.detectors.options import DetectorOptions
+from harness.detectors.reply import parse_prediction
 from harness.errors import DetectorLoadError
 from harness.redact import clip
-from harness.response import parse_prediction
 from harness.types import RISKS, DetectorError, Prediction, Request
 
 DEFAULT_PROMPT = Path(__file__).resolve().parents[1] / "data" / "prompts" / "false-consensus.txt"

@@ -28,7 +28,7 @@ class DetectorOptions:
     json_mode: bool = True  # ask for the endpoint's JSON response format (dropped if the endpoint refuses it)
     price_prompt_per_mtok: float | None = None  # USD per million prompt tokens, for the run's cost
     price_completion_per_mtok: float | None = None
-    # the response cache (harness.cache): None means on for llm: detectors at temperature 0, off otherwise
+    # the response cache (harness.run.cache): None means on for llm: detectors at temperature 0, off otherwise
     cache: bool | None = None
     cache_dir: str | None = None  # None: $XDG_CACHE_HOME/fcb-harness
     cache_refresh: bool = False  # ask again and store the fresh answers, ignoring stored ones

@@ -18,5 +18,6 @@ One module per step, data flowing one way:
 | `render.py`, `plot.py` | text and JSON output; the PNG of the utility set |
 | `commands.py` | ``fcb scenario validate|analyze|score`` |
 
-Nothing here imports the CLI or the runner; `harness.journal.atomic_write` is the only harness import.
+Nothing here imports the detector harness (an import-linter contract holds it): `harness.files`, `harness.errors`
+and `harness.schema_messages` are its only harness imports.
 """

@@ -111,7 +111,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if analysis is None:
         return code
     if args.plot:
-        from harness.journal import atomic_write
+        from harness.files import atomic_write
         from harness.scenario.plot import utility_set_png
 
         try:

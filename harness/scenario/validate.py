@@ -97,7 +97,7 @@ def fix_ascii(path: str | os.PathLike[str]) -> tuple[list[AsciiIssue], Finding |
     Returns the issues fixed, or a finding saying why the file was left alone (it does not parse, it is read-only,
     it is not a regular file). A symlink's target is edited (the link stays a link); the file keeps its mode.
     """
-    from harness.journal import atomic_write
+    from harness.files import atomic_write
 
     target = os.path.realpath(path)
     mode = os.stat(target).st_mode

@@ -1,0 +1,1 @@
+"""Finished runs read back, ranked into leaderboards, compared, and rendered."""

@@ -1,0 +1,236 @@
+"""Rank detectors from their runs: one board per data set, medians over repeated runs, ranks the data supports.
+
+A detector's rank is 1 + the number of detectors that are significantly better on a paired bootstrap over the
+shared cases. Two detectors that no test separates can therefore share a rank (shown as ``2=``), and the table
+never claims an order the data does not support.
+
+When the cases carry origin tags, every board also shows the ranking metric on the natural and assembled cases
+alone (``macro_f1_real``), with its own paired-bootstrap interval, so constructed cases never carry a ranking on
+their own; ``metric="macro_f1_real"`` ranks on that subset.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from harness.errors import UsageError
+from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
+from harness.metrics import (
+    HEADLINE_METRICS,
+    confusion,
+    headline_batch,
+    memory_chunk,
+    paired_bootstrap_confusions,
+    present_classes,
+)
+
+COLUMNS = ("accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate")
+LATENCY = "operational.latency_s.p95"
+RANK_METRICS: tuple[str, ...] = (*HEADLINE_METRICS, *(f"{m}{REAL_SUFFIX}" for m in HEADLINE_METRICS))
+"""Metrics a board can be ranked on: the headline ones on all cases, and on the natural + assembled cases."""
+
+
+def metric_pair(metric: str) -> tuple[str, str]:
+    """The metric on all cases and on the natural + assembled ones, whichever of the two ``metric`` names."""
+    base = metric.removesuffix(REAL_SUFFIX)
+    return base, f"{base}{REAL_SUFFIX}"
+
+
+@dataclass
+class Row:
+    """One detector on one data set."""
+
+    detector: str
+    runs: list[Run]
+    values: dict[str, float | None]  # medians over the runs
+    representative: Run  # the run whose primary metric is the median, used for the paired bootstrap
+    incomplete: bool
+    left_out: int = 0  # incomplete runs of this detector not counted in the row
+    fingerprint_id: str = ""  # the detector code's fingerprint digest shared by these runs
+    note: str = ""  # why this detector has more than one row
+    ci95: tuple[float, float] | None = None  # of the ranking metric
+    cis: dict[str, tuple[float, float] | None] = field(default_factory=dict)  # of both metrics of `metric_pair`
+    rank: int | None = None
+    shared_rank: bool = False
+
+    @property
+    def rank_label(self) -> str:
+        if self.rank is None:
+            return "-"
+        return f"{self.rank}=" if self.shared_rank else str(self.rank)
+
+    @property
+    def date(self) -> str:
+        return max(r.created for r in self.runs)
+
+    @property
+    def cases(self) -> int:
+        return int(self.representative.doc["metrics"]["n_cases"])
+
+
+@dataclass
+class Board:
+    """The ranking for one data set; ``rows`` are ranked first, then the unranked (incomplete) ones."""
+
+    dataset: dict[str, Any]
+    metric: str
+    rows: list[Row] = field(default_factory=list)
+    method: dict[str, Any] = field(default_factory=dict)
+    card: dict[str, Any] = field(default_factory=dict)
+    real_cases: int | None = None  # natural + assembled cases; None when no case carries an origin tag
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> Row:
+    """A row from a detector's runs: every column is the median over them."""
+    names = (*metric_pair(metric), *COLUMNS, LATENCY)
+    values = {name: _median([r.metric(name) for r in runs]) for name in names}
+    higher_better = HEADLINE_METRICS.get(metric_pair(metric)[0], True)
+    ordered = sorted(runs, key=lambda r: (r.metric(metric) is None, r.metric(metric) or 0.0), reverse=not higher_better)
+    return Row(detector, runs, values, ordered[(len(ordered) - 1) // 2], incomplete)
+
+
+def assign_ranks(rows: list[Row], boot: np.ndarray, *, higher_better: bool, alpha: float) -> None:
+    """Rank rows from their bootstrap metric values (shape rows x resamples, drawn on the same case resamples)."""
+    sign = 1.0 if higher_better else -1.0
+    k = len(rows)
+    better = np.zeros((k, k), dtype=bool)  # better[i, j]: row j is significantly better than row i
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                diff = sign * (boot[j] - boot[i])
+                diff = diff[np.isfinite(diff)]
+                better[i, j] = bool(len(diff)) and np.percentile(diff, 100 * alpha / 2) > 0
+    for i, row in enumerate(rows):
+        row.rank = 1 + int(better[i].sum())
+    counts: defaultdict[int | None, int] = defaultdict(int)
+    for row in rows:
+        counts[row.rank] += 1
+    for row in rows:
+        row.shared_rank = counts[row.rank] > 1
+
+
+def _card(runs: list[Run]) -> dict[str, Any]:
+    ids, categories, y_true, _ = align(runs)
+    by_cat: dict[str, dict[str, int]] = defaultdict(lambda: {"low": 0, "medium": 0, "high": 0})
+    for cat, truth in zip(categories, y_true, strict=True):
+        by_cat[str(cat)][("low", "medium", "high")[truth]] += 1
+    card: dict[str, Any] = {"cases": len(ids), "by_category": dict(sorted(by_cat.items()))}
+    if (origins := aligned_origins(runs, ids)) is not None:
+        names, counts = np.unique(origins.astype(str), return_counts=True)
+        card["by_origin"] = {str(k): int(v) for k, v in zip(names, counts, strict=True)}
+        card["real_cases"] = int(real_mask(origins).sum())
+    return card
+
+
+def build_board(
+    runs: list[Run], *, metric: str, include_incomplete: bool, n_boot: int, seed: int, alpha: float
+) -> Board:
+    """The board for runs that share one data set."""
+    first = runs[0]
+    board = Board(
+        dataset={"name": first.dataset["name"], "sha256": first.sha256, "cases": first.dataset["cases"]},
+        metric=metric,
+        method={"bootstrap_resamples": n_boot, "seed": seed, "alpha": alpha, "include_incomplete": include_incomplete},
+        card=_card(runs),
+    )
+    board.real_cases = board.card.get("real_cases")
+    # one row per detector name and code fingerprint: a median never mixes two different detectors' runs
+    by_detector: dict[tuple[str, str], list[Run]] = defaultdict(list)
+    for run in runs:
+        by_detector[(run.label, run.fingerprint_id)].append(run)
+    versions: defaultdict[str, int] = defaultdict(int)
+    for label, _ in by_detector:
+        versions[label] += 1
+    ranked, unranked = [], []
+    for (label, fp_id), group in sorted(by_detector.items()):
+        shown = f"{label} [{fp_id}]" if versions[label] > 1 else label
+        usable = group if include_incomplete else [r for r in group if r.complete]
+        if usable:
+            row = make_row(shown, usable, metric, incomplete=not all(r.complete for r in usable))
+            row.left_out = len(group) - len(usable)
+            ranked.append(row)
+        else:
+            row = make_row(shown, group, metric, incomplete=True)
+            unranked.append(row)
+        row.fingerprint_id = fp_id
+        if versions[label] > 1:
+            row.note = (
+                f"{label} ran as {versions[label]} different detectors (code fingerprints differ: an edited file, "
+                f"or another detector at the same URL); their runs are not merged"
+            )
+    if ranked:
+        _rank(ranked, metric, n_boot=n_boot, seed=seed, alpha=alpha)
+    if metric.endswith(REAL_SUFFIX) and not board.real_cases:
+        board.method["note"] = "no natural or assembled case in this data set: nothing to rank on"
+    higher_better = HEADLINE_METRICS[metric_pair(metric)[0]]
+
+    def order(r: Row) -> tuple[bool, int, float]:
+        value = r.values[metric] or 0.0
+        return (r.rank is None, r.rank or 0, -value if higher_better else value)
+
+    ranked.sort(key=order)
+    board.rows = ranked + unranked
+    return board
+
+
+def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float) -> None:
+    """Paired-bootstrap intervals of both metrics of `metric_pair` and ranks on ``metric``.
+
+    Without natural or assembled cases, the ``_real`` metric has no interval, and ranking on it leaves every
+    row without a rank.
+    """
+    representatives = [r.representative for r in rows]
+    ids, _, y_true, preds = align(representatives)
+    base, real = metric_pair(metric)
+    subsets = {base: np.ones(len(ids), dtype=bool)}
+    if (origins := aligned_origins(representatives, ids)) is not None:
+        subsets[real] = real_mask(origins)
+    for name, mask in subsets.items():
+        if not mask.any():
+            continue
+        truth, subset_preds = y_true[mask], [p[mask] for p in preds]
+        classes = present_classes(sum((confusion(truth, p) for p in subset_preds), np.zeros((3, 4), dtype=np.int64)))
+        chunk = memory_chunk(len(truth))
+        boots = paired_bootstrap_confusions(truth, subset_preds, n_boot=n_boot, seed=seed, chunk=chunk)
+        values = headline_batch(boots, classes)[base]  # rows x resamples
+        for row, v in zip(rows, values, strict=True):
+            finite = v[np.isfinite(v)]
+            row.cis[name] = (
+                (float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))) if len(finite) else None
+            )
+        if name == metric:
+            assign_ranks(rows, values, higher_better=HEADLINE_METRICS[base], alpha=alpha)
+    for row in rows:
+        row.ci95 = row.cis.get(metric)
+
+
+def build_boards(
+    runs: list[Run],
+    *,
+    metric: str = "macro_f1",
+    include_incomplete: bool = False,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> list[Board]:
+    """One board per data set (by sha256), largest first."""
+    if metric not in RANK_METRICS:
+        raise UsageError(f"--metric {metric!r}: choose from {', '.join(RANK_METRICS)}")
+    by_sha: dict[str, list[Run]] = defaultdict(list)
+    for run in runs:
+        by_sha[run.sha256].append(run)
+    boards = [
+        build_board(group, metric=metric, include_incomplete=include_incomplete, n_boot=n_boot, seed=seed, alpha=alpha)
+        for group in by_sha.values()
+    ]
+    return sorted(boards, key=lambda b: (-b.dataset["cases"], b.dataset["name"]))

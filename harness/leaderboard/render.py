@@ -1,0 +1,307 @@
+"""Render leaderboards as Markdown, CSV, JSON or one self-contained HTML page."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+
+import orjson
+from tabulate import tabulate
+
+from harness.documents import LeaderboardBoard
+from harness.leaderboard.rank import COLUMNS, LATENCY, Board, Row, metric_pair
+from harness.leaderboard.runs import REAL_SUFFIX
+
+REAL_LABEL = "natural + assembled"
+HEADER = [
+    "rank",
+    "detector",
+    "{metric} [95% CI]",
+    "accuracy",
+    "high-risk recall",
+    "false-alarm rate",
+    "weighted kappa",
+    "error rate",
+    "p95 latency",
+    "cases",
+    "runs",
+    "date",
+]
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def shows_real(board: Board) -> bool:
+    """The natural + assembled column is shown whenever the cases carry origin tags (or it is the ranking)."""
+    return board.real_cases is not None or board.metric.endswith(REAL_SUFFIX)
+
+
+def header(board: Board) -> list[str]:
+    base, _ = metric_pair(board.metric)
+    cols = [h.format(metric=base) for h in HEADER]
+    if shows_real(board):
+        cases = "no" if board.real_cases is None else board.real_cases
+        cols.insert(3, f"{base}, {REAL_LABEL} ({cases} cases) [95% CI]")
+    return cols
+
+
+def _with_ci(value: float | None, ci: tuple[float, float] | None) -> str:
+    return _f(value) + (f" [{_f(ci[0])}, {_f(ci[1])}]" if ci else "")
+
+
+def row_cells(row: Row, board: Board) -> list[str]:
+    v = row.values
+    base, real = metric_pair(board.metric)
+    latency = v[LATENCY]
+    detector = row.detector + (" (incomplete)" if row.incomplete else "")
+    cells = [
+        row.rank_label,
+        detector,
+        _with_ci(v[base], row.cis.get(base, row.ci95 if base == board.metric else None)),
+        _pct(v["accuracy"]),
+        _pct(v["high_risk_recall"]),
+        _pct(v["false_alarm_rate"]),
+        _f(v["weighted_kappa"]),
+        _pct(v["error_rate"]),
+        "n/a" if latency is None else f"{1000 * latency:.1f} ms",
+        str(row.cases),
+        _runs(row),
+        row.date[:10],
+    ]
+    if shows_real(board):
+        cells.insert(3, _with_ci(v[real], row.cis.get(real)))
+    return cells
+
+
+def _runs(row: Row) -> str:
+    return f"{len(row.runs)} (+{row.left_out} incomplete)" if row.left_out else str(len(row.runs))
+
+
+def _heading(board: Board) -> str:
+    ds = board.dataset
+    return f"{ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} cases)"
+
+
+def _origin_text(board: Board) -> str:
+    if not shows_real(board):
+        return ""
+    base, real = metric_pair(board.metric)
+    text = (
+        f" The {REAL_LABEL} column is {base} on the cases tagged origin_natural or origin_assembled alone (real "
+        f"answers; origin_constructed cases hold text written for the benchmark); it is always shown next to the "
+        f"all-cases figure, so constructed cases cannot carry a ranking on their own."
+    )
+    if board.metric == real:
+        text = f" {real} is {base} on the {REAL_LABEL} cases." + text
+    if note := board.method.get("note"):
+        text += f" Not ranked: {note}."
+    return text
+
+
+def method_text(board: Board) -> str:
+    m = board.method
+    return (
+        f"Ranked by {board.metric}. Several runs of one detector (same name and code fingerprint) count by their "
+        f"median. A detector's rank is 1 + the "
+        f"number of detectors significantly better than it: a paired bootstrap over the shared cases "
+        f"({m['bootstrap_resamples']} resamples, seed {m['seed']}) whose {100 * (1 - m['alpha']):.0f}% interval of "
+        f"the difference excludes zero. Detectors that no test separates share a rank (`2=`). Cases a run did not "
+        f"finish count as errors. Incomplete runs are "
+        + ("ranked (marked)." if m["include_incomplete"] else "listed without a rank (use --include-incomplete).")
+        + _origin_text(board)
+        + "".join(f" {note}." for note in dict.fromkeys(r.note for r in board.rows if r.note))
+    )
+
+
+def to_markdown(boards: list[Board]) -> str:
+    parts = []
+    for board in boards:
+        table = tabulate([row_cells(r, board) for r in board.rows], headers=header(board), tablefmt="github")
+        parts.append(f"### {_heading(board)}\n\n{table}\n\n{method_text(board)}\n")
+    return "\n".join(parts)
+
+
+def to_csv(boards: list[Board]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        [
+            "dataset",
+            "sha256",
+            "rank",
+            "detector",
+            "incomplete",
+            "runs",
+            "cases",
+            "date",
+            "metric",
+            "value",
+            "ci_low",
+            "ci_high",
+            *COLUMNS,
+            "p95_latency_s",
+            # the metric's base name on all cases and on the natural + assembled ones (empty without origin tags)
+            "all_cases_value",
+            "all_cases_ci_low",
+            "all_cases_ci_high",
+            "real_cases",
+            "real_value",
+            "real_ci_low",
+            "real_ci_high",
+        ]
+    )
+    for board in boards:
+        for r in board.rows:
+            ci = r.ci95 or (None, None)
+            base, real = metric_pair(board.metric)
+            writer.writerow(
+                [
+                    board.dataset["name"],
+                    board.dataset["sha256"],
+                    r.rank_label,
+                    r.detector,
+                    r.incomplete,
+                    len(r.runs),
+                    r.cases,
+                    r.date,
+                    board.metric,
+                    r.values[board.metric],
+                    *ci,
+                    *(r.values[c] for c in COLUMNS),
+                    r.values[LATENCY],
+                    r.values[base],
+                    *(r.cis.get(base) or (None, None)),
+                    board.real_cases,
+                    r.values[real],
+                    *(r.cis.get(real) or (None, None)),
+                ]
+            )
+    return out.getvalue()
+
+
+def board_dict(board: Board) -> LeaderboardBoard:
+    return {
+        "dataset": board.dataset,
+        "metric": board.metric,
+        "method": board.method,
+        "card": board.card,
+        "real_cases": board.real_cases,
+        "rows": [
+            {
+                "rank": r.rank,
+                "rank_label": r.rank_label,
+                "detector": r.detector,
+                "fingerprint": r.fingerprint_id,
+                "note": r.note,
+                "incomplete": r.incomplete,
+                "runs": [str(run.path) for run in r.runs],
+                "incomplete_runs_left_out": r.left_out,
+                "cases": r.cases,
+                "date": r.date,
+                "ci95": list(r.ci95) if r.ci95 else None,
+                "ci95_by_metric": {k: list(v) if v else None for k, v in r.cis.items()},
+                "values": r.values,
+            }
+            for r in board.rows
+        ],
+    }
+
+
+def to_json(boards: list[Board]) -> str:
+    return orjson.dumps([board_dict(b) for b in boards], option=orjson.OPT_INDENT_2).decode()
+
+
+SORT_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("th").forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var asc = th.getAttribute("data-order") !== "asc";
+      rows.sort(function (a, b) {
+        var x = a.cells[col].getAttribute("data-sort"), y = b.cells[col].getAttribute("data-sort");
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var cmp = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : String(x).localeCompare(String(y));
+        return asc ? cmp : -cmp;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+      th.setAttribute("data-order", asc ? "asc" : "desc");
+    });
+  });
+});
+"""
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
+th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
+th { background: #f0f0f0; cursor: pointer; }
+td:nth-child(2) { text-align: left; }
+.detector { display: inline-block; margin: 0 1em 1em 0; vertical-align: top; }
+.detector img { max-width: 560px; }
+"""
+
+
+def _sort_key(cell: str) -> str:
+    token = cell.split(" ")[0].rstrip("%=")
+    try:
+        return str(float(token))
+    except ValueError:
+        return cell
+
+
+def _table(board: Board) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header(board))
+    body = []
+    for r in board.rows:
+        cells = row_cells(r, board)
+        tds = "".join(f'<td data-sort="{html.escape(_sort_key(c))}">{html.escape(c)}</td>' for c in cells)
+        body.append(f"<tr>{tds}</tr>")
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _card(board: Board) -> str:
+    rows = [[cat, c["low"], c["medium"], c["high"], sum(c.values())] for cat, c in board.card["by_category"].items()]
+    table = tabulate(rows, headers=["category", "low", "medium", "high", "cases"], tablefmt="html")
+    if origins := board.card.get("by_origin"):
+        table += tabulate(list(origins.items()), headers=["origin", "cases"], tablefmt="html")
+    return table
+
+
+def to_html(boards: list[Board]) -> str:
+    """One static page: no script or style from the network, plots embedded as PNG data."""
+    from harness.report.plots import category_bars_png, confusion_heatmap_png, data_uri
+
+    sections = []
+    for board in boards:
+        figures = []
+        for row in board.rows:
+            doc = row.representative.doc["metrics"]
+            title = html.escape(row.detector)
+            figures.append(
+                f'<div class="detector"><h4>{title}</h4>'
+                f'<img alt="confusion matrix of {title}" src="{data_uri(confusion_heatmap_png(doc, row.detector))}">'
+                f'<img alt="per-category accuracy of {title}" '
+                f'src="{data_uri(category_bars_png(doc, row.detector))}"></div>'
+            )
+        sections.append(
+            f"<section><h2>{html.escape(_heading(board))}</h2>{_table(board)}"
+            f"<p>{html.escape(method_text(board))}</p>"
+            f"<h3>Data set card</h3>{_card(board)}"
+            f"<h3>Detectors</h3>{''.join(figures)}</section>"
+        )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>fcb leaderboard</title>'
+        f"<style>{STYLE}</style></head><body><h1>False-consensus detector leaderboard</h1>"
+        f"{''.join(sections)}<script>{SORT_SCRIPT}</script></body></html>"
+    )
+
+
+RENDERERS = {"md": to_markdown, "csv": to_csv, "json": to_json, "html": to_html}

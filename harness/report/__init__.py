@@ -1,0 +1,1 @@
+"""Rendering one run: the terminal summary, report.md, metrics.json, report.html and plots."""

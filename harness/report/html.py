@@ -1,0 +1,391 @@
+"""``report.html``: one self-contained page per run, with the report's figures and a case explorer.
+
+The page needs no other file and no network: its style and script are inlined, its plots are inline SVG, and the
+cases ride along as gzip-compressed JSON in the page, unpacked by the browser's own ``DecompressionStream``
+(10,000 cases stay well under 15 MB). Case text is read from the cases file when the page is written; the journal
+stays text-free. The explorer filters by category, expected and predicted risk, right or wrong, error kind and free
+text, sorts on any column, and opens a case with its answers, labels and the detector's whole reply or error.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import os
+import sys
+import webbrowser
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from harness.cases.reader import content_hash
+from harness.errors import ReportError
+from harness.report.text import (
+    CATEGORY_HEADER,
+    ERROR_HEADER,
+    REAL_LABEL,
+    category_rows,
+    class_rows,
+    error_message_rows,
+    headline_table,
+    operational_rows,
+)
+from harness.runfolder.journal import METRICS, PREDICTIONS, atomic_write
+from harness.types import RISKS
+
+REPORT_HTML = "report.html"
+COLUMNS = [*RISKS, "error"]
+
+
+def esc(value: Any) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+# ---- reading a run: journal records joined with the case text ----
+
+
+def journal_records(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Every journal record by case id (a later line wins; a torn last line is left out)."""
+    try:
+        lines = Path(path).read_bytes().split(b"\n")[:-1]
+    except OSError:
+        return {}
+    records = {}
+    for line in lines:
+        try:
+            rec = orjson.loads(line)
+            records[rec["id"]] = rec
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            continue  # a run that cannot be read stops `fcb eval` long before a page is written
+    return records
+
+
+def case_texts(
+    path: str | os.PathLike[str] | IO[bytes] | None, ids: Iterable[str]
+) -> tuple[dict[str, dict[str, Any]], str]:
+    """(the parsed cases among ``ids`` by id, a note when the file cannot be read); streamed, one line at a time.
+
+    ``path`` may be an open binary file: the run's own copy of the cases, so that a pipe is never read twice."""
+    wanted = set(ids)
+    found: dict[str, dict[str, Any]] = {}
+    if not path:
+        return found, "the run does not name its cases file"
+    try:
+        if isinstance(path, str | os.PathLike):
+            with open(path, "rb") as f:
+                _collect(f, wanted, found)
+        else:
+            path.seek(0)
+            _collect(path, wanted, found)
+    except OSError as exc:
+        return found, f"case text unavailable: {path}: {exc.strerror or exc}"
+    return found, ""
+
+
+def _collect(lines: Iterable[bytes], wanted: set[str], found: dict[str, dict[str, Any]]) -> None:
+    for raw in lines:
+        try:
+            case = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue  # invalid lines were skipped by the run too
+        if isinstance(case, dict) and case.get("id") in wanted:
+            found.setdefault(case["id"], case)
+
+
+def prediction_view(rec: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A journal record as the explorer reads it (short keys: the page holds thousands of them)."""
+    if rec is None:
+        return None
+    err = rec.get("error") or {}
+    out = {
+        "r": rec.get("risk") if rec.get("risk") in RISKS else None,
+        "s": rec.get("score"),
+        "e": err.get("kind"),
+        "l": rec.get("latency_s"),
+        "a": rec.get("attempts"),
+        "resp": rec.get("response"),
+    }
+    if rec.get("cached"):
+        out["c"] = 1
+    for key, short in (("message", "em"), ("traceback", "tb"), ("raw", "raw")):
+        if err.get(key):
+            out[short] = err[key]
+    return out
+
+
+def explorer_cases(
+    journals: Sequence[dict[str, dict[str, Any]]], cases_path: str | IO[bytes] | None, ids: Sequence[str] | None = None
+) -> tuple[list[dict[str, Any]], str]:
+    """The explorer's rows: one per case id (default: every journaled id, in id order), with one prediction per
+    journal (None where that run has no record) and the case's text when the cases file still holds it."""
+    if ids is None:
+        ids = sorted({cid for j in journals for cid in j})
+    texts, note = case_texts(cases_path, ids)
+    rows, changed = [], 0
+    for cid in ids:
+        recs = [j.get(cid) for j in journals]
+        first = next(r for r in recs if r is not None)
+        row: dict[str, Any] = {
+            "id": cid,
+            "cat": first.get("category"),
+            "exp": first.get("expected"),
+            "p": [prediction_view(r) for r in recs],
+        }
+        if first.get("origin"):
+            row["origin"] = first["origin"]
+        case = texts.get(cid)
+        if case is not None and first.get("hash") not in (None, content_hash(case)):
+            changed += 1
+            row["stale"] = 1  # the file changed since the run: show the text, marked
+        if case is not None:
+            row["case"] = case  # the whole case: this is the report, labels and metadata included
+        rows.append(row)
+    if changed:
+        note = (note + "; " if note else "") + f"{changed} case(s) changed in the cases file since the run"
+    return rows, note
+
+
+# ---- static parts of the page ----
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]], cls: str = "") -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def heatmap(counts: Sequence[Sequence[int]], run: int = 0, title: str = "") -> str:
+    """The confusion matrix (error column included) as a heatmap; a click on a cell filters the explorer to it."""
+    peak = max((max(r) for r in counts), default=0) or 1
+    cells = []
+    for exp, row in zip(RISKS, counts, strict=True):
+        tds = []
+        for pred, n in zip(COLUMNS, row, strict=True):
+            shade = n / peak
+            color = "#fff" if shade > 0.55 else "#111"
+            tds.append(
+                f'<td class="cell" data-run="{run}" data-exp="{exp}" data-pred="{pred}" title="expected {exp}, '
+                f'predicted {pred}: {n} case(s); click to list them" style="background:rgba(31,87,160,{shade:.3f});'
+                f'color:{color}">{n}</td>'
+            )
+        cells.append(f"<tr><th>{exp}</th>{''.join(tds)}</tr>")
+    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+    caption = f"<caption>{esc(title)}</caption>" if title else ""
+    return (
+        f'<table class="heatmap">{caption}<thead><tr><th>expected \\ predicted</th>{head}</tr></thead>'
+        f"<tbody>{''.join(cells)}</tbody></table>"
+    )
+
+
+def bars_svg(rows: Sequence[tuple[str, float | None, Sequence[float] | None, int]], width: int = 640) -> str:
+    """Accuracy bars with their 95% interval as whiskers, one per (label, accuracy, interval, n): inline SVG."""
+    left, bar_w, row_h = 230, width - 340, 22
+    height = row_h * len(rows) + 24
+    parts = [f'<svg class="bars" width="{width}" height="{height}" role="img" aria-label="accuracy with intervals">']
+    for i, (label, acc, ci, n) in enumerate(rows):
+        y = 4 + i * row_h
+        parts.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end">{esc(label)[:34]}</text>')
+        if acc is not None:
+            parts.append(
+                f'<rect x="{left}" y="{y + 3}" width="{acc * bar_w:.1f}" height="{row_h - 8}" fill="#4c72b0"/>'
+            )
+        if ci:
+            lo, hi = left + ci[0] * bar_w, left + ci[1] * bar_w
+            mid = y + row_h / 2
+            parts.append(
+                f'<path d="M{lo:.1f} {mid}H{hi:.1f}M{lo:.1f} {mid - 5}v10M{hi:.1f} {mid - 5}v10" stroke="#222"/>'
+            )
+        shown = "n/a" if acc is None else f"{100 * acc:.1f}%"
+        parts.append(f'<text x="{left + bar_w + 8}" y="{y + 14}">{shown} (n={n})</text>')
+    axis_y = 4 + len(rows) * row_h
+    for tick in (0, 0.5, 1):
+        x = left + tick * bar_w
+        parts.append(f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle" class="tick">{tick:.0%}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def group_section(title: str, groups: dict[str, Any]) -> str:
+    rows = [(k, v["accuracy"], v.get("ci95"), v["n"]) for k, v in groups.items()]
+    return f"<h3>{esc(title)}</h3>{bars_svg(rows)}" if rows else ""
+
+
+def run_sections(doc: Mapping[str, Any]) -> str:
+    """Everything above the explorer: headline with intervals, matrix, per class, per category, breakdowns,
+    operational figures and the distinct error messages."""
+    m = doc["metrics"]
+    header, rows = headline_table(m)
+    out = [f"<h2>Headline</h2>{table(header, rows, 'num')}"]
+    if m.get("headline_real"):
+        out.append(
+            f"<p class='note'>The {esc(REAL_LABEL)} column counts only cases tagged origin_natural or "
+            "origin_assembled; read the two columns together.</p>"
+        )
+    out.append('<div class="row"><div>')
+    out.append(f"<h2>Confusion matrix</h2>{heatmap(m['confusion_matrix']['counts'])}")
+    out.append("<p class='note'>Click a cell to list its cases below.</p></div><div>")
+    out.append(f"<h2>Per class</h2>{table(['risk', 'precision', 'recall', 'F1', 'support'], class_rows(m), 'num')}")
+    out.append("</div></div>")
+    cats = [(c, v["accuracy"], v.get("ci95"), v["n"]) for c, v in m["per_category"].items()]
+    out.append(f"<h2>Per category</h2>{bars_svg(cats)}{table(CATEGORY_HEADER, category_rows(m), 'num')}")
+    breakdowns = m.get("breakdowns", {})
+    out.append("<h2>Breakdowns</h2>")
+    out.append(group_section("By model_family", breakdowns.get("model_family", {})))
+    if m.get("headline_real"):
+        out.append(group_section("By origin", breakdowns.get("origin", {})))
+    others = [
+        group_section(f"By {name}", g) for name, g in breakdowns.items() if name not in ("model_family", "origin")
+    ]
+    out.append(f"<details><summary>Other breakdowns</summary>{''.join(others)}</details>")
+    out.append(f"<h2>Operational</h2>{table(['', ''], operational_rows(m))}")
+    if errors := error_message_rows(m, width=400):
+        out.append(f"<h2>Errors (most frequent messages)</h2>{table(ERROR_HEADER, errors, 'errors')}")
+    return "".join(out)
+
+
+def _asset(name: str) -> str:
+    return (resources.files("harness") / "data" / name).read_text(encoding="utf-8")
+
+
+def pack(data: Any) -> str:
+    """JSON, gzip-compressed, base64: the browser unpacks it with DecompressionStream."""
+    raw = orjson.dumps(data, default=repr, option=orjson.OPT_NON_STR_KEYS)
+    packed = gzip.compress(raw, compresslevel=4, mtime=0)  # 4: half the time of level 6, 15% larger
+    return base64.b64encode(packed).decode()
+
+
+def page(title: str, subtitle: Sequence[str], sections: str, explorer: dict[str, Any]) -> str:
+    """A whole page: the static sections, then the explorer over ``explorer`` (``runs`` labels and ``cases``)."""
+    lines = "".join(f"<li>{esc(s)}</li>" for s in subtitle if s)
+    return (
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:; connect-src 'none'\">"
+        f"<title>{esc(title)}</title><style>{_asset('report.css')}</style></head><body>"
+        f"<header><h1>{esc(title)}</h1><ul class='meta'>{lines}</ul></header><main>{sections}"
+        "<h2 id='explorer-title'>Cases</h2><div id='explorer'><p id='loading'>Loading the cases...</p></div>"
+        "<aside id='detail' hidden></aside></main>"
+        f"<script type='application/octet-stream' id='cases-data'>{pack(explorer)}</script>"
+        f"<script>{_asset('report.js')}</script></body></html>\n"
+    )
+
+
+def _title_lines(doc: Mapping[str, Any]) -> list[str]:
+    ds, det = doc["dataset"], doc["detector"]
+    status = "complete" if doc["complete"] else "INCOMPLETE"
+    return [
+        f"detector: {det.get('label') or det['spec']}" + (f" ({det['spec']})" if det.get("label") else ""),
+        f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} valid cases)",
+        f"run: {status}; harness {doc['harness_version']}; {doc['created']}",
+        f"stopped: {doc['stopped']}" if doc.get("stopped") else "",
+    ]
+
+
+def render_run(run_dir: str | Path, doc: Mapping[str, Any], cases: IO[bytes] | None = None) -> str:
+    """The page of one run, from its metrics document, its journal and its cases file (or ``cases``, the run's own
+    copy of it)."""
+    records = journal_records(Path(run_dir) / PREDICTIONS)
+    rows, note = explorer_cases([records], cases or doc["dataset"].get("path"))
+    label = doc["detector"].get("label") or doc["detector"]["spec"]
+    explorer = {"runs": [label], "cases": rows, "note": note}
+    return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer)
+
+
+def write_html(run_dir: str | Path, doc: Mapping[str, Any] | None = None, cases: IO[bytes] | None = None) -> Path:
+    """Write ``report.html`` into the run folder (atomically); returns its path. ``doc``: the metrics document
+    (read from ``metrics.json`` when not given); ``cases``: the run's own copy of the cases file, if it has one."""
+    run_dir = Path(run_dir)
+    if doc is None:
+        try:
+            doc = orjson.loads((run_dir / METRICS).read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise ReportError(
+                f"{run_dir / METRICS}: {exc}; a run that has not finished has none (fcb eval --resume)"
+            ) from exc
+    path = run_dir / REPORT_HTML
+    atomic_write(path, render_run(run_dir, doc, cases).encode())
+    return path
+
+
+def open_in_browser(path: Path) -> bool:
+    """Open the page in a browser when a display is at hand; False when none is (the caller prints the path)."""
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or sys.platform in ("darwin", "win32")):
+        return False
+    try:
+        return webbrowser.open(path.resolve().as_uri())
+    except webbrowser.Error:
+        return False
+
+
+# ---- comparing two runs: flipped cases with both predictions, in the same explorer ----
+
+_LETTER_RISK = {"l": "low", "m": "medium", "h": "high"}
+
+
+def _baseline_records(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A baseline file's cases as journal-like records (it keeps one letter per case, no reply)."""
+    cases = doc["cases"]
+    records = {}
+    for cid, cat, exp, pred in zip(
+        cases["ids"], cases["categories"], cases["expected"], cases["predicted"], strict=True
+    ):
+        risk = _LETTER_RISK.get(pred)
+        records[cid] = {
+            "id": cid,
+            "category": cat,
+            "expected": _LETTER_RISK[exp],
+            "risk": risk,
+            "error": None if risk else {"kind": "error", "message": "an error (a baseline keeps no message)"},
+        }
+    return records
+
+
+def run_records(path: str | Path) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """(journal records by id, the cases file) of a run folder or a baseline file (``fcb baseline save``)."""
+    path = Path(path)
+    try:
+        if path.is_file():
+            data = orjson.loads(path.read_bytes())
+            return _baseline_records(data), data["doc"]["dataset"].get("path")
+        doc = orjson.loads((path / METRICS).read_bytes())
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ReportError(f"{path}: {exc}") from exc
+    return journal_records(path / PREDICTIONS), doc["dataset"].get("path")
+
+
+def confusion_counts(rows: Sequence[dict[str, Any]], run: int) -> list[list[int]]:
+    """The 3x4 confusion matrix of one run over the explorer's rows (a case the run lacks counts as an error)."""
+    counts = [[0] * len(COLUMNS) for _ in RISKS]
+    for row in rows:
+        if row["exp"] in RISKS:
+            p = row["p"][run]
+            counts[RISKS.index(row["exp"])][COLUMNS.index(p["r"] if p and p["r"] else "error")] += 1
+    return counts
+
+
+def render_compare(cmp: dict[str, Any], sections: str) -> str:
+    """The comparison page: ``sections`` (the comparison's tables), both runs' matrices, and the explorer over
+    every paired case, showing the flipped ones first (the change filter)."""
+    (base, base_cases), (new, new_cases) = run_records(cmp["base"]["path"]), run_records(cmp["new"]["path"])
+    rows, note = explorer_cases([base, new], new_cases or base_cases)
+    labels = [cmp["base"]["detector"], cmp["new"]["detector"]]
+    maps = "".join(
+        f"<div>{heatmap(confusion_counts(rows, k), k, f'{side}: {label}')}</div>"
+        for k, (side, label) in enumerate(zip(("base", "new"), labels, strict=True))
+    )
+    sections += f"<h2>Confusion matrices</h2><div class='row'>{maps}</div>"
+    sections += "<p class='note'>Click a cell to list its cases below, with both predictions.</p>"
+    ds = cmp["dataset"]
+    subtitle = [
+        f"base: {labels[0]} ({cmp['base']['path']})",
+        f"new: {labels[1]} ({cmp['new']['path']})",
+        f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} cases)",
+        note,
+    ]
+    return page(
+        "False-consensus detector comparison", subtitle, sections, {"runs": labels, "cases": rows, "note": note}
+    )

@@ -1,0 +1,271 @@
+"""Render a run's metrics document: the terminal summary, ``report.md`` and ``metrics.json``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+from tabulate import tabulate
+
+from harness.documents import error_rate
+from harness.runfolder.journal import METRICS, REPORT, atomic_write
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(interval: list[float] | None, fmt: Any = _pct) -> str:
+    return "" if not interval else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
+
+
+def _core_rows(block: dict[str, Any]) -> list[list[str]]:
+    """(metric, value, 95% interval) rows of one headline block: all cases, or the natural + assembled ones."""
+    return [
+        ["accuracy", _pct(block["accuracy"]), _ci(block.get("accuracy_ci95"))],
+        ["macro-F1", _num(block["macro_f1"]), _ci(block.get("macro_f1_ci95"), _num)],
+        ["weighted kappa (quadratic)", _num(block["weighted_kappa"]), ""],
+        ["high-risk recall", _pct(block["high_risk_recall"]), ""],
+        ["false-alarm rate (low called high)", _pct(block["false_alarm_rate"]), ""],
+        ["error rate", _pct(error_rate(block)), ""],
+    ]
+
+
+def headline_rows(m: dict[str, Any]) -> list[list[str]]:
+    """(metric, value, 95% interval) rows for the figures a reader looks at first."""
+    rows = _core_rows(m)
+    if s := m.get("scores"):
+        rows += [
+            [f"ROC-AUC, high vs rest (n={s['n_scored']})", _num(s["roc_auc"]), ""],
+            ["average precision, high vs rest", _num(s["average_precision"]), ""],
+            ["Brier score, high vs rest", _num(s["brier"]), ""],
+        ]
+    return rows
+
+
+REAL_LABEL = "natural + assembled"
+
+
+def headline_table(m: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The headline table: one value column, or, when the cases carry origin tags, the same figures on the
+    natural + assembled cases in a second column, so that constructed cases never stand alone behind a result."""
+    rows = headline_rows(m)
+    real = m.get("headline_real")
+    if not real:
+        return ["metric", "value", "95% CI"], rows
+    core = _core_rows(real)
+    combined = [["cases", str(m["n_cases"]), "", str(real["n_cases"]), ""]]
+    combined += [a + b[1:] for a, b in zip(rows, core, strict=False)]
+    combined += [[*r, "", ""] for r in rows[len(core) :]]  # score metrics: all cases only
+    return ["metric", "all cases", "95% CI", REAL_LABEL, "95% CI"], combined
+
+
+def origin_rows(m: dict[str, Any]) -> list[list[Any]] | None:
+    """Accuracy by origin, or None when no case carries an origin tag (the table would say nothing)."""
+    if not m.get("headline_real"):
+        return None
+    return group_rows(m["breakdowns"]["origin"])
+
+
+def confusion_rows(m: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    cm = m["confusion_matrix"]
+    header = ["expected \\ predicted", *cm["columns"]]
+    return header, [[row, *counts] for row, counts in zip(cm["rows"], cm["counts"], strict=True)]
+
+
+def class_rows(m: dict[str, Any]) -> list[list[Any]]:
+    return [
+        [r, _num(v["precision"]), _num(v["recall"]), _num(v["f1"]), v["support"]] for r, v in m["per_class"].items()
+    ]
+
+
+def category_rows(m: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for cat, v in m["per_category"].items():
+        p = v["predicted"]
+        rows.append(
+            [
+                cat,
+                v["expected_risk"],
+                v["n"],
+                _pct(v["accuracy"]),
+                _ci(v["ci95"]),
+                p["low"],
+                p["medium"],
+                p["high"],
+                p["error"],
+            ]
+        )
+    return rows
+
+
+CATEGORY_HEADER = ["category", "expected", "n", "accuracy", "95% CI", "low", "medium", "high", "error"]
+
+
+def group_rows(groups: dict[str, Any]) -> list[list[Any]]:
+    return [[key, v["n"], _pct(v["accuracy"]), _ci(v["ci95"])] for key, v in groups.items()]
+
+
+def operational_rows(m: dict[str, Any]) -> list[list[Any]]:
+    ops = m["operational"]
+    lat = ops["latency_s"]
+    kinds = ", ".join(f"{k} {n}" for k, n in ops["errors_by_kind"].items()) or "none"
+    return [
+        ["cases run", ops["cases"]],
+        ["cases not run", m["n_not_run"]],
+        ["errors", f"{ops['errors']} ({kinds})"],
+        ["retries", ops["retries"]],
+        ["wall time", f"{ops['wall_s']:.2f} s"],
+        ["throughput", f"{ops['cases_per_s']:.1f} cases/s" if ops["cases_per_s"] else "n/a"],
+        [
+            "latency p50 / p90 / p99",
+            " / ".join(f"{1000 * lat[k]:.1f} ms" for k in ("p50", "p90", "p99")) if lat else "n/a",
+        ],
+        *_token_rows(ops.get("tokens")),
+        *([["replayed from the response cache", ops["cached"]]] if ops.get("cached") else []),
+    ]
+
+
+def error_message_rows(m: dict[str, Any], width: int = 160) -> list[list[Any]]:
+    """(count, kind, message, first case) for the most frequent distinct error messages, each on one line."""
+    rows = []
+    for e in m["operational"].get("error_messages", []):
+        text = " ".join(e["message"].split())
+        rows.append([e["count"], e["kind"], text if len(text) <= width else text[: width - 3] + "...", e["case_id"]])
+    return rows
+
+
+ERROR_HEADER = ["count", "kind", "message", "e.g. case"]
+
+
+def _error_table(m: dict[str, Any], fmt: str) -> list[str]:
+    rows = error_message_rows(m)
+    if fmt == "github":  # a pipe in a message would split the Markdown cell
+        rows = [[n, kind, text.replace("|", "\\|"), case] for n, kind, text, case in rows]
+    return [tabulate(rows, headers=ERROR_HEADER, tablefmt=fmt)] if rows else []
+
+
+def _token_rows(tokens: dict[str, Any] | None) -> list[list[Any]]:
+    if not tokens:
+        return []
+    counts = f"{tokens['prompt']:,} / {tokens['completion']:,} / {tokens['total']:,}"
+    rows: list[list[Any]] = [["tokens (prompt / completion / total)", counts]]
+    if "cost_usd" in tokens:
+        rows.append(["cost", f"${tokens['cost_usd']:.4f}"])
+    return rows
+
+
+def _title(doc: Mapping[str, Any]) -> list[str]:
+    ds, det = doc["dataset"], doc["detector"]
+    status = "complete" if doc["complete"] else "INCOMPLETE"
+    lines = [
+        f"detector: {det['label']} ({det['spec']})" if det.get("label") else f"detector: {det['spec']}",
+        *([f"fingerprint: {_fingerprint_text(det['fingerprint'])}"] if det.get("fingerprint") else []),
+        f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} valid cases)",
+        f"run: {status}; harness {doc['harness_version']}; {doc['created']}",
+    ]
+    if ds["skipped_invalid"]:
+        lines.append(f"skipped: {ds['skipped_invalid']} invalid line(s), listed in metrics.json")
+    return lines
+
+
+def _origin_table(m: dict[str, Any], fmt: str) -> list[str]:
+    rows = origin_rows(m)
+    return [] if rows is None else [tabulate(rows, headers=["origin", "n", "accuracy", "95% CI"], tablefmt=fmt)]
+
+
+def _real_note(m: dict[str, Any]) -> list[str]:
+    if not m.get("headline_real"):
+        return []
+    return [
+        f"The {REAL_LABEL} column counts only cases tagged `origin_natural` (a source's answer set as it is) or "
+        "`origin_assembled` (real answers combined by rule); `origin_constructed` cases (text written for the "
+        "benchmark) and untagged ones are left out of it. Read the two columns together.",
+        "",
+    ]
+
+
+def _fingerprint_text(fp: dict[str, Any]) -> str:
+    """A fingerprint on one line: its kind, then each field (digests shortened to 12 characters)."""
+    parts = []
+    for key, value in fp.items():
+        if key != "kind":
+            text = value if not isinstance(value, dict | list) else orjson.dumps(value).decode()
+            parts.append(f"{key} {str(text)[:12] if key.endswith('sha256') else text}")
+    return f"{fp.get('kind', '?')}: " + ", ".join(parts)
+
+
+def render_summary(doc: Mapping[str, Any]) -> str:
+    """The terminal summary of a run."""
+    m = doc["metrics"]
+    fmt = "simple"
+    header, cm_rows = confusion_rows(m)
+    headline_header, headline_body = headline_table(m)
+    parts = [
+        "\n".join(_title(doc)),
+        tabulate(headline_body, headers=headline_header, tablefmt=fmt),
+        tabulate(cm_rows, headers=header, tablefmt=fmt),
+        tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt),
+        *_origin_table(m, fmt),
+        tabulate(
+            group_rows(m["breakdowns"]["model_family"]),
+            headers=["model_family", "n", "accuracy", "95% CI"],
+            tablefmt=fmt,
+        ),
+        tabulate(operational_rows(m), tablefmt=fmt),
+        *_error_table(m, fmt),
+    ]
+    return "\n\n".join(parts)
+
+
+def render_markdown(doc: Mapping[str, Any]) -> str:
+    """``report.md``: every table of the summary plus all breakdowns."""
+    m = doc["metrics"]
+    fmt = "github"
+    header, cm_rows = confusion_rows(m)
+    out = ["# False-consensus detector report", "", *(f"- {line}" for line in _title(doc)), ""]
+    headline_header, headline_body = headline_table(m)
+    out += ["## Headline", "", tabulate(headline_body, headers=headline_header, tablefmt=fmt)]
+    out += ["", *_real_note(m)]
+    if boot := m.get("bootstrap"):
+        out += [
+            f"Intervals: {boot['resamples']} bootstrap resamples of the cases (seed {boot['seed']}, "
+            f"{boot['method']}); per-group intervals are Wilson score intervals. Errors count as wrong.",
+            "",
+        ]
+    out += ["## Confusion matrix", "", tabulate(cm_rows, headers=header, tablefmt=fmt), ""]
+    out += [
+        "## Per class",
+        "",
+        tabulate(class_rows(m), headers=["risk", "precision", "recall", "F1", "support"], tablefmt=fmt),
+        "",
+    ]
+    out += ["## Per category", "", tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt), ""]
+    for name, groups in m["breakdowns"].items():
+        if name == "origin" and origin_rows(m) is None:
+            continue
+        out += [
+            f"## By {name}",
+            "",
+            tabulate(group_rows(groups), headers=[name, "n", "accuracy", "95% CI"], tablefmt=fmt),
+            "",
+        ]
+    out += ["## Operational", "", tabulate(operational_rows(m), headers=["", ""], tablefmt=fmt), ""]
+    if errors := _error_table(m, fmt):
+        out += ["## Errors (most frequent messages)", "", *errors, ""]
+    if doc["dataset"]["problems"]:
+        out += ["## Problems in the cases file", "", *(f"- `{p}`" for p in doc["dataset"]["problems"]), ""]
+    return "\n".join(out)
+
+
+def write_reports(run_dir: str | Path, doc: Mapping[str, Any]) -> None:
+    """Write ``metrics.json`` and ``report.md`` into the run folder, each atomically."""
+    run_dir = Path(run_dir)
+    atomic_write(run_dir / METRICS, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
+    atomic_write(run_dir / REPORT, render_markdown(doc).encode())

@@ -1,0 +1,296 @@
+"""The run folder: ``predictions.jsonl`` (appended as cases finish, the run's source of truth) and ``run.json``.
+
+A run killed part-way leaves a journal whose last line may be torn; `read_journal` cuts it off so that resuming
+repeats only the cases that had not finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, cast
+
+import orjson
+
+from harness.cases.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
+from harness.documents import JournalError, JournalRecord
+from harness.errors import RunLoadError, RunLocked
+from harness.files import atomic_write
+from harness.redact import scrub_value
+from harness.schema_messages import preview, schema_message
+from harness.types import ERROR_KINDS, RISKS, CaseLabels, DetectorError, Outcome, Prediction
+
+PREDICTIONS = "predictions.jsonl"
+MANIFEST = "run.json"
+METRICS = "metrics.json"
+REPORT = "report.md"
+LOCK = ".lock"
+SCOPE = "scope.json"
+_ORIGINS = frozenset((*ORIGINS, UNKNOWN_ORIGIN))
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: str | Path) -> Iterator[None]:
+    """Hold an advisory lock (flock) on the run folder for as long as the block runs; `RunLocked` when another
+    process holds it. The lock file keeps the holder's pid, host and start time; the lock itself goes with
+    the process however it ends (even SIGKILL), so a stale file never blocks a resume."""
+    path = Path(run_dir) / LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
+            raise RunLocked(f"{run_dir} is in use by {holder}; wait for it to end, or stop it, first") from None
+        started = datetime.now(UTC).isoformat(timespec="seconds")  # no command line: it may hold a secret
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()} since {started}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def record(
+    labels: CaseLabels,
+    prediction: Prediction | None,
+    error: DetectorError | None,
+    attempts: int,
+    latency_s: float,
+) -> JournalRecord:
+    """One journal line for a finished case: its prediction, or the error that stands for it.
+
+    The case's category, expected risk and origin (when it has an ``origin_*`` tag) ride along so that
+    leaderboards and comparisons can pair runs case by case from their journals alone; they are written after the
+    detector answered and never reach it.
+    """
+    rec: dict[str, Any] = {  # filled in the journal's field order, then typed on return
+        "id": labels.case_id,
+        "hash": labels.content_hash,
+        "category": labels.category,
+        "expected": labels.expected_risk,
+    }
+    if (origin := origin_of(labels.tags)) != UNKNOWN_ORIGIN:  # untagged cases keep the journal as it was
+        rec["origin"] = origin
+    rec.update(attempts=attempts, latency_s=round(latency_s, 6))
+    if prediction is not None and prediction.cached:  # a replayed answer took no detector time
+        rec.update(cached=True, latency_s=0.0)
+    if prediction is not None:
+        rec.update(risk=prediction.risk, score=prediction.score, response=prediction.extra, error=None)
+    else:
+        assert error is not None
+        err: JournalError = {"kind": error.kind, "message": error.message}
+        if error.raw is not None:
+            err["raw"] = error.raw
+        if error.traceback is not None:
+            err["traceback"] = error.traceback
+        rec.update(risk=None, score=None, error=err)
+    return cast(JournalRecord, rec)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def record_problem(rec: Any) -> tuple[str, str] | None:
+    """(field, message) for the first field of a journal record whose type or range is wrong; None when sound.
+
+    Journals can be edited by hand: a reader must neither crash on one nor silently take a value it cannot mean."""
+    if not isinstance(rec, dict):
+        return "(line)", f"{preview(rec)} is not a JSON object"
+    for key in ("id", "hash", "category"):
+        if not isinstance(rec.get(key), str) or not rec[key]:
+            return key, f"{preview(rec.get(key))} is not a non-empty string"
+    if rec.get("expected") not in RISKS:
+        return "expected", f"{preview(rec.get('expected'))} is not one of {', '.join(RISKS)}"
+    if rec.get("origin", UNKNOWN_ORIGIN) not in _ORIGINS:
+        return "origin", f"{preview(rec.get('origin'))} is not one of {', '.join(sorted(_ORIGINS))}"
+    error = rec.get("error")
+    if error is None and rec.get("risk") not in RISKS:
+        return "risk", f"{preview(rec.get('risk'))} is not one of {', '.join(RISKS)} (and the record has no error)"
+    if error is not None and rec.get("risk") is not None:
+        return "risk", "a record with an error has no risk (null)"
+    if error is not None and (not isinstance(error, dict) or error.get("kind") not in ERROR_KINDS):
+        return "error.kind", f"{preview(error)} is not an error of a known kind ({', '.join(ERROR_KINDS)})"
+    score = rec.get("score")
+    if score is not None and not (_number(score) and 0.0 <= score <= 1.0):
+        return "score", f"{preview(score)} is not a number in [0, 1] or null"
+    attempts = rec.get("attempts", 1)
+    least = 0 if rec.get("cached") is True else 1  # a reply replayed from the response cache asked no one: 0
+    if not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= least):
+        return "attempts", f"{preview(attempts)} is not a whole number of {least} or more"
+    latency = rec.get("latency_s", 0.0)
+    if not (_number(latency) and 0.0 <= latency < float("inf")):
+        return "latency_s", f"{preview(latency)} is not a number of seconds, 0 or more"
+    return None
+
+
+def outcome_of(rec: JournalRecord) -> Outcome:
+    """The compact outcome a journal record stands for."""
+    error = rec.get("error")
+    usage = (rec.get("response") or {}).get("usage") or {}
+    return Outcome(
+        case_id=rec["id"],
+        content_hash=rec["hash"],
+        risk=rec["risk"] if rec.get("risk") in RISKS else None,
+        score=rec.get("score"),
+        error_kind=error["kind"] if error else None,
+        attempts=int(rec.get("attempts", 1)),
+        latency_s=float(rec.get("latency_s", 0.0)),
+        prompt_tokens=_tokens(usage, "prompt_tokens"),
+        completion_tokens=_tokens(usage, "completion_tokens"),
+        error_message=str(error.get("message", "")) if error else None,
+        cached=bool(rec.get("cached", False)),
+    )
+
+
+def _tokens(usage: Any, key: str) -> int:
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]:
+    """Outcomes in a journal by case id (a later line for the same id wins).
+
+    A last line without its newline is a write cut short by a crash: with ``repair`` it is truncated away.
+    A malformed line elsewhere is an error that names the file and line.
+    """
+    path = Path(path)
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data) and repair:
+        with open(path, "r+b") as f:
+            f.truncate(complete)
+    outcomes: dict[str, Outcome] = {}
+    for line_no, line in enumerate(data[:complete].splitlines(), start=1):
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise RunLoadError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
+        if problem := record_problem(rec):
+            raise RunLoadError(f"{path}:{line_no}: {problem[0]}: {problem[1]}")
+        outcome = outcome_of(rec)  # record_problem found it sound: a JournalRecord
+        outcomes[outcome.case_id] = outcome
+    return outcomes
+
+
+def in_file_order(path: str | Path, ids: list[str]) -> None:
+    """Rewrite a journal (atomically) so that its records follow ``ids``, the cases file's order, one per case.
+
+    Cases are sent in a shuffled order and finish in any order; the journal a run leaves is still in file order.
+    A later line for an id replaces an earlier one (as `read_journal` reads it); lines for other ids are kept, after.
+    """
+    path = Path(path)
+    lines = path.read_bytes().splitlines(keepends=True) if path.exists() else []
+    by_id: dict[str, bytes] = {}
+    others: list[bytes] = []
+    rank = {case_id: i for i, case_id in enumerate(ids)}
+    for line in lines:
+        rec = orjson.loads(line)
+        case_id = rec.get("id") if isinstance(rec, dict) else None
+        if case_id in rank:
+            by_id[case_id] = line
+        else:
+            others.append(line)
+    ordered = [by_id[i] for i in sorted(by_id, key=rank.__getitem__)] + others
+    if ordered != lines:
+        atomic_write(path, b"".join(ordered))
+
+
+class JournalWriter:
+    """Appends records to ``predictions.jsonl``; each line reaches the OS as soon as its case finishes.
+
+    Any of ``secrets`` that a detector echoes back is replaced by ``[REDACTED]`` before it reaches the disk.
+    """
+
+    def __init__(self, path: str | Path, secrets: list[str] | None = None) -> None:
+        self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
+        self._secrets = [s for s in secrets or [] if s]
+        self._raw_secrets = [s.encode() for s in self._secrets]
+
+    def write(self, rec: JournalRecord) -> JournalRecord:
+        """Append ``rec``; returns the record as written (scrubbed), for everything computed from it.
+
+        Every string in it loses the secrets and any long start of one (a message cut in the middle of a token);
+        then the line as a whole loses any whole secret left, as in a value only ``repr`` could write.
+        """
+        if self._secrets:
+            rec = cast(JournalRecord, scrub_value(rec, self._secrets))
+        line = orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS)
+        scrubbed = line
+        for secret in self._raw_secrets:
+            scrubbed = scrubbed.replace(secret, b"[REDACTED]")
+        self._file.write(scrubbed + b"\n")
+        self._file.flush()
+        return rec if scrubbed is line else cast(JournalRecord, orjson.loads(scrubbed))
+
+    def close(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+
+
+def write_manifest(run_dir: str | Path, manifest: dict[str, Any]) -> None:
+    atomic_write(Path(run_dir) / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+
+
+@cache
+def _manifest_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(orjson.loads((resources.files("harness") / "data" / "run.schema.json").read_bytes()))
+
+
+def manifest_problems(manifest: Any) -> list[str]:
+    """``field: message`` for every field of a ``run.json`` whose type or range is wrong (run.schema.json)."""
+    found = []
+    for err in _manifest_validator().iter_errors(manifest):
+        where = ".".join(str(p) for p in err.absolute_path) or "(file)"
+        if err.validator == "required":
+            missing = [k for k in err.validator_value if isinstance(err.instance, dict) and k not in err.instance]
+            found += [f"{where + '.' if err.absolute_path else ''}{k}: required field is missing" for k in missing]
+        else:
+            found.append(f"{where}: {schema_message(err)}")
+    return sorted(found)
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
+    """A run folder's ``run.json``, its fields checked; None when there is none. `RunLoadError` names the file and the
+    first wrong field."""
+    path = Path(run_dir) / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        manifest = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise RunLoadError(f"{path}: (file): not JSON: {exc}") from None
+    if problems := manifest_problems(manifest):
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise RunLoadError(f"{path}: {problems[0]}{more}")
+    return manifest
+
+
+def write_scope(run_dir: str | Path, labels: list[CaseLabels]) -> None:
+    """``scope.json``: the (id, content hash) of every case the run counts, so that readers of the run folder
+    (leaderboards, compare) count the journal lines the run itself counts and no other."""
+    atomic_write(Path(run_dir) / SCOPE, orjson.dumps({"cases": [[lab.case_id, lab.content_hash] for lab in labels]}))
+
+
+def read_scope(run_dir: str | Path) -> set[tuple[str, str]] | None:
+    """The (id, content hash) pairs a run counts; None for a run written before scopes were kept."""
+    path = Path(run_dir) / SCOPE
+    if not path.exists():
+        return None
+    try:
+        cases = orjson.loads(path.read_bytes())["cases"]
+        return {(str(case_id), str(digest)) for case_id, digest in cases}
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise RunLoadError(f"{path}: (file): not a scope file: {exc}") from None

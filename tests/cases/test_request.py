@@ -1,0 +1,87 @@
+"""No label can reach a detector: requests are built from a whitelist, proved over generated valid cases."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.cases.reader import schema_errors
+from harness.cases.request import build_request
+
+SENTINEL = "\u00a7"  # never produced for question, answer or evidence text below; planted in every label field
+TEXT = st.text(st.characters(blacklist_characters=SENTINEL, blacklist_categories=("Cs",)), min_size=1, max_size=40)
+LABEL_TEXT = TEXT.map(lambda s: SENTINEL + s)
+CATEGORIES = [
+    "majority_wrong_fact",
+    "echo_cascade",
+    "anchoring_injected_premise",
+    "lone_correct_dissenter",
+    "genuine_agreement_correct",
+    "genuine_disagreement",
+    "correct_but_unsupported",
+    "numeric_consensus_error",
+]
+
+metadata = st.fixed_dictionaries(
+    {},
+    optional={
+        "model_family": LABEL_TEXT,
+        "saw_other_answers": st.booleans(),
+        "shared_context": st.booleans(),
+    },
+)
+answer = st.fixed_dictionaries(
+    {"agent_id": TEXT, "text": TEXT, "correct": st.booleans()}, optional={"metadata": metadata}
+)
+source = st.one_of(
+    st.just("original"),
+    st.fixed_dictionaries(
+        {
+            "dataset": LABEL_TEXT,
+            "license": st.sampled_from(["MIT", "Apache-2.0"]),
+            "citation": LABEL_TEXT,
+            "url": st.just("https://example.org/" + SENTINEL),
+            "item": LABEL_TEXT,
+        },
+        optional={"modification": LABEL_TEXT},
+    ),
+)
+case = st.fixed_dictionaries(
+    {
+        "id": st.from_regex(r"\AFCB-[0-9]{4}\Z"),
+        "category": st.sampled_from(CATEGORIES),
+        "question": TEXT,
+        "answers": st.lists(answer, min_size=2, max_size=16, unique_by=lambda a: a["agent_id"]),
+        "ground_truth": LABEL_TEXT,
+        "expected_risk": st.sampled_from(["low", "medium", "high"]),
+        "majority_correct": st.sampled_from([True, False, None]),
+        "rationale": LABEL_TEXT,
+        "source": source,
+    },
+    optional={
+        "evidence": st.lists(TEXT, min_size=1, max_size=20),
+        "tags": st.lists(st.from_regex(r"\A[a-z0-9_]{1,12}\Z"), unique=True, max_size=4),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case, st.booleans())
+def test_request_holds_only_the_whitelist(c: dict, anonymize: bool) -> None:
+    assert schema_errors(c) == []  # the strategy makes schema-valid cases
+    request = build_request(c, anonymize_agents=anonymize)
+    expected = {
+        "task": c["question"],
+        "answers": [
+            {"agent_id": f"agent-{i}" if anonymize else a["agent_id"], "text": a["text"]}
+            for i, a in enumerate(c["answers"], start=1)
+        ],
+    }
+    if "evidence" in c:
+        expected["evidence"] = c["evidence"]
+    assert request == expected
+    wire = orjson.dumps(request).decode()
+    assert SENTINEL not in wire  # nothing of ground_truth, rationale, source or metadata
+    assert set(request) <= {"task", "answers", "evidence"}
+    assert all(set(a) == {"agent_id", "text"} for a in request["answers"])

@@ -1,0 +1,264 @@
+"""``fcb audit-dataset``: generated benchmarks with one planted shortcut each are caught; a clean one passes.
+
+The generator here writes cases valid under the schema and the label scheme whose text, answer counts, lengths and
+sources are drawn the same way for every category, unless a shortcut is planted on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import ROOT, run_cli
+
+from harness.datasets.audit import Settings, audit, item_from_case
+from harness.datasets.audit_report import render
+from harness.types import CATEGORIES, CATEGORY_RISK
+
+SYLLABLES = ["ka", "lo", "mi", "tu", "re", "sa", "po", "ne", "vi", "da", "gu", "fe", "zo", "bi", "ha"]
+PHRASE = "as the reviewer already established"  # no syllable word can contain these words
+THREE = ("majority_wrong_fact", "genuine_agreement_correct", "genuine_disagreement")
+SCHEMA = json.loads((ROOT / "harness" / "data" / "audit.schema.json").read_text())
+
+
+def _words(rng: random.Random, lo: int, hi: int) -> str:
+    return " ".join(rng.choice(SYLLABLES) + rng.choice(SYLLABLES) for _ in range(rng.randint(lo, hi)))
+
+
+def _flags(category: str, n: int) -> list[bool]:
+    if category == "lone_correct_dissenter":
+        return [True] + [False] * (n - 1)
+    if category == "genuine_disagreement":
+        return [True] * ((3 * n - 1) // 5) + [False] * (n - (3 * n - 1) // 5)  # under 60% correct
+    return [CATEGORY_RISK[category] != "high"] * n
+
+
+def make_case(
+    category: str,
+    i: int,
+    rng: random.Random,
+    *,
+    n: int | None = None,
+    words: tuple[int, int] = (5, 15),
+    dataset: str | None = None,
+    question: str | None = None,
+    item: str | None = None,
+    phrase: str | None = None,
+) -> dict:
+    n = n or rng.randint(3, 5)
+    answers = []
+    for k, ok in enumerate(_flags(category, n)):
+        text = _words(rng, *words)
+        if phrase and k == 1:
+            text = f"{text} {phrase} {_words(rng, 1, 3)}"
+        answers.append(
+            {
+                "agent_id": f"agent-{k + 1}",
+                "text": text,
+                "correct": ok,
+                "metadata": {
+                    "saw_other_answers": category == "echo_cascade" and k > 0,
+                    "shared_context": category == "anchoring_injected_premise",
+                },
+            }
+        )
+    risk = CATEGORY_RISK[category]
+    return {
+        "id": f"FCB-{i:04d}",
+        "category": category,
+        "question": question or _words(rng, 10, 16) + "?",
+        "answers": answers,
+        "ground_truth": "42",
+        "expected_risk": risk,
+        "majority_correct": None if category == "genuine_disagreement" else risk != "high",
+        "rationale": "generated for the audit tests",
+        "source": {
+            "dataset": dataset or rng.choice(["alpha set", "beta set"]),
+            "license": "MIT",
+            "citation": "generated",
+            "url": "https://example.org/generated",
+            "item": item or f"item-{i}",
+        },
+    }
+
+
+def make_split(
+    seed: int,
+    first_id: int,
+    per_category: int = 25,
+    categories: tuple[str, ...] = CATEGORIES,
+    plant: dict | None = None,
+) -> list[dict]:
+    """Cases of the given categories; ``plant`` = {"category": ..., **make_case keyword arguments} for that one."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(per_category):
+        for c in categories:
+            extra = (
+                {k: v for k, v in (plant or {}).items() if k != "category"} if plant and c == plant["category"] else {}
+            )
+            cases.append(make_case(c, first_id + len(cases), rng, **extra))
+    rng.shuffle(cases)
+    return cases
+
+
+def write(path: Path, cases: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    return path
+
+
+def audit_of(train: list[dict], test: list[dict]) -> dict:
+    """The audit in-process (the CLI tests below cover the command itself)."""
+    tr = [item_from_case(c, "train", k + 1) for k, c in enumerate(train)]
+    te = [item_from_case(c, "test", k + 1) for k, c in enumerate(test)]
+    info = {
+        "train": {"path": "train", "sha256": "0" * 64, "cases": len(tr)},
+        "test": {"path": "test", "sha256": "0" * 64, "cases": len(te)},
+        "split_by": None,
+    }
+    return audit(tr, te, info, Settings(n_boot=200))
+
+
+def baseline(doc: dict, name: str) -> dict:
+    return next(b for b in doc["surface"]["baselines"] if b["name"] == name)
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("clean")
+    return write(folder / "train.jsonl", make_split(1, 0)), write(folder / "test.jsonl", make_split(2, 5000))
+
+
+def test_a_clean_benchmark_passes_with_every_surface_baseline_near_chance(clean: tuple[Path, Path]) -> None:
+    proc = run_cli("audit-dataset", str(clean[0]), str(clean[1]), "--format", "json", "--bootstrap", "200")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["verdict"] == {"status": "pass", "findings": [], "warnings": []}
+    # Chance, derived apart from the code: a guesser that predicts each class as often as it occurs, blind to the
+    # case, gets F1 = share on each class (precision = recall = share), so macro-F1 = mean share = 1/number of
+    # classes: 1/8 for the categories, 1/3 for the risks their guesses map to.
+    category_chance, risk_chance = 1 / 8, 1 / 3
+    for b in doc["surface"]["baselines"]:
+        assert b["macro_f1"] <= category_chance + 0.1, b
+        assert b["risk_macro_f1"] <= risk_chance + 0.1, b
+    assert doc["rules"]["total"] == 0
+    assert doc["overlap"]["shared_source_items"]["count"] == 0
+
+
+def test_a_fixed_phrase_is_named_by_an_exact_rule(tmp_path: Path) -> None:
+    plant = {"category": "echo_cascade", "phrase": PHRASE}
+    train = write(tmp_path / "train.jsonl", make_split(3, 0, plant=plant))
+    test = write(tmp_path / "test.jsonl", make_split(4, 5000, plant=plant))
+    out = tmp_path / "audit.json"
+    proc = run_cli("audit-dataset", str(train), str(test), "--format", "json", "--out", str(out), "-q")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    rules = [r for r in doc["rules"]["rules"] if r["target"] == ["echo_cascade"]]
+    assert rules and all(r["text"] in PHRASE and r["longest_equivalent"] in PHRASE for r in rules)
+    assert any(len(r["longest_equivalent"].split()) == 4 for r in rules)  # n-grams go up to 4 words
+    best = rules[0]
+    # every echo case has the phrase, no other case has it: 25 + 25 of 50, precision and recall 1
+    assert (best["in_target"], best["with_feature"], best["target_size"]) == (50, 50, 50)
+    assert any(f["kind"] == "exact_rule" and "echo_cascade" in f["message"] for f in doc["verdict"]["findings"])
+    text = render(doc)
+    assert f'"{best["text"]}"' in text and f'"{best["longest_equivalent"]}"' in text and "verdict: FAIL" in text
+
+
+def test_an_answer_count_marking_a_category_is_caught() -> None:
+    plant = {"category": "genuine_disagreement", "n": 7}
+    doc = audit_of(make_split(5, 0, plant=plant), make_split(6, 5000, plant=plant))
+    assert doc["count_leakage"]["by_category"]["genuine_disagreement"] == {"7": 50}
+    counts = [r for r in doc["rules"]["rules"] if r["kind"] == "answer count"]
+    assert [(r["target"], r["text"], r["precision"], r["recall"]) for r in counts] == [
+        (["genuine_disagreement"], "answers = 7", 1.0, 1.0)
+    ]
+    assert baseline(doc, "answer count only")["per_category"]["genuine_disagreement"] == 1.0
+    assert doc["verdict"]["status"] == "fail"
+
+
+def test_answer_length_marking_a_category_is_caught() -> None:
+    plant = {"category": "genuine_disagreement", "words": (40, 60)}
+    doc = audit_of(make_split(7, 0, 40, THREE, plant), make_split(8, 5000, 40, THREE, plant))
+    lengths = baseline(doc, "answer count + lengths")
+    assert lengths["per_category"]["genuine_disagreement"] == 1.0
+    # one class of three found exactly, the other two at about chance: (1 + 2 * 0.5) / 3 = 0.67 > 0.45
+    assert lengths["macro_f1"] > 0.55
+    assert any(
+        f["kind"] == "surface_baseline" and f["message"].startswith("answer count + lengths")
+        for f in doc["verdict"]["findings"]
+    )
+    assert baseline(doc, "answer count only")["macro_f1"] < 0.45
+
+
+def test_a_source_data_set_marking_a_category_is_caught() -> None:
+    plant = {"category": "genuine_agreement_correct", "dataset": "gamma set"}
+    doc = audit_of(make_split(9, 0, 40, THREE, plant), make_split(10, 5000, 40, THREE, plant))
+    source = baseline(doc, "source data set only")
+    assert source["per_category"]["genuine_agreement_correct"] == 1.0 and source["macro_f1"] > 0.55
+    assert any(f["message"].startswith("source data set only") for f in doc["verdict"]["findings"])
+    rows = {(r["category"], r["source"]): r["train"] + r["test"] for r in doc["composition"]["rows"]}
+    assert rows[("genuine_agreement_correct", "gamma set")] == 80
+
+
+def test_a_question_or_source_item_shared_across_the_files_fails(clean: tuple[Path, Path], tmp_path: Path) -> None:
+    train = [json.loads(line) for line in clean[0].read_text().splitlines()]
+    test = [json.loads(line) for line in clean[1].read_text().splitlines()]
+    test[3]["question"] = "  " + train[10]["question"].upper()  # the same question, other case and white space
+    test[5]["source"] = train[20]["source"]  # the same source item, other wording
+    proc = run_cli("audit-dataset", str(clean[0]), str(write(tmp_path / "test.jsonl", test)), "--format", "json")
+    assert proc.returncode == 1
+    overlap = json.loads(proc.stdout)["overlap"]
+    assert overlap["identical_questions"]["across_files"]["pairs"] == 1
+    pair = overlap["identical_questions"]["across_files"]["listed"][0]
+    assert (pair["a"]["id"], pair["b"]["id"]) == (train[10]["id"], test[3]["id"])
+    assert overlap["shared_source_items"]["count"] == 1
+    source = train[20]["source"]
+    assert overlap["shared_source_items"]["listed"] == [f"{source['dataset']}:{source['item']}"]
+
+
+def test_a_near_duplicate_question_is_listed_as_a_warning(clean: tuple[Path, Path], tmp_path: Path) -> None:
+    test = [json.loads(line) for line in clean[1].read_text().splitlines()]
+    train = [json.loads(line) for line in clean[0].read_text().splitlines()]
+    test[7]["question"] = train[30]["question"].rstrip("?") + " kaka?"  # one word more
+    proc = run_cli("audit-dataset", str(clean[0]), str(write(tmp_path / "test.jsonl", test)), "--format", "json")
+    assert proc.returncode == 0, proc.stdout[-1500:]  # a warning, not a failure
+    doc = json.loads(proc.stdout)
+    near = doc["overlap"]["near_duplicate_questions"]["across_files"]
+    assert near["pairs"] == 1 and near["listed"][0]["b"]["id"] == test[7]["id"] and near["listed"][0]["cosine"] >= 0.8
+    assert doc["overlap"]["identical_questions"]["across_files"]["pairs"] == 0
+    assert any(w["kind"] == "near_duplicate_questions" for w in doc["verdict"]["warnings"])
+
+
+def test_one_file_split_by_source_item(clean: tuple[Path, Path]) -> None:
+    proc = run_cli("audit-dataset", str(clean[0]), "--split-by", "source-item", "--format", "json", "-q")
+    assert proc.returncode == 0, proc.stdout[-1500:]
+    files = json.loads(proc.stdout)["files"]
+    n = sum(1 for _ in clean[0].open())
+    assert files["train"]["cases"] + files["test"]["cases"] == n
+    assert abs(files["train"]["cases"] - n / 2) < n * 0.15  # a hash split: about half each
+    assert json.loads(proc.stdout)["overlap"]["shared_source_items"]["count"] == 0
+
+
+def test_bad_usage_and_invalid_files(clean: tuple[Path, Path], tmp_path: Path) -> None:
+    assert run_cli("audit-dataset", str(clean[0])).returncode == 2  # one file needs --split-by
+    assert run_cli("audit-dataset", str(clean[0]), str(clean[1]), "--split-by", "source-item").returncode == 2
+    missing = run_cli("audit-dataset", str(clean[0]), str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2 and "nope.jsonl" in missing.stderr
+    assert run_cli("audit-dataset", str(clean[0]), str(clean[1]), "--max-surface-f1", "2").returncode == 2
+    lines = clean[1].read_text().splitlines()
+    broken = json.loads(lines[1])
+    broken["majority_correct"] = "yes"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0], json.dumps(broken), *lines[2:]]) + "\n")
+    proc = run_cli("audit-dataset", str(clean[0]), str(bad))
+    validate = run_cli("validate", str(bad))
+    assert proc.returncode == 1 and validate.returncode == 1
+    # validate prints its findings on stdout; the audit, for which they are errors, on stderr
+    first = next(line for line in validate.stdout.splitlines() if line.startswith(f"{bad}:2:"))
+    assert first in proc.stderr.splitlines() and first.startswith(f"{bad}:2: majority_correct:")
+    assert proc.stdout == ""

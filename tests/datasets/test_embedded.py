@@ -1,0 +1,57 @@
+"""The embedded data set: valid, balanced, and exactly what its seeded generator writes."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import jsonschema
+from conftest import EMBEDDED, ROOT, run_cli
+
+from harness.datasets import embedded
+from harness.cases.reader import scan
+
+SHARED_SCHEMA = ROOT.parent / "shared" / "schemas" / "fcb-case.schema.json"
+
+
+def test_shipped_file_is_what_the_generator_writes(tmp_path: Path) -> None:
+    out = tmp_path / "regenerated.jsonl"
+    embedded.write(out, embedded.DEFAULT_SEED)
+    assert out.read_bytes() == EMBEDDED.read_bytes()
+
+
+def test_valid_balanced_and_varied() -> None:
+    result = scan(EMBEDDED, strict=True)
+    assert result.problems == [] and len(result.labels) >= 200
+    cases = [json.loads(line) for line in EMBEDDED.read_text().splitlines()]
+    by_category = Counter(c["category"] for c in cases)
+    assert len(by_category) == 8 and min(by_category.values()) >= 25
+    assert all(c["source"] == "original" for c in cases)
+    assert {len(c["answers"]) for c in cases} >= {2, 16}
+    assert 0.2 < sum("evidence" in c for c in cases) / len(cases) < 0.8
+    assert all(
+        set(a["metadata"]) == {"model_family", "saw_other_answers", "shared_context"}
+        for c in cases
+        for a in c["answers"]
+    )
+    subjects = Counter(t for c in cases for t in c["tags"])
+    assert {"arithmetic", "units", "dates", "science", "geography", "code", "everyday_reasoning"} <= set(subjects)
+
+
+def test_valid_under_the_shared_schema_with_a_general_validator() -> None:
+    packaged = ROOT / "harness" / "data" / "fcb-case.schema.json"
+    assert packaged.read_bytes() == SHARED_SCHEMA.read_bytes()  # the packaged copy is the shared spec, byte for byte
+    schema = json.loads((ROOT / "harness" / "data" / "fcb-case.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    for line in EMBEDDED.read_text().splitlines():
+        assert not list(validator.iter_errors(json.loads(line)))
+
+
+def test_make_eval_equivalent_runs_on_the_embedded_set(tmp_path: Path) -> None:
+    proc = run_cli("eval", "--results", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "macro-F1" in proc.stdout and "genuine_disagreement" in proc.stdout
+    doc = json.loads(next(tmp_path.glob("*/metrics.json")).read_text())
+    assert doc["detector"]["spec"] == "builtin:heuristic" and doc["complete"]
+    assert doc["metrics"]["n_cases"] == len(EMBEDDED.read_text().splitlines())

@@ -1,0 +1,128 @@
+"""Plain functions on a bounded thread pool, detector classes with batches, and the engines (local, processes,
+Ray): the same results under each, and a worker killed mid-run loses no case."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import read_jsonl, run_cli
+
+from harness.datasets.synthetic import write_realistic_cases
+
+DETECTORS = Path(__file__).resolve().parents[1] / "data" / "detectors" / "scale.py"
+RISKS = ("low", "medium", "high")
+HAS_RAY = importlib.util.find_spec("ray") is not None
+
+
+def expected(case: dict) -> tuple[str, float]:
+    """The rule of scale.py, computed here from the case itself."""
+    texts = [a["text"] for a in case["answers"]]
+    return RISKS[(len(texts) + len(set(texts))) % 3], round(len(set(texts)) / len(texts), 6)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path, dict[str, dict]]:
+    """40 realistic cases, a fresh copy of the test detectors, and the cases by id."""
+    cases = write_realistic_cases(tmp_path / "cases.jsonl", 40, seed=3)
+    detectors = tmp_path / "det" / "scale.py"
+    detectors.parent.mkdir()
+    shutil.copy(DETECTORS, detectors)
+    return cases, detectors, {c["id"]: c for c in read_jsonl(cases)}
+
+
+def _eval(cases: Path, spec: str, out: Path, *args: str, timeout: float = 120) -> list[dict]:
+    proc = run_cli("eval", str(cases), "-d", spec, "-q", "--bootstrap", "50", "--out", str(out), *args, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return read_jsonl(out / "predictions.jsonl")
+
+
+def _results(journal: list[dict]) -> dict[str, tuple]:
+    return {r["id"]: (r["risk"], r["score"], r["error"] and r["error"]["kind"]) for r in journal}
+
+
+def _scored(run: Path) -> dict:
+    metrics = json.loads((run / "metrics.json").read_text())["metrics"]
+    metrics.pop("operational")  # times differ; everything else must not
+    return metrics
+
+
+def test_a_hung_plain_call_times_out_alone_and_does_not_hold_the_exit(setup, tmp_path: Path) -> None:
+    cases, detectors, by_id = setup
+    started = time.monotonic()
+    # one thread only: unless the stuck thread is replaced, every case after the hung one would time out too
+    journal = _eval(cases, f"{detectors}:hangs_on_order_3", tmp_path / "run", "--concurrency", "1", "--timeout", "1")
+    assert time.monotonic() - started < 30  # the hung call sleeps 60 s
+    kinds = Counter(r["error"] and r["error"]["kind"] for r in journal)
+    assert kinds == {None: 39, "timeout": 1}
+    (hung,) = [r["id"] for r in journal if r["error"]]
+    assert "(order 3)" in by_id[hung]["question"]
+
+
+def test_a_batch_detector_is_set_up_once_and_gets_full_batches(setup, tmp_path: Path) -> None:
+    cases, detectors, by_id = setup
+    journal = _eval(cases, f"{detectors}:Batched", tmp_path / "run", "--batch-size", "4")
+    assert {r["id"]: (r["risk"], r["score"]) for r in journal} == {i: expected(c) for i, c in by_id.items()}
+    assert len((detectors.parent / "setups.log").read_text().split()) == 1  # the model is loaded once
+    sizes = [int(n) for n in (detectors.parent / "batches.log").read_text().split()]
+    assert sum(sizes) == 40 and max(sizes) == 4
+    assert sizes.count(4) >= 8  # the preflight's case goes alone; the rest fill their batches
+
+
+def test_a_batch_that_fails_fails_each_of_its_cases(setup, tmp_path: Path) -> None:
+    cases, detectors, by_id = setup
+    journal = _eval(cases, f"{detectors}:BatchFailures", tmp_path / "run", "--batch-size", "4")
+    order = {i: int(c["question"].split("(order ")[1].split(")")[0]) for i, c in by_id.items()}
+    errors = {order[r["id"]]: r["error"] for r in journal if r["error"]}
+    assert errors[5]["kind"] == "detector_exception" and "ran out of memory" in errors[5]["message"]
+    assert "RuntimeError" in errors[5]["traceback"]
+    assert errors[9]["kind"] == "invalid_response" and "3 replies for 4 requests" in errors[9]["message"]
+    # every case of the batch that held order 5 fails with it, and every case of the one that held order 9; no other
+    batches = [[int(o) for o in line.split()] for line in (detectors.parent / "failures.log").read_text().splitlines()]
+    raised = {o for b in batches if 5 in b for o in b}
+    short = {o for b in batches if 9 in b and 5 not in b for o in b}
+    assert {o: e["kind"] for o, e in errors.items()} == {
+        **{o: "detector_exception" for o in raised},
+        **{o: "invalid_response" for o in short},
+    }
+    for r in journal:
+        if not r["error"]:
+            assert (r["risk"], r["score"]) == expected(by_id[r["id"]])
+
+
+ENGINES = [("processes", "--workers", "2")]
+if HAS_RAY:
+    ENGINES.append(("ray", "--workers", "2"))
+
+
+@pytest.mark.parametrize("engine", ENGINES, ids=[e[0] for e in ENGINES])
+def test_an_engine_gives_the_local_results_and_a_killed_worker_loses_no_case(engine, setup, tmp_path: Path) -> None:
+    cases, detectors, by_id = setup
+    local = _eval(cases, f"{detectors}:plain", tmp_path / "local")
+    assert _results(local) == {i: (*expected(c), None) for i, c in by_id.items()}
+
+    remote = _eval(cases, f"{detectors}:plain", tmp_path / "remote", "--engine", *engine)
+    assert _results(remote) == _results(local) and len(remote) == 40
+    assert _scored(tmp_path / "remote") == _scored(tmp_path / "local")
+
+    # a worker kills itself (SIGKILL) in the middle of a batch: its cases go to another worker, each journaled once
+    killed = _eval(cases, f"{detectors}:Killer", tmp_path / "killed", "--engine", *engine)
+    assert (detectors.parent / "killed.marker").exists()
+    assert Counter(r["id"] for r in killed) == Counter(list(by_id))
+    assert _results(killed) == _results(local)
+    assert _scored(tmp_path / "killed") == _scored(tmp_path / "local")
+
+
+def test_an_http_detector_is_refused_by_the_worker_engines(setup, tmp_path: Path) -> None:
+    cases, _, _ = setup
+    proc = run_cli(
+        "eval", str(cases), "-d", "http://127.0.0.1:9", "--engine", "processes", "--out", str(tmp_path / "r")
+    )
+    assert proc.returncode == 2
+    assert "runs Python detectors" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "r").exists()

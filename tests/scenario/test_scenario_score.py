@@ -1,0 +1,151 @@
+"""fcb scenario score: utilities, BATNA checks, distance to the frontier and the Nash-product ratio of an agreed
+allocation, against figures worked out by hand; the allocation file format and its errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.scenario.analyze import analyze
+from harness.scenario.score import Score, parse_allocation, score
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "tests" / "data" / "scenarios"
+approx = pytest.approx
+
+
+def scored(name: str, allocation: dict[str, Any]) -> Score:
+    a = analyze(json.loads((SCENARIOS / name).read_text()))
+    assert a is not None
+    shares, findings = parse_allocation({"allocation": allocation}, a.model)
+    assert findings == [] and shares is not None
+    return score(a, shares)
+
+
+def problems(name: str, document: Any) -> list[tuple[str, str]]:
+    a = analyze(json.loads((SCENARIOS / name).read_text()))
+    assert a is not None
+    shares, findings = parse_allocation(document, a.model)
+    assert shares is None
+    return [(f.pointer, f.message) for f in findings]
+
+
+def test_an_even_split_of_a_logroll() -> None:
+    # logroll_two, each resource split 50/50: u = (0.5 * 0.8 + 0.5 * 0.2, same) = (0.5, 0.5); BATNAs 0: both beat.
+    # Nash product 0.25; the NBS's is 0.64: ratio 0.390625.
+    # Distance to the frontier (0,1)-(0.8,0.8)-(1,0): to the first piece, |cross((0.5,-0.5), (0.8,-0.2))| / |(0.8,
+    # -0.2)| = 0.3 / sqrt(0.68); the same to the second. Both could still gain 0.3 at once, at (0.8, 0.8).
+    s = scored(
+        "logroll_two.json", {"ovens": {"Alice": 0.5, "Bob": 0.5}, "catering_clients": {"Alice": 0.5, "Bob": 0.5}}
+    )
+    assert s.utilities == approx((0.5, 0.5)) and s.beats_batna == (True, True)
+    assert s.nash_product == approx(0.25) and s.nbs_ratio == approx(0.390625)
+    assert s.distance_to_frontier == approx(0.3 / math.sqrt(0.68))
+    assert s.pareto_gap == approx(0.3)
+
+
+def test_the_nbs_allocation_scores_one() -> None:
+    s = scored("logroll_two.json", {"ovens": "Alice", "catering_clients": "Bob"})
+    assert s.utilities == approx((0.8, 0.8)) and s.nbs_ratio == approx(1.0)
+    assert s.distance_to_frontier == approx(0.0, abs=1e-12) and s.pareto_gap == approx(0.0, abs=1e-12)
+
+
+def test_a_deal_one_party_should_refuse() -> None:
+    # three_mixed: ovens halved (A 0.25, B 0.1), contract to B (0.5), debt borne half each (-0.15 each):
+    # u = (0.1, 0.45). A's BATNA is 0.1: not beaten (strictly), so the Nash product counts as 0 and the ratio is 0.
+    # Nearest frontier piece (-0.3,0.7)-(0.2,0.5): |cross((0.4,-0.25), (0.5,-0.2))| / sqrt(0.29) = 0.045 / sqrt(0.29).
+    # Equal gains along it: -0.4 + 0.5s = 0.25 - 0.2s at s = 13/14, a gain of 0.9/14 for both.
+    s = scored(
+        "three_mixed.json",
+        {"ovens": {"Alice": 0.5, "Bob": 0.5}, "hospital_contract": "Bob", "supplier_debt": {"Alice": 0.5, "Bob": 0.5}},
+    )
+    assert s.utilities == approx((0.1, 0.45)) and s.beats_batna == (False, True)
+    assert s.nash_product == 0.0 and s.nbs_ratio == 0.0
+    assert s.distance_to_frontier == approx(0.045 / math.sqrt(0.29))
+    assert s.pareto_gap == approx(0.9 / 14)
+
+
+def test_shared_and_liability_specs() -> None:
+    # shared_raw (weights A 0.5, 0.25, 0.25; B 0.2, 0.4, 0.4): ovens to A, brand shared, A bears the loan:
+    # u = (0.5 + 0.25 - 0.25, 0.4) = (0.5, 0.4), the NBS. The brand to Bob alone instead: A loses 0.25.
+    s = scored("shared_raw.json", {"ovens": "Alice", "brand": "shared", "bank_loan": {"Alice": 1}})
+    assert s.utilities == approx((0.5, 0.4)) and s.nbs_ratio == approx(1.0)
+    s = scored("shared_raw.json", {"ovens": "Alice", "brand": "Bob", "bank_loan": "Alice"})
+    assert s.utilities == approx((0.25, 0.4))
+
+
+def test_no_zopa_means_no_ratio() -> None:
+    s = scored("indivisible_impasse.json", {"ovens": "Alice", "van": "Bob"})
+    assert s.utilities == approx((0.6, 0.5)) and s.beats_batna == (False, False) and s.nbs_ratio is None
+
+
+def test_invalid_allocations() -> None:
+    assert problems("shared_raw.json", {"allocation": {"ovens": "Alice"}}) == [
+        ("/allocation/brand", "no allocation for this resource"),
+        ("/allocation/bank_loan", "no allocation for this resource"),
+    ]
+    found = problems(
+        "shared_raw.json",
+        {
+            "scenario": "other",
+            "allocation": {
+                "ovens": {"Alice": 0.7, "Bob": 0.7},
+                "brand": "Carol",
+                "bank_loan": {"Alice": 0.5},
+                "extra": 1,
+            },
+        },
+    )
+    assert found == [
+        ("/scenario", "allocation is for 'other', not 'shared_raw'"),
+        ("/allocation/extra", "no such resource"),
+        ("/allocation/ovens", "the fractions add up to 1.4, more than the whole resource"),
+        ("/allocation/brand", "'Carol' is not 'Alice' or 'Bob' or 'shared'"),
+        ("/allocation/bank_loan", "a liability is borne in full: the fractions must add up to 1, not 0.5"),
+    ]
+    allocation = {"ovens": "shared", "hospital_contract": {"Alice": 0.5}, "supplier_debt": {"Zed": 1}}
+    indivisible = "an indivisible resource goes whole to one party or to neither (fractions 0 or 1)"
+    assert problems("three_mixed.json", {"allocation": allocation}) == [
+        ("/allocation/ovens", "'shared' is not 'Alice' or 'Bob'"),
+        ("/allocation/hospital_contract", indivisible),
+        ("/allocation/supplier_debt/Zed", "'Zed' is not a participant"),
+    ]
+    assert problems("three_mixed.json", [1]) == [
+        ("", "expected an object with an 'allocation' object (resource id -> spec)")
+    ]
+
+
+def test_cli_score(tmp_path: Path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "harness.scenario.commands", "score", *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+
+    good = tmp_path / "deal.json"
+    good.write_text('{"scenario": "logroll_two", "allocation": {"ovens": "Alice", "catering_clients": "Bob"}}')
+    text = cli(str(SCENARIOS / "logroll_two.json"), str(good))
+    assert text.returncode == 0, text.stderr
+    assert "distance to the Pareto frontier: 0.000 (Pareto-optimal: yes)" in text.stdout
+    js = cli(str(SCENARIOS / "logroll_two.json"), str(good), "--format", "json")
+    data = json.loads(js.stdout)
+    assert data["utilities"] == {"Alice": 0.8, "Bob": 0.8} and data["nbs_ratio"] == 1.0
+    assert data["beats_batna"] == {"Alice": True, "Bob": True} and data["pareto_optimal"] is True
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"allocation": ')
+    proc = cli(str(SCENARIOS / "logroll_two.json"), str(broken))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "invalid JSON" in proc.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"allocation": {"ovens": 2}}')
+    assert cli(str(SCENARIOS / "logroll_two.json"), str(bad)).returncode == 1
+    assert cli(str(SCENARIOS / "logroll_two.json"), str(tmp_path / "missing.json")).returncode == 2
+    assert cli(str(SCENARIOS / "bad_cross_rules.json"), str(good)).returncode == 1
+    assert cli(str(SCENARIOS / "no_resources.json"), str(good)).returncode == 1
