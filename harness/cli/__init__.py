@@ -376,7 +376,7 @@ def cmd_build_dataset(args: argparse.Namespace) -> int:
 def _audit_items(path: str, name: str) -> tuple[list[Any], dict[str, Any]] | None:
     """The audit's view of a file's cases, or None (problems printed) when the file has invalid lines."""
     from harness.cases.reader import iter_cases, scan
-    from harness.datasets.audit import item_from_case
+    from harness.datasets.audit.items import item_from_case
 
     result = scan(path, spool=True)  # read once; the items come from the spool
     if result.errors:
@@ -417,7 +417,8 @@ class _Progress:
 def cmd_audit_dataset(args: argparse.Namespace) -> int:
     import orjson
 
-    from harness.datasets.audit import Settings, audit, split_by_source_item
+    from harness.datasets.audit import audit
+    from harness.datasets.audit.items import Settings, split_by_source_item
     from harness.datasets.audit_report import RENDERERS
 
     if args.split_by and len(args.paths) != 1:

@@ -10,15 +10,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from harness.types import CATEGORY_RISK
-
-CATEGORIES = CATEGORY_RISK  # category -> expected risk, in the label scheme's order
+from harness.types import CATEGORIES, CATEGORY_RISK
 
 
 def _correct_flags(category: str, n: int, rng: random.Random) -> list[bool]:
     if category == "lone_correct_dissenter":
         flags = [False] * (n - 1) + [True]
-    elif CATEGORIES[category] == "high":
+    elif CATEGORY_RISK[category] == "high":
         flags = [False] * n
     elif category == "genuine_disagreement":
         flags = [True] * ((n * 3 - 1) // 5) + [False] * (n - (n * 3 - 1) // 5)  # under 60% correct
@@ -34,7 +32,7 @@ ORIGIN_TAGS = ("origin_natural", "origin_assembled", "origin_constructed")
 def make_case(i: int, rng: random.Random, origins: bool = False) -> dict[str, Any]:
     """Case ``i``; with ``origins``, also an origin tag, cycling through `ORIGIN_TAGS` every 8 cases (one of
     each category), so that every origin holds every category. The tag draws nothing from ``rng``."""
-    category = list(CATEGORIES)[i % len(CATEGORIES)]
+    category = CATEGORIES[i % len(CATEGORIES)]
     n = rng.randint(3, 8)
     a, b = rng.randint(2, 99), rng.randint(2, 99)
     truth = a * b
@@ -63,9 +61,9 @@ def make_case(i: int, rng: random.Random, origins: bool = False) -> dict[str, An
         "question": f"Case {i}: what is {a} times {b}?",
         "answers": answers,
         "ground_truth": str(truth),
-        "expected_risk": CATEGORIES[category],
+        "expected_risk": CATEGORY_RISK[category],
         "majority_correct": {"high": False, "low": True}.get(
-            CATEGORIES[category], None if category == "genuine_disagreement" else True
+            CATEGORY_RISK[category], None if category == "genuine_disagreement" else True
         ),
         "rationale": "synthetic test case",
         "source": "original",

@@ -14,7 +14,8 @@ import jsonschema
 import pytest
 from conftest import ROOT, run_cli
 
-from harness.datasets.audit import Settings, audit, item_from_case
+from harness.datasets.audit import audit
+from harness.datasets.audit.items import Settings, item_from_case
 from harness.datasets.audit_report import render
 from harness.types import CATEGORIES, CATEGORY_RISK
 

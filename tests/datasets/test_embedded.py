@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import jsonschema
 from conftest import EMBEDDED, ROOT, run_cli
 
-from harness.datasets import embedded
+from harness import types
 from harness.cases.reader import scan
+from harness.datasets import embedded
+from harness.datasets.embedded import assembly
 
 SHARED_SCHEMA = ROOT.parent / "shared" / "schemas" / "fcb-case.schema.json"
 
 
 def test_shipped_file_is_what_the_generator_writes(tmp_path: Path) -> None:
     out = tmp_path / "regenerated.jsonl"
-    embedded.write(out, embedded.DEFAULT_SEED)
+    seed = str(embedded.DEFAULT_SEED)
+    command = [sys.executable, "-m", "harness.datasets.embedded", "--out", str(out), "--seed", seed]
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == EMBEDDED.read_bytes()
+
+
+def test_the_generators_copy_of_the_label_scheme_is_the_contracts() -> None:
+    # The generator may not import harness.types, so it keeps its own category -> risk table.
+    assert assembly.CATEGORY_RISK == types.CATEGORY_RISK
 
 
 def test_valid_balanced_and_varied() -> None:

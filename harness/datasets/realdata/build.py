@@ -33,8 +33,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from harness.cases.labels import check_case
 from harness.cases.reader import file_sha256, schema_errors
-from harness.datasets.audit import Settings, item_from_case
 from harness.datasets.audit import audit as audit_splits
+from harness.datasets.audit.items import Settings, item_from_case
 from harness.datasets.realdata import wording
 from harness.datasets.realdata.claims import DIFFERENT_CLAIM, Claim, ClaimMap, claim_map, is_non_answer, stance
 from harness.datasets.realdata.sources import (

@@ -1,0 +1,82 @@
+"""``fcb audit-dataset``: does a benchmark measure detection, or can its own wording, sizes and sources be learned?
+
+Pure computations over two lists of cases (TRAIN, TEST). Surface baselines are fitted on TRAIN only, their settings
+chosen by grouped cross-validation on TRAIN (groups = source item, so one question never sits on both sides of a
+fold), and scored once on TEST. Exact rules, count leakage and composition look at both files together; overlap
+compares them. The result is a plain-JSON document (`AuditDocument`), described by ``harness/data/audit.schema.json``.
+
+Modules: ``items`` (the audit's view of a case, its settings, the split by source item), ``baselines`` (surface
+models), ``rules`` (exact rules, count leakage), ``overlap`` (overlap and composition), ``verdict``, ``document``
+(the output's shape); ``audit`` here runs them all.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from harness.datasets.audit.baselines import surface_baselines
+from harness.datasets.audit.document import AuditDocument
+from harness.datasets.audit.items import Item, Settings
+from harness.datasets.audit.overlap import composition, overlap
+from harness.datasets.audit.rules import RULE_PRECISION, RULE_RECALL, RULES_LISTED, count_leakage, exact_rules
+from harness.datasets.audit.verdict import verdict
+from harness.types import CATEGORIES
+
+AUDIT_VERSION = 1
+
+
+def audit(
+    train: Sequence[Item],
+    test: Sequence[Item],
+    files: dict[str, Any],
+    settings: Settings,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> AuditDocument:
+    """The whole audit of TRAIN against TEST."""
+    import sklearn.ensemble  # noqa: F401  loaded first, so that threadpoolctl sees its OpenMP runtime
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits  # installed with scikit-learn
+
+    # One thread: the trees' OpenMP threads fight over a shared machine's cores (a 4 s fit took 0.1 s with one).
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        # a grid point that stops at max_iter is still a valid (if weaker) model; the grid picks the better ones
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return _audit(train, test, files, settings, progress)
+
+
+def _audit(
+    train: Sequence[Item],
+    test: Sequence[Item],
+    files: dict[str, Any],
+    settings: Settings,
+    progress: Callable[[str], None],
+) -> AuditDocument:
+    started = time.perf_counter()
+    cats = [c for c in CATEGORIES if any(it.category == c for it in [*train, *test])]
+    cats += sorted({it.category for it in [*train, *test]} - set(cats))
+    surface, top = surface_baselines(train, test, cats, settings, progress)
+    progress("exact rules over TRAIN + TEST")
+    rules = exact_rules([*train, *test], cats)
+    rules["top_ngrams"] = top
+    rules["thresholds"] = {"precision": RULE_PRECISION, "recall": RULE_RECALL, "listed_per_target": RULES_LISTED}
+    leak = count_leakage([*train, *test], cats)
+    leak["count_only_macro_f1"] = next(b["macro_f1"] for b in surface["baselines"] if b["name"] == "answer count only")
+    progress("overlap between and within the files")
+    doc = AuditDocument(
+        audit_version=AUDIT_VERSION,
+        files=files,
+        settings={"max_surface_f1": settings.max_surface_f1, "seed": settings.seed, "bootstrap": settings.n_boot},
+        categories=cats,
+        surface=surface,
+        rules=rules,
+        count_leakage=leak,
+        overlap=overlap(train, test),
+        composition=composition(train, test),
+        verdict={},  # filled in below: the verdict reads the findings above
+    )
+    doc["verdict"] = verdict(doc, settings)
+    doc["files"]["seconds"] = round(time.perf_counter() - started, 2)
+    return doc

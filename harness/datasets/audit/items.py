@@ -1,0 +1,77 @@
+"""The audit's view of a case (`Item`), its settings, and how it reads text; the split by source item."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ORIGINS = ("origin_natural", "origin_assembled", "origin_constructed")
+TOKEN_PATTERN = r"(?u)\b\w+\b"  # single letters and digits count: "A: 7" is a habit too
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """What the audit needs of one case."""
+
+    file: str  # "train" or "test"
+    line: int
+    case_id: str
+    category: str
+    question: str
+    answers: tuple[str, ...]
+    source_dataset: str
+    source_identity: str
+    origin: str
+    has_evidence: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    max_surface_f1: float = 0.45
+    seed: int = 0
+    n_boot: int = 1000
+
+
+def normalise(text: str) -> str:
+    """Lower case, runs of white space as one space: what "identical" means for questions and answers."""
+    return " ".join(text.lower().split())
+
+
+def item_from_case(case: dict[str, Any], file: str, line: int) -> Item:
+    """The audit's view of one schema-valid case."""
+    source = case["source"]
+    if isinstance(source, str):  # "original": the question is the only identity there is
+        dataset, identity = source, f"{source}:{normalise(case['question'])}"
+    else:
+        dataset, identity = source["dataset"], f"{source['dataset']}:{source['item']}"
+    tags = set(case.get("tags", ()))
+    origin = next((o.removeprefix("origin_") for o in ORIGINS if o in tags), "unknown")
+    return Item(
+        file=file,
+        line=line,
+        case_id=case["id"],
+        category=case["category"],
+        question=case["question"],
+        answers=tuple(a["text"] for a in case["answers"]),
+        source_dataset=dataset,
+        source_identity=identity,
+        origin=origin,
+        has_evidence=bool(case.get("evidence")),
+    )
+
+
+def split_by_source_item(items: Sequence[Item], seed: int) -> tuple[list[Item], list[Item]]:
+    """Half/half by a seeded hash of each case's source identity, so one source item lands on one side only."""
+    train: list[Item] = []
+    test: list[Item] = []
+    for it in items:
+        digest = hashlib.sha256(f"{seed}:{it.source_identity}".encode()).digest()
+        side = test if digest[0] & 1 else train
+        side.append(Item(**{**_fields(it), "file": "test" if side is test else "train"}))
+    return train, test
+
+
+def _fields(it: Item) -> dict[str, Any]:
+    return {name: getattr(it, name) for name in Item.__slots__}

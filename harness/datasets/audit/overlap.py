@@ -1,0 +1,141 @@
+"""What TRAIN and TEST share (source items, questions, answers) and what each file is made of."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from harness.datasets.audit.items import TOKEN_PATTERN, Item, normalise
+from harness.types import CATEGORIES
+
+NEAR_DUPLICATE = 0.8
+ANSWER_REUSE = 0.5
+LISTED = 20  # overlap pairs listed per kind; counts are always complete
+
+
+def overlap(train: Sequence[Item], test: Sequence[Item]) -> dict[str, Any]:
+    """Shared source items, identical and near-duplicate questions and reused answers, across and within files."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    items = [*train, *test]
+    n_tr = len(train)
+    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=TOKEN_PATTERN)
+    x = vec.fit_transform([it.question for it in items])
+    sims = (x @ x.T).tocoo()
+    norm_q = [normalise(it.question) for it in items]
+    near: dict[str, list[tuple[int, int, float]]] = defaultdict(list)
+    for i, j, s in zip(sims.row, sims.col, sims.data, strict=True):
+        if i < j and s >= NEAR_DUPLICATE - 1e-9 and norm_q[i] != norm_q[j]:
+            near[_where(i, j, n_tr, items)].append((int(i), int(j), float(s)))
+    shared = sorted({it.source_identity for it in train} & {it.source_identity for it in test})
+    return {
+        "shared_source_items": {
+            "count": len(shared),
+            "test_cases": sum(it.source_identity in set(shared) for it in test),
+            "listed": shared[:LISTED],
+        },
+        "identical_questions": _identical(items, norm_q, n_tr),
+        "near_duplicate_questions": _pairs_summary(near, items, "cosine"),
+        "answer_reuse": _answer_reuse(items, n_tr),
+        "thresholds": {"near_duplicate_cosine": NEAR_DUPLICATE, "answer_reuse_share": ANSWER_REUSE},
+    }
+
+
+def _where(i: int, j: int, n_tr: int, items: Sequence[Item]) -> str:
+    """Which of the pair kinds (i, j) is: across the files, or within one, same or different source item."""
+    if (i < n_tr) != (j < n_tr):
+        return "across_files"
+    same = items[i].source_identity == items[j].source_identity
+    return f"within_{items[i].file}_{'same' if same else 'different'}_source"
+
+
+PAIR_KINDS = (
+    "across_files",
+    "within_train_different_source",
+    "within_test_different_source",
+    "within_train_same_source",
+    "within_test_same_source",
+)
+
+
+def _pairs_summary(
+    pairs: dict[str, list[tuple[int, int, float]]], items: Sequence[Item], measure: str
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in PAIR_KINDS:
+        found = sorted(pairs.get(kind, []), key=lambda p: (-p[2], p[0], p[1]))
+        out[kind] = {
+            "pairs": len(found),
+            "cases": len({k for p in found for k in p[:2]}),
+            "listed": [{"a": _ref(items[i]), "b": _ref(items[j]), measure: round(s, 4)} for i, j, s in found[:LISTED]],
+        }
+    return out
+
+
+def _ref(it: Item) -> dict[str, Any]:
+    text = " ".join(it.question.split())
+    return {
+        "file": it.file,
+        "line": it.line,
+        "id": it.case_id,
+        "source_item": it.source_identity,
+        "question": text[:100] + ("..." if len(text) > 100 else ""),
+    }
+
+
+def _identical(items: Sequence[Item], norm_q: list[str], n_tr: int) -> dict[str, Any]:
+    by_text: dict[str, list[int]] = defaultdict(list)
+    for i, q in enumerate(norm_q):
+        by_text[q].append(i)
+    pairs: dict[str, list[tuple[int, int, float]]] = defaultdict(list)
+    for members in by_text.values():
+        for a_pos, i in enumerate(members):
+            for j in members[a_pos + 1 :]:
+                pairs[_where(i, j, n_tr, items)].append((i, j, 1.0))
+    return _pairs_summary(pairs, items, "similarity")
+
+
+def _answer_reuse(items: Sequence[Item], n_tr: int) -> dict[str, Any]:
+    """Pairs of cases where one holds half or more of the other's (distinct, normalised) answers."""
+    vocab: dict[str, int] = {}
+    rows, cols = [], []
+    for i, it in enumerate(items):
+        for a in {normalise(t) for t in it.answers}:
+            rows.append(i)
+            cols.append(vocab.setdefault(a, len(vocab)))
+    m = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(items), len(vocab)))
+    size = np.asarray(m.sum(axis=1)).ravel()
+    shared = sparse.triu(m @ m.T, k=1).tocoo()
+    pairs: dict[str, list[tuple[int, int, float]]] = defaultdict(list)
+    for row, col, k in zip(shared.row.tolist(), shared.col.tolist(), shared.data, strict=True):
+        share = k / min(size[row], size[col])
+        if share >= ANSWER_REUSE:
+            pairs[_where(row, col, n_tr, items)].append((row, col, float(share)))
+    return _pairs_summary(pairs, items, "shared_share")
+
+
+def composition(train: Sequence[Item], test: Sequence[Item]) -> dict[str, Any]:
+    """Counts by category x source x origin per file, evidence share and answers per case."""
+    table: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for it in [*train, *test]:
+        table[(it.category, it.source_dataset, it.origin)][it.file] += 1
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    rows = [
+        {"category": c, "source": s, "origin": o, "train": n["train"], "test": n["test"]}
+        for (c, s, o), n in sorted(table.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0]))
+    ]
+    files = {"train": train, "test": test}
+    return {
+        "rows": rows,
+        "evidence_share": {
+            f: round(sum(it.has_evidence for it in v) / len(v), 4) if v else 0.0 for f, v in files.items()
+        },
+        "answers_per_case": {
+            f: {str(k): n for k, n in sorted(Counter(len(it.answers) for it in v).items())} for f, v in files.items()
+        },
+        "origins": sorted({it.origin for it in [*train, *test]}),
+    }

@@ -1,0 +1,82 @@
+"""The verdict: findings over the thresholds (exit 1) and warnings to read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.datasets.audit.document import Finding
+from harness.datasets.audit.items import Settings
+
+CATEGORY_F1_WARNING = 0.9
+
+
+def verdict(doc: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    """Findings over the thresholds (exit 1), warnings to read."""
+    findings: list[Finding] = []
+    warnings: list[Finding] = []
+    for b in doc["surface"]["baselines"]:
+        if b["name"] == "majority class":
+            continue
+        for key, label in (("macro_f1", "category macro-F1"), ("risk_macro_f1", "risk macro-F1")):
+            if b[key] > settings.max_surface_f1:
+                findings.append(
+                    Finding(
+                        kind="surface_baseline",
+                        message=(
+                            f"{b['name']}: {label} {b[key]:.3f} on TEST exceeds --max-surface-f1 "
+                            f"{settings.max_surface_f1:.2f}"
+                        ),
+                    )
+                )
+        for cat, f1 in b["per_category"].items():
+            if f1 >= CATEGORY_F1_WARNING:
+                warnings.append(
+                    Finding(kind="surface_category", message=(f"{b['name']}: F1 {f1:.3f} for {cat} on TEST"))
+                )
+    for target, counts in doc["rules"]["by_target"].items():
+        best = next(r for r in doc["rules"]["rules"] if " + ".join(r["target"]) == target)
+        findings.append(
+            Finding(
+                kind="exact_rule",
+                message=(
+                    f'{target}: {counts["distinct_rules"]} exact rule(s), e.g. {best["kind"]} "{best["text"]}" '
+                    f"(precision {best['precision']:.2f}, recall {best['recall']:.2f}, "
+                    f"{best['in_target']} of {best['with_feature']} cases)"
+                ),
+            )
+        )
+    ov = doc["overlap"]
+    if n := ov["shared_source_items"]["count"]:
+        findings.append(
+            Finding(
+                kind="shared_source_items",
+                message=(
+                    f"{n} source item(s) in both files ({ov['shared_source_items']['test_cases']} TEST cases): "
+                    "TRAIN leaks into TEST"
+                ),
+            )
+        )
+    if n := ov["identical_questions"]["across_files"]["pairs"]:
+        findings.append(
+            Finding(
+                kind="identical_questions",
+                message=(f"{n} pair(s) of identical questions across the files: TRAIN leaks into TEST"),
+            )
+        )
+    for section, label in (
+        ("near_duplicate_questions", "near-duplicate questions"),
+        ("answer_reuse", "cases reusing half or more of another case's answers"),
+    ):
+        for kind in ("across_files", "within_train_different_source", "within_test_different_source"):
+            if n := ov[section][kind]["pairs"]:
+                warnings.append(Finding(kind=section, message=f"{n} pair(s) of {label}, {kind.replace('_', ' ')}"))
+    for f in ("train", "test"):
+        if n := ov["identical_questions"][f"within_{f}_different_source"]["pairs"]:
+            warnings.append(
+                Finding(
+                    kind="identical_questions",
+                    message=(f"{n} pair(s) of identical questions within {f.upper()} from different source items"),
+                )
+            )
+    return {"status": "fail" if findings else "pass", "findings": findings, "warnings": warnings}
