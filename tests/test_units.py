@@ -12,7 +12,8 @@ import pytest
 
 from harness.detectors import load_detector
 from harness.detectors.answers import agreement_share, answer_key
-from harness.detectors.http import endpoint, retry_after_seconds, split_credentials
+from harness.detectors.http import endpoint
+from harness.detectors.transport import retry_after_seconds, split_credentials
 from harness.errors import DetectorLoadError
 from harness.redact import redact_spec, redact_url
 
