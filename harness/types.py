@@ -7,8 +7,9 @@ the error that stood in its place). Metrics are computed from predictions and th
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, Protocol, TypedDict
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from harness.documents import Metrics, MetricsDocument
 
@@ -40,12 +41,19 @@ class Answer(TypedDict):
     text: str
 
 
-class Request(TypedDict):
-    """What a detector receives: ``task`` and ``answers`` always, ``evidence`` only when the case has some."""
-
+class _RequestRequired(TypedDict):
     task: str
     answers: list[Answer]
-    evidence: NotRequired[list[str]]
+
+
+class Request(_RequestRequired, total=False):
+    """What a detector receives: ``task`` and ``answers`` always, ``evidence`` only when the case has some.
+
+    Written as a required base and a ``total=False`` subclass rather than with ``NotRequired``: under
+    ``from __future__ import annotations`` Python 3.11 cannot see a ``NotRequired`` at run time, and counted
+    ``evidence`` among ``Request.__required_keys__``."""
+
+    evidence: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +87,58 @@ class RunAborted(KeyboardInterrupt):
 
 
 class Detector(Protocol):
-    """Anything that can assess a request. Raise `DetectorError` for a failure that belongs to one case."""
+    """Anything that can assess a request. Raise `DetectorError` for a failure that belongs to one case.
+
+    A detector may also have any of the optional abilities below (`HasSecrets`, `HasPreflight`, `HasFingerprint`,
+    `HasTrainingItems`, `HasConcurrency`); the harness asks ``isinstance(detector, HasSecrets)`` and so on, and does
+    without the ability when the answer is no.
+    """
 
     name: str
 
     async def assess(self, request: Request) -> Prediction: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class HasSecrets(Protocol):
+    """Holds values that must never be written anywhere (a token, a password in a URL). The run scrubs them from
+    every error message, journal line and cache entry. Without it: nothing beyond the environment's secret-looking
+    variables is scrubbed."""
+
+    def secrets(self) -> list[str]: ...
+
+
+@runtime_checkable
+class HasPreflight(Protocol):
+    """Answers the run's first case, the preflight, its own way: the HTTP adapters fail at once on an endpoint that
+    cannot be reached, instead of after every retry. Without it: the preflight calls ``assess``."""
+
+    async def preflight(self, request: Request) -> Prediction: ...
+
+
+@runtime_checkable
+class HasFingerprint(Protocol):
+    """Says what identifies the code behind it, for ``run.json``, the leaderboard and the response cache's key;
+    plain or ``async``. Without it: `harness.detectors.fingerprint` works one out from the spec."""
+
+    def fingerprint(self) -> dict[str, Any] | Awaitable[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class HasTrainingItems(Protocol):
+    """Was fitted on cases: the ``source_item`` of each (``dataset:item``, or the case id). A run refuses to score
+    it on a file that shares one (``builtin:learned`` has it; so may a Python detector class)."""
+
+    train_source_items: Collection[str]
+
+
+@runtime_checkable
+class HasConcurrency(Protocol):
+    """Wants this many requests in flight, when that is more than ``--concurrency`` (to fill its batches)."""
+
+    concurrency: int
 
 
 @dataclass(frozen=True, slots=True)

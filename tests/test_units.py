@@ -12,7 +12,8 @@ import pytest
 
 from harness.detectors import load_detector
 from harness.detectors.answers import agreement_share, answer_key
-from harness.detectors.http import endpoint, retry_after_seconds, split_credentials
+from harness.detectors.http import endpoint
+from harness.detectors.transport import retry_after_seconds, split_credentials
 from harness.errors import DetectorLoadError
 from harness.redact import redact_spec, redact_url
 
@@ -118,3 +119,52 @@ def test_a_sync_detector_thread_that_outlives_its_event_loop_prints_nothing() ->
     finally:
         threading.excepthook = previous
     assert raised == []
+
+
+def test_a_request_requires_task_and_answers_and_evidence_is_optional() -> None:
+    from harness.types import Request
+
+    assert Request.__required_keys__ == {"task", "answers"}
+    assert Request.__optional_keys__ == {"evidence"}
+
+
+def test_each_spec_form_reaches_its_adapter(tmp_path) -> None:
+    from harness.detectors.builtin import Agreement
+    from harness.detectors.callable import CallableDetector
+    from harness.detectors.http import HttpDetector
+    from harness.detectors.llm import LlmDetector
+
+    code = "def detect(request):\n    return 'low'\n\nclass Model:\n    def assess(self, request):\n        return 1\n"
+    (tmp_path / "mine.py").write_text(code)
+    expected = {
+        "http://127.0.0.1:9": HttpDetector,  # nothing is sent until a case is assessed
+        "https://127.0.0.1:9/custom": HttpDetector,
+        "llm:some-model@http://127.0.0.1:9/v1": LlmDetector,
+        "builtin:agreement": Agreement,
+        f"{tmp_path / 'mine.py'}:detect": CallableDetector,
+        f"{tmp_path / 'mine.py'}:Model": CallableDetector,
+    }
+    for spec, adapter in expected.items():
+        assert type(load_detector(spec)) is adapter, spec
+
+
+def test_optional_abilities_are_found_by_isinstance(tmp_path) -> None:
+    from harness.types import HasFingerprint, HasPreflight, HasSecrets, HasTrainingItems
+
+    abilities = (HasSecrets, HasPreflight, HasFingerprint, HasTrainingItems)
+    http = load_detector("http://user:s3cret-pass@127.0.0.1:9")
+    assert [isinstance(http, a) for a in abilities] == [True, True, True, False]
+    assert "s3cret-pass" in http.secrets()  # type: ignore[attr-defined]
+    agreement = load_detector("builtin:agreement")
+    assert [isinstance(agreement, a) for a in abilities] == [False, False, False, False]
+    code = (
+        "class Held:\n    def assess(self, request):\n        return 'low'\n    def secrets(self):\n"
+        "        return ['tok-123456']\n    train_source_items = frozenset({'set:1'})\n\n"
+        "class ListOnly:\n    secrets = ['not-a-method']\n    def assess(self, request):\n        return 'low'\n"
+    )
+    (tmp_path / "owners.py").write_text(code)
+    held = load_detector(f"{tmp_path / 'owners.py'}:Held")
+    assert held.secrets() == ["tok-123456"]  # type: ignore[attr-defined]
+    assert isinstance(held, HasTrainingItems) and held.train_source_items == frozenset({"set:1"})
+    listed = load_detector(f"{tmp_path / 'owners.py'}:ListOnly")
+    assert listed.secrets() == [] and not isinstance(listed, HasTrainingItems)  # type: ignore[attr-defined]

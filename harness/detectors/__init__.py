@@ -1,7 +1,15 @@
 """Detector adapters and `load_detector`, which turns a spec string into one of them.
 
-Specs: ``http(s)://host[:port][/path]``, ``builtin:NAME`` (``builtin:learned?train=PATH`` for the built-in that takes
-an option), ``package.module:function``, ``path/file.py:function``.
+`ADAPTERS` below is the one map from a spec's form to its adapter:
+
+- ``http(s)://host[:port][/path]`` (comma-separated: replicas): `http.HttpDetector`, the detector API over HTTP;
+- ``llm:MODEL@BASE_URL``: `llm.LlmDetector`, a chat-completions endpoint asked with a prompt;
+- ``builtin:NAME`` (``builtin:learned?train=PATH``): `builtin.load_builtin`, the detectors that ship with the harness;
+- anything else names Python code, ``package.module:NAME`` or ``path/file.py:NAME``: a plain or ``async`` function
+  (`callable.CallableDetector`) or a class, constructed once (`callable.class_detector`).
+
+Each adapter's module is imported only when a spec needs it: aiohttp, scikit-learn and the heuristic cost start-up
+time.
 """
 
 from __future__ import annotations
@@ -9,35 +17,53 @@ from __future__ import annotations
 import builtins
 import inspect
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
 
-from harness._version import __version__
 from harness.detectors.options import DetectorOptions
-from harness.errors import DetectorLoadError
-from harness.types import Detector
+from harness.types import Detector, HasFingerprint
+
+
+def _http(spec: str, options: DetectorOptions) -> Detector:
+    from harness.detectors.http import HttpDetector
+
+    return HttpDetector(spec, options)
+
+
+def _llm(spec: str, options: DetectorOptions) -> Detector:
+    from harness.detectors.llm import LlmDetector
+
+    return LlmDetector(spec, options)
+
+
+def _builtin(spec: str, options: DetectorOptions) -> Detector:
+    from harness.detectors.builtin import load_builtin
+
+    return load_builtin(spec)
+
+
+def _python(spec: str, options: DetectorOptions) -> Detector:
+    """``module:function`` or ``file.py:function``; a class named so is constructed once (its model loaded once)."""
+    from harness.detectors.callable import CallableDetector, class_detector, construct, load_callable
+
+    target = load_callable(spec)
+    if inspect.isclass(target):
+        return class_detector(construct(target, spec), spec, options)
+    return CallableDetector(target, spec, options)
+
+
+ADAPTERS: dict[str, Callable[[str, DetectorOptions], Detector]] = {
+    "http://": _http,
+    "https://": _http,
+    "llm:": _llm,
+    "builtin:": _builtin,
+}
+"""Spec prefix -> adapter. A spec with none of these prefixes names Python code (`_python`)."""
 
 
 def load_detector(spec: str, options: DetectorOptions | None = None) -> Detector:
     """The adapter for ``spec``. Raises `DetectorLoadError` for a spec that names nothing loadable."""
-    options = options or DetectorOptions()
-    if spec.startswith(("http://", "https://")):
-        from harness.detectors.http import HttpDetector
-
-        return HttpDetector(spec, options)
-    if spec.startswith("llm:"):
-        from harness.detectors.llm import LlmDetector
-
-        return LlmDetector(spec, options)
-    if spec.startswith("builtin:"):
-        return _load_builtin(spec)
-    from harness.detectors.callable import CallableDetector, class_detector, construct, load_callable
-
-    target = load_callable(spec)
-    if inspect.isclass(target):  # a stateful detector: constructed once, its model loaded once
-        return class_detector(construct(target, spec), spec, options)
-    return CallableDetector(target, spec, options)
+    make = next((m for prefix, m in ADAPTERS.items() if spec.startswith(prefix)), _python)
+    return make(spec, options or DetectorOptions())
 
 
 def adapt(detector: Any, options: DetectorOptions | None = None, name: str | None = None) -> Detector:
@@ -87,61 +113,14 @@ async def fingerprint(detector: Detector, spec: str) -> dict[str, Any]:
     A Python function: the content hash of its file; a built-in: the harness version (and a training file's
     hash); a language model: model, base URL, prompt hash and settings; a URL: its ``GET /v1/info`` reply.
     """
-    method = getattr(detector, "fingerprint", None)
-    if method is not None:
-        value = method()
+    if isinstance(detector, HasFingerprint):
+        value = detector.fingerprint()
         return dict(await value if inspect.isawaitable(value) else value)
     if spec.startswith("builtin:"):
-        name, _, query = spec.partition("?")
-        found: dict[str, Any] = {"kind": "builtin", "name": name, "harness_version": __version__}
-        train = _builtin_options(spec, query).get("train") if query else None
-        if train and Path(train).is_file():
-            from harness.detectors.callable import file_sha256
+        from harness.detectors.builtin import builtin_fingerprint
 
-            found["train_sha256"] = file_sha256(train)
-        return found
+        return builtin_fingerprint(spec)
     return {"kind": "object", "type": f"{type(detector).__module__}.{type(detector).__qualname__}"}
 
 
-def _builtin_choices() -> str:
-    """Every built-in spec, for error messages: ``builtin:NAME`` or ``builtin:NAME?option=PATH``."""
-    from harness.detectors.builtin import BUILTIN_OPTIONS, BUILTINS
-
-    def shown(name: str) -> str:
-        options = "&".join(f"{o}=PATH" for o in BUILTIN_OPTIONS.get(name, ()))
-        return f"builtin:{name}" + (f"?{options}" if options else "")
-
-    return "choose from: " + ", ".join(shown(n) for n in BUILTINS)
-
-
-def _builtin_options(spec: str, query: str) -> dict[str, str]:
-    """The ``?key=value&...`` options of a built-in spec, percent-decoded; a literal ``+`` stays a plus."""
-    try:
-        pairs = parse_qsl(query.replace("+", "%2B"), keep_blank_values=True, strict_parsing=True)
-    except ValueError:
-        raise DetectorLoadError(f"built-in detector {spec!r}: options must read ?key=value&key=value") from None
-    options = dict(pairs)
-    if len(options) != len(pairs):
-        raise DetectorLoadError(f"built-in detector {spec!r}: an option is given twice")
-    return options
-
-
-def _load_builtin(spec: str) -> Detector:
-    """A built-in detector: ``builtin:NAME`` or ``builtin:NAME?option=value`` (see `BUILTIN_OPTIONS`)."""
-    from harness.detectors.builtin import BUILTIN_OPTIONS, BUILTINS
-
-    name, _, query = spec.removeprefix("builtin:").partition("?")
-    if name not in BUILTINS:
-        raise DetectorLoadError(f"unknown built-in detector {spec!r}; {_builtin_choices()}")
-    options = _builtin_options(spec, query)
-    allowed = BUILTIN_OPTIONS.get(name, ())
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
-        raise DetectorLoadError(
-            f"built-in detector builtin:{name} {takes} (got {', '.join(unknown)}); {_builtin_choices()}"
-        )
-    return BUILTINS[name](**options)
-
-
-__all__ = ["DetectorOptions", "adapt", "fingerprint", "load_detector"]
+__all__ = ["ADAPTERS", "DetectorOptions", "adapt", "fingerprint", "load_detector"]

@@ -1,5 +1,5 @@
 """What an answer asserts, for comparing answers without knowledge: the text helpers that the built-in detectors
-share (`builtin.py` and `heuristic.py` both build on them, so they stand in a module of their own)."""
+share (`builtin.py` and `heuristic/` both build on them, so they stand in a module of their own)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,16 @@
-"""Detectors that ship with the harness, named ``builtin:NAME``. They read only the request, never labels."""
+"""Detectors that ship with the harness, named ``builtin:NAME`` (``builtin:NAME?option=value`` for one that takes
+options), and the reading of those specs. They read only the request, never labels."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
 
+from harness._version import __version__
 from harness.detectors.answers import agreement_share
+from harness.errors import DetectorLoadError
 from harness.types import Detector, Prediction, Request
 
 
@@ -62,3 +68,51 @@ BUILTINS: dict[str, Callable[..., Detector]] = {
 BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {"learned": ("train",)}
 """The options each built-in takes in its spec (``builtin:learned?train=PATH``); the others take none."""
 BEST_BUILTIN = "builtin:heuristic"
+
+
+def load_builtin(spec: str) -> Detector:
+    """A built-in detector: ``builtin:NAME`` or ``builtin:NAME?option=value`` (see `BUILTIN_OPTIONS`)."""
+    name, _, query = spec.removeprefix("builtin:").partition("?")
+    if name not in BUILTINS:
+        raise DetectorLoadError(f"unknown built-in detector {spec!r}; {_choices()}")
+    options = _options(spec, query)
+    allowed = BUILTIN_OPTIONS.get(name, ())
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        takes = f"takes only {', '.join(allowed)}" if allowed else "takes no options"
+        raise DetectorLoadError(f"built-in detector builtin:{name} {takes} (got {', '.join(unknown)}); {_choices()}")
+    return BUILTINS[name](**options)
+
+
+def builtin_fingerprint(spec: str) -> dict[str, Any]:
+    """What identifies a built-in: its name and the harness version, and its training file's hash when it has one."""
+    name, _, query = spec.partition("?")
+    found: dict[str, Any] = {"kind": "builtin", "name": name, "harness_version": __version__}
+    train = _options(spec, query).get("train") if query else None
+    if train and Path(train).is_file():
+        from harness.detectors.callable import file_sha256  # imported on use: the adapter module is not needed here
+
+        found["train_sha256"] = file_sha256(train)
+    return found
+
+
+def _choices() -> str:
+    """Every built-in spec, for error messages: ``builtin:NAME`` or ``builtin:NAME?option=PATH``."""
+
+    def shown(name: str) -> str:
+        options = "&".join(f"{o}=PATH" for o in BUILTIN_OPTIONS.get(name, ()))
+        return f"builtin:{name}" + (f"?{options}" if options else "")
+
+    return "choose from: " + ", ".join(shown(n) for n in BUILTINS)
+
+
+def _options(spec: str, query: str) -> dict[str, str]:
+    """The ``?key=value&...`` options of a built-in spec, percent-decoded; a literal ``+`` stays a plus."""
+    try:
+        pairs = parse_qsl(query.replace("+", "%2B"), keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise DetectorLoadError(f"built-in detector {spec!r}: options must read ?key=value&key=value") from None
+    options = dict(pairs)
+    if len(options) != len(pairs):
+        raise DetectorLoadError(f"built-in detector {spec!r}: an option is given twice")
+    return options

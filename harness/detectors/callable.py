@@ -25,7 +25,7 @@ from harness.detectors.reply import parse_prediction
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
-from harness.types import DetectorError, Prediction, Request, RunAborted
+from harness.types import DetectorError, HasSecrets, HasTrainingItems, Prediction, Request, RunAborted
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -154,9 +154,8 @@ class CallableDetector:
         self._pool = None if self._is_async else ThreadPool(options.concurrency)
         self.concurrency = concurrency or options.concurrency  # requests the runner keeps in flight
         self._watch: LoopWatch | None = None  # started with the first async call, on the loop that runs it
-        trained = getattr(owner, "train_source_items", None)
-        if trained:
-            self.train_source_items = trained  # the runner refuses to score a detector on its training items
+        if isinstance(owner, HasTrainingItems) and owner.train_source_items:
+            self.train_source_items = owner.train_source_items  # a run refuses to score it on its training items
 
     async def assess(self, request: Request) -> Prediction:
         timeout = self._options.timeout
@@ -198,8 +197,8 @@ class CallableDetector:
         return {"kind": "python", "object": getattr(self._fn, "__qualname__", type(self._fn).__name__)}
 
     def secrets(self) -> list[str]:
-        found = getattr(self._owner, "secrets", None)
-        return list(found()) if callable(found) else []
+        owner = self._owner  # a user's object: a `secrets` that is a plain attribute is not the ability
+        return list(owner.secrets()) if isinstance(owner, HasSecrets) and callable(owner.secrets) else []
 
     def _check_size(self, reply: Any) -> None:
         """A reply must be JSON-serialisable, no deeper than `MAX_DEPTH` and within the response cap, as an HTTP

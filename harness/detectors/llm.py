@@ -2,9 +2,9 @@
 
 The request is rendered into a prompt template (by default ``harness/data/prompts/false-consensus.txt``; slots
 ``$question``, ``$answers`` and ``$evidence`` of `string.Template`), sent to ``BASE_URL/chat/completions`` through
-the HTTP adapter's client (same retries, backoff, ``Retry-After``, concurrency and secret handling), and the reply is
-read defensively: a JSON object, a fenced JSON block, or the first ``{...}`` in the text. Token usage rides along
-in the prediction.
+the shared `Transport` (the HTTP adapter's retries, backoff, ``Retry-After``, concurrency and secret handling), and
+the reply is read defensively: a JSON object, a fenced JSON block, or the first ``{...}`` in the text. Token usage
+rides along in the prediction.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
-from harness.detectors.http import HttpDetector, decode_json
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_prediction
+from harness.detectors.transport import Transport, decode_json
 from harness.errors import DetectorLoadError
 from harness.redact import clip
 from harness.types import RISKS, DetectorError, Prediction, Request
@@ -87,8 +87,8 @@ class LlmDetector:
     def __init__(self, spec: str, options: DetectorOptions) -> None:
         self.model, base_url = parse_spec(spec)
         self._options = options
-        self._http = HttpDetector(f"{base_url}/chat/completions", options)
-        self.base_url = self._http.name.removesuffix("/chat/completions")  # secrets redacted
+        self._transport = Transport([f"{base_url}/chat/completions"], options)
+        self.base_url = self._transport.name.removesuffix("/chat/completions")  # secrets redacted
         self.name = f"llm:{self.model}@{self.base_url}"
         path = Path(options.prompt) if options.prompt else DEFAULT_PROMPT
         try:
@@ -98,7 +98,7 @@ class LlmDetector:
         self._json_mode = options.json_mode
 
     def secrets(self) -> list[str]:
-        return self._http.secrets()
+        return self._transport.secrets()
 
     def fingerprint(self) -> dict[str, Any]:
         o = self._options
@@ -117,7 +117,7 @@ class LlmDetector:
         }
 
     async def preflight(self, request: Request) -> Prediction:
-        with self._http.failing_fast():
+        with self._transport.failing_fast():
             return await self.assess(request)
 
     def _body(self, request: Request) -> bytes:
@@ -132,7 +132,7 @@ class LlmDetector:
             body["response_format"] = {"type": "json_object"}
         return orjson.dumps(body)
 
-    def _interpret(self, status: int, retry_after: str | None, payload: bytes) -> Prediction:
+    def _interpret(self, payload: bytes) -> Prediction:
         secrets = self.secrets()
         reply = decode_json(payload, secrets)
         try:
@@ -153,12 +153,12 @@ class LlmDetector:
     async def _ask(self, request: Request) -> Prediction:
         asked_json = self._json_mode
         try:
-            prediction, attempts = await self._http.call(self._body(request), self._interpret)
+            prediction, attempts = await self._transport.post(self._body(request), self._interpret)
         except DetectorError as exc:
             if not (asked_json and exc.kind == "http_status" and exc.message.startswith("HTTP 400")):
                 raise
             self._json_mode = False  # the endpoint has no JSON response format: ask in plain text from now on
-            prediction, attempts = await self._http.call(self._body(request), self._interpret)
+            prediction, attempts = await self._transport.post(self._body(request), self._interpret)
             attempts += exc.attempts
         return replace(prediction, attempts=attempts)
 
@@ -174,4 +174,4 @@ class LlmDetector:
         return vote(answered)
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._transport.aclose()

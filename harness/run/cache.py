@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from harness.types import Detector, Prediction, Request
+from harness.types import Detector, HasPreflight, HasSecrets, Prediction, Request
 
 CACHE_FILE = "responses.sqlite3"
 BUSY_TIMEOUT_MS = 30_000  # a writer in another process holds the lock for one short insert at a time
@@ -118,8 +118,7 @@ class CachedDetector:
         self.name = inner.name
 
     def secrets(self) -> list[str]:
-        found = getattr(self.inner, "secrets", None)
-        return list(found()) if callable(found) else []
+        return list(self.inner.secrets()) if isinstance(self.inner, HasSecrets) else []
 
     async def _answer(self, request: Request, call: Any) -> Prediction:
         digest = request_key(request)
@@ -134,7 +133,8 @@ class CachedDetector:
 
     async def preflight(self, request: Request) -> Prediction:
         # a stored answer stands for the preflight too: a fully cached run sends nothing at all
-        return await self._answer(request, getattr(self.inner, "preflight", None) or self.inner.assess)
+        inner = self.inner
+        return await self._answer(request, inner.preflight if isinstance(inner, HasPreflight) else inner.assess)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -149,6 +149,6 @@ def with_cache(
     refresh: bool,
 ) -> CachedDetector:
     """``detector`` behind a response cache in ``directory`` (default: `default_cache_dir`)."""
-    secrets: list[str] = getattr(detector, "secrets", list)()
+    secrets = detector.secrets() if isinstance(detector, HasSecrets) else []
     cache = ResponseCache(directory or default_cache_dir(), refresh=refresh, secrets=secrets)
     return CachedDetector(detector, cache, detector_key(fingerprint, risk_field))

@@ -58,7 +58,20 @@ from harness.runfolder.journal import (
     write_manifest,
     write_scope,
 )
-from harness.types import CATEGORIES, CaseLabels, Detector, DetectorError, Outcome, Prediction, RunAborted, RunResult
+from harness.types import (
+    CATEGORIES,
+    CaseLabels,
+    Detector,
+    DetectorError,
+    HasConcurrency,
+    HasPreflight,
+    HasSecrets,
+    HasTrainingItems,
+    Outcome,
+    Prediction,
+    RunAborted,
+    RunResult,
+)
 
 METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
 
@@ -288,9 +301,9 @@ async def _assess(
     detector: Detector, request: Any, *, preflight: bool = False
 ) -> tuple[Prediction | None, DetectorError | None]:
     # a preflight goes through the adapter's own preflight when it has one (no waiting on an unreachable host)
-    call = getattr(detector, "preflight", None) if preflight else None
+    call = detector.preflight if preflight and isinstance(detector, HasPreflight) else detector.assess
     try:
-        return await (call or detector.assess)(request), None
+        return await call(request), None
     except DetectorError as exc:
         return None, exc
     except Exception as exc:  # a broken adapter or detector costs one case, never the run
@@ -486,7 +499,8 @@ async def _run_workers(
             t.cancel()
 
     # an engine or a batch detector may want more cases in flight than --concurrency, to fill its batches
-    in_flight = max(settings.options.concurrency, getattr(detector, "concurrency", 0))
+    wanted = detector.concurrency if isinstance(detector, HasConcurrency) else 0
+    in_flight = max(settings.options.concurrency, wanted)
     n_workers = min(in_flight, max(1, len(todo)))
     tasks += [
         asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, progress, streak, stop))
@@ -527,7 +541,7 @@ async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels
     request = build_request(case, anonymize_agents=settings.anonymize_agents)
     prediction, error = await _assess(detector, request, preflight=True)
     if error is not None and fatal(error):
-        message = scrub_text(error.message, getattr(detector, "secrets", list)())  # the journal scrubs the same
+        message = scrub_text(error.message, _secrets(detector))  # the journal scrubs the same
         raise PreflightFailed(
             f"preflight: the detector failed on the first case ({lab.case_id}): {error.kind}: {message}; "
             "no other case was sent (--no-preflight skips this check)"
@@ -547,9 +561,13 @@ def _cached(settings: EvalSettings, detector: Detector, detector_fingerprint: di
     )
 
 
+def _secrets(detector: Detector) -> list[str]:
+    return list(detector.secrets()) if isinstance(detector, HasSecrets) else []
+
+
 def _refuse_training_overlap(detector: Detector, labels: list[CaseLabels]) -> None:
     """A trained detector must never be scored on the source items it was trained on."""
-    trained_on = getattr(detector, "train_source_items", None)
+    trained_on = detector.train_source_items if isinstance(detector, HasTrainingItems) else ()
     if not trained_on:
         return
     shared = sorted({lab.source_item for lab in labels} & set(trained_on))
@@ -655,7 +673,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                     raise RunMismatchError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
             write_manifest(run_dir, manifest)
             write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
-            journal = JournalWriter(run_dir / PREDICTIONS, secrets=getattr(detector, "secrets", list)())
+            journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector))
             progress = _Progress(len(labels), len(outcomes), settings.progress)
             try:
                 if first is not None:  # the preflight's answer stands as its case's result: no case is asked twice

@@ -46,7 +46,7 @@ def fields(resp: httpx.Response) -> list[str]:
 def test_answers_risk_for_a_valid_request(service: Service) -> None:
     resp = post(service, request(evidence=["6 times 7 is 42."]))
     assert resp.status_code == 200
-    assert resp.json()["false_consensus_risk"] == "low"  # unanimous answers: the agreement baseline says low
+    assert resp.json()["false_consensus_risk"] == "low"  # unanimous answers: builtin:agreement says low
 
 
 @pytest.mark.parametrize(

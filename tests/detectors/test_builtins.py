@@ -1,4 +1,4 @@
-"""The baseline detectors: `features` on hand-written requests, the heuristic's rule, and the learned model."""
+"""The built-in detectors: `features` on hand-written requests, the heuristic's rule, and the learned model."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ import pytest
 
 from harness.cases.request import build_request
 from harness.detectors import load_detector
-from harness.detectors.heuristic import arithmetic_checks, evaluate, features
+from harness.detectors.heuristic import arithmetic_checks, calculate, features
 from harness.errors import DetectorLoadError
-from harness.run.runner import evaluate as run_eval
+from harness.run.runner import evaluate
 from harness.types import Prediction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,12 +56,12 @@ def test_gsm8k_annotations_are_rechecked() -> None:
     assert f["majority_arith_wrong"] == 0.0 and f["minority_arith_wrong"] == 1.0
 
 
-def test_arithmetic_is_evaluated_safely() -> None:
-    assert evaluate("6 + 5 x 5") == 31.0  # x and × between numbers are multiplication; precedence is kept
-    assert evaluate("$1,200 / 4") == 300.0
-    assert evaluate("__import__('os').system('true')") is None
-    assert evaluate("2 ** 10") is None  # only + - * /
-    assert evaluate("1 / 0") is None
+def test_arithmetic_is_calculated_safely() -> None:
+    assert calculate("6 + 5 x 5") == 31.0  # x and × between numbers are multiplication; precedence is kept
+    assert calculate("$1,200 / 4") == 300.0
+    assert calculate("__import__('os').system('true')") is None
+    assert calculate("2 ** 10") is None  # only + - * /
+    assert calculate("1 / 0") is None
     assert arithmetic_checks("10 / 3 = 3.33 and 7 * 1.5 = 10.5") == (2, 0)  # rounding to the written decimals
     assert arithmetic_checks("Each takes .5*10=<<.5*10=5.0>>5 hours") == (1, 0)  # .5 keeps its decimal point
     assert arithmetic_checks("So x = 3 * 4 = 12.") == (1, 0)  # "= 3 * 4" rewrites x; only "3 * 4 = 12" is a result
@@ -289,8 +289,8 @@ def test_learned_is_deterministic(learned: Any, halves: tuple[Path, Path]) -> No
 
 def test_learned_beats_always_low_on_held_out_cases(halves: tuple[Path, Path], tmp_path: Path) -> None:
     even, odd = halves
-    learned = run_eval(str(odd), f"builtin:learned?train={even}", out=str(tmp_path / "learned"), n_boot=50)
-    floor = run_eval(str(odd), "builtin:always-low", out=str(tmp_path / "floor"), n_boot=50)
+    learned = evaluate(str(odd), f"builtin:learned?train={even}", out=str(tmp_path / "learned"), n_boot=50)
+    floor = evaluate(str(odd), "builtin:always-low", out=str(tmp_path / "floor"), n_boot=50)
     assert learned.complete and learned.metrics["metrics"]["n_cases"] == 120
     assert learned.metrics["metrics"]["macro_f1"] > floor.metrics["metrics"]["macro_f1"] + 0.3
 
