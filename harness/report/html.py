@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import orjson
 
-from harness.cases.reader import content_hash
+from harness.cases.validate import content_hash
 from harness.errors import ReportError
 from harness.files import atomic_write
 from harness.report.text import (
