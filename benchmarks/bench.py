@@ -72,7 +72,8 @@ def parse_floor(path: Path) -> float:
 
 def _in_process_seconds(cases: Path, run_dir: Path) -> float:
     """Wall time of one whole evaluation inside this process (imports already paid), best of three."""
-    from harness.run.runner import EvalSettings, run
+    from harness.run.runner import run
+    from harness.run.settings import EvalSettings
 
     best = float("inf")
     for _ in range(3):
@@ -347,7 +348,8 @@ def bench_leaderboard(tmp: Path) -> dict[str, Any]:
 
 def bench_profile(tmp: Path) -> dict[str, Any]:
     """Where an in-process run of 10k cases spends its time, by stage."""
-    from harness.run.runner import EvalSettings, run
+    from harness.run.runner import run
+    from harness.run.settings import EvalSettings
 
     cases = write_cases(tmp / "profile.jsonl", 9999, seed=9)
     settings = EvalSettings(cases=str(cases), detector="builtin:always-low", out=str(tmp / "profiled"))
@@ -402,7 +404,8 @@ def bench_report(tmp: Path, n_cases: int = 10_000) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     from harness.report.html import write_html
-    from harness.run.runner import EvalSettings, run
+    from harness.run.runner import run
+    from harness.run.settings import EvalSettings
 
     cases = _realistic_cases(tmp / "cases.jsonl", n_cases)
     out = tmp / "run"

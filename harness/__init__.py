@@ -15,14 +15,15 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each is import
     from harness.cases.reader import scan
     from harness.detectors import load_detector
     from harness.detectors.options import DetectorOptions
-    from harness.run.runner import EvalSettings, evaluate, evaluate_async
-    from harness.run.runner import load_result as load_run
+    from harness.run.api import evaluate, evaluate_async
+    from harness.run.api import load_result as load_run
+    from harness.run.settings import EvalSettings
 
 _LAZY = {
-    "evaluate": ("harness.run.runner", "evaluate"),
-    "evaluate_async": ("harness.run.runner", "evaluate_async"),
-    "load_run": ("harness.run.runner", "load_result"),
-    "EvalSettings": ("harness.run.runner", "EvalSettings"),
+    "evaluate": ("harness.run.api", "evaluate"),
+    "evaluate_async": ("harness.run.api", "evaluate_async"),
+    "load_run": ("harness.run.api", "load_result"),
+    "EvalSettings": ("harness.run.settings", "EvalSettings"),
     "DetectorOptions": ("harness.detectors.options", "DetectorOptions"),
     "load_detector": ("harness.detectors", "load_detector"),
     "scan": ("harness.cases.reader", "scan"),

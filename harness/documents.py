@@ -164,7 +164,7 @@ class MetricsDocument(TypedDict):
     complete: bool
     dataset: Dataset
     detector: DetectorInfo
-    settings: dict[str, Any]  # `harness.run.runner.settings_record`
+    settings: dict[str, Any]  # `harness.run.settings.settings_record`
     metrics: Metrics
     stopped: NotRequired[str | None]
     merged_from: NotRequired[list[str]]

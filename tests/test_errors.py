@@ -16,7 +16,7 @@ from conftest import ROOT, run_cli
 
 import harness.errors as errors
 from harness import cli
-from harness.runfolder.journal import run_lock
+from harness.runfolder.lock import run_lock
 
 # a line of the drawn tree: the box-drawing prefix, a class name, its exit code, what it means
 _TREE_LINE = re.compile(r"^(?P<indent>[ │├└─]*)(?P<name>[A-Z]\w+)\s+(?P<code>\d+)\s")
@@ -77,8 +77,9 @@ def test_old_names_still_import() -> None:
     from harness.leaderboard.compare import IncomparableRuns
     from harness.leaderboard.runs import RunLoadError
     from harness.report.html import ReportError
-    from harness.run.runner import InvalidCases, PreflightFailed, RunError, RunInterrupted
-    from harness.runfolder.journal import RunLocked
+    from harness.run.runner import InvalidCases, PreflightFailed, RunError
+    from harness.run.signals import RunInterrupted
+    from harness.runfolder.lock import RunLocked
 
     assert InvalidCases is errors.InvalidCasesError and RunError is errors.RunError
     assert PreflightFailed is errors.PreflightFailed and RunInterrupted is errors.RunInterrupted

@@ -1,1 +1,2 @@
-"""Reading and checking cases files: the reader, the label scheme, and requests stripped of labels."""
+"""Reading and checking cases files: the bounded line reader, the check of one line, the reader (`scan`), the label
+scheme, and requests stripped of labels."""

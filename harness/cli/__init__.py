@@ -99,7 +99,7 @@ def _settings(args: argparse.Namespace) -> Any:
     from harness.detectors.config import load_detector_config, override
     from harness.detectors.reply import parse_risk_field
     from harness.redact import MASK
-    from harness.run.runner import EvalSettings, parse_shard, resumed_settings
+    from harness.run.settings import EvalSettings, parse_shard, resumed_settings
 
     if args.resume:
         base = resumed_settings(args.resume)

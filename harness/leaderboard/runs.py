@@ -19,8 +19,10 @@ from harness.cases.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
 from harness.metrics import CODE, ERROR
-from harness.runfolder.journal import METRICS as METRICS_FILE
-from harness.runfolder.journal import PREDICTIONS, read_scope, record_problem
+from harness.runfolder.journal import record_problem
+from harness.runfolder.names import METRICS as METRICS_FILE
+from harness.runfolder.names import PREDICTIONS
+from harness.runfolder.scope import read_scope
 
 REAL_SUFFIX = "_real"
 """A metric name ending in this is the metric on the natural and assembled cases only."""

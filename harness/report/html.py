@@ -22,8 +22,9 @@ from typing import IO, Any
 
 import orjson
 
-from harness.cases.reader import content_hash
+from harness.cases.validate import content_hash
 from harness.errors import ReportError
+from harness.files import atomic_write
 from harness.report.text import (
     CATEGORY_HEADER,
     ERROR_HEADER,
@@ -34,7 +35,7 @@ from harness.report.text import (
     headline_table,
     operational_rows,
 )
-from harness.runfolder.journal import METRICS, PREDICTIONS, atomic_write
+from harness.runfolder.names import METRICS, PREDICTIONS
 from harness.types import RISKS
 
 REPORT_HTML = "report.html"

@@ -10,7 +10,8 @@ import orjson
 from tabulate import tabulate
 
 from harness.documents import error_rate
-from harness.runfolder.journal import METRICS, REPORT, atomic_write
+from harness.files import atomic_write
+from harness.runfolder.names import METRICS, REPORT
 
 
 def _pct(value: float | None) -> str:

@@ -16,8 +16,13 @@ from harness.errors import RunError, RunLoadError, RunMismatchError
 from harness.metrics import compute
 from harness.report.html import write_html
 from harness.report.text import write_reports
-from harness.run.runner import METRICS_VERSION, parse_shard, select, shard_text
-from harness.runfolder.journal import METRICS, PREDICTIONS, read_journal, read_manifest, write_manifest, write_scope
+from harness.run.outputs import METRICS_VERSION
+from harness.run.selection import select
+from harness.run.settings import parse_shard, shard_text
+from harness.runfolder.journal import read_journal
+from harness.runfolder.manifest import read_manifest, write_manifest
+from harness.runfolder.names import METRICS, PREDICTIONS
+from harness.runfolder.scope import write_scope
 from harness.types import Outcome
 
 SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset")

@@ -1,4 +1,5 @@
-"""The run folder: ``predictions.jsonl`` (appended as cases finish, the run's source of truth) and ``run.json``.
+"""The journal, ``predictions.jsonl``: one record per finished case, appended as cases finish; the run's source
+of truth.
 
 A run killed part-way leaves a journal whose last line may be torn; `read_journal` cuts it off so that resuming
 repeats only the cases that had not finished.
@@ -6,14 +7,7 @@ repeats only the cases that had not finished.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
-import socket
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,40 +15,13 @@ import orjson
 
 from harness.cases.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.documents import JournalError, JournalRecord
-from harness.errors import RunLoadError, RunLocked
+from harness.errors import RunLoadError
 from harness.files import atomic_write
 from harness.redact import scrub_value
-from harness.schema_messages import preview, schema_message
+from harness.schema_messages import preview
 from harness.types import ERROR_KINDS, RISKS, CaseLabels, DetectorError, Outcome, Prediction
 
-PREDICTIONS = "predictions.jsonl"
-MANIFEST = "run.json"
-METRICS = "metrics.json"
-REPORT = "report.md"
-LOCK = ".lock"
-SCOPE = "scope.json"
 _ORIGINS = frozenset((*ORIGINS, UNKNOWN_ORIGIN))
-
-
-@contextlib.contextmanager
-def run_lock(run_dir: str | Path) -> Iterator[None]:
-    """Hold an advisory lock (flock) on the run folder for as long as the block runs; `RunLocked` when another
-    process holds it. The lock file keeps the holder's pid, host and start time; the lock itself goes with
-    the process however it ends (even SIGKILL), so a stale file never blocks a resume."""
-    path = Path(run_dir) / LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
-            raise RunLocked(f"{run_dir} is in use by {holder}; wait for it to end, or stop it, first") from None
-        started = datetime.now(UTC).isoformat(timespec="seconds")  # no command line: it may hold a secret
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()} since {started}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
 
 
 def record(
@@ -236,61 +203,3 @@ class JournalWriter:
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
-
-
-def write_manifest(run_dir: str | Path, manifest: dict[str, Any]) -> None:
-    atomic_write(Path(run_dir) / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-
-
-@cache
-def _manifest_validator() -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(orjson.loads((resources.files("harness") / "data" / "run.schema.json").read_bytes()))
-
-
-def manifest_problems(manifest: Any) -> list[str]:
-    """``field: message`` for every field of a ``run.json`` whose type or range is wrong (run.schema.json)."""
-    found = []
-    for err in _manifest_validator().iter_errors(manifest):
-        where = ".".join(str(p) for p in err.absolute_path) or "(file)"
-        if err.validator == "required":
-            missing = [k for k in err.validator_value if isinstance(err.instance, dict) and k not in err.instance]
-            found += [f"{where + '.' if err.absolute_path else ''}{k}: required field is missing" for k in missing]
-        else:
-            found.append(f"{where}: {schema_message(err)}")
-    return sorted(found)
-
-
-def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
-    """A run folder's ``run.json``, its fields checked; None when there is none. `RunLoadError` names the file and the
-    first wrong field."""
-    path = Path(run_dir) / MANIFEST
-    if not path.exists():
-        return None
-    try:
-        manifest = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise RunLoadError(f"{path}: (file): not JSON: {exc}") from None
-    if problems := manifest_problems(manifest):
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise RunLoadError(f"{path}: {problems[0]}{more}")
-    return manifest
-
-
-def write_scope(run_dir: str | Path, labels: list[CaseLabels]) -> None:
-    """``scope.json``: the (id, content hash) of every case the run counts, so that readers of the run folder
-    (leaderboards, compare) count the journal lines the run itself counts and no other."""
-    atomic_write(Path(run_dir) / SCOPE, orjson.dumps({"cases": [[lab.case_id, lab.content_hash] for lab in labels]}))
-
-
-def read_scope(run_dir: str | Path) -> set[tuple[str, str]] | None:
-    """The (id, content hash) pairs a run counts; None for a run written before scopes were kept."""
-    path = Path(run_dir) / SCOPE
-    if not path.exists():
-        return None
-    try:
-        cases = orjson.loads(path.read_bytes())["cases"]
-        return {(str(case_id), str(digest)) for case_id, digest in cases}
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise RunLoadError(f"{path}: (file): not a scope file: {exc}") from None

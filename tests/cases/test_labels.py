@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from harness.cases.labels import Rule, case_labels, check_case, majority_rules
-from harness.cases.reader import Problem, scan, schema_errors
+from harness.cases.reader import scan
+from harness.cases.validate import Problem, schema_errors
 from harness.types import CATEGORY_RISK
 
 SHARED_SCHEMA = json.loads(

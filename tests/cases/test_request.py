@@ -6,8 +6,8 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.cases.reader import schema_errors
 from harness.cases.request import build_request
+from harness.cases.validate import schema_errors
 
 SENTINEL = "\u00a7"  # never produced for question, answer or evidence text below; planted in every label field
 TEXT = st.text(st.characters(blacklist_characters=SENTINEL, blacklist_categories=("Cs",)), min_size=1, max_size=40)

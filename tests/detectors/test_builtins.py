@@ -18,7 +18,7 @@ from harness.cases.request import build_request
 from harness.detectors import load_detector
 from harness.detectors.heuristic import arithmetic_checks, calculate, features
 from harness.errors import DetectorLoadError
-from harness.run.runner import evaluate
+from harness.run.api import evaluate
 from harness.types import Prediction
 
 ROOT = Path(__file__).resolve().parents[2]

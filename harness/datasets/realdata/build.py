@@ -32,7 +32,8 @@ import orjson
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from harness.cases.labels import check_case
-from harness.cases.reader import file_sha256, schema_errors
+from harness.cases.lines import file_sha256
+from harness.cases.validate import schema_errors
 from harness.datasets.audit import audit as audit_splits
 from harness.datasets.audit.items import Settings, item_from_case
 from harness.datasets.realdata import wording

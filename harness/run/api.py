@@ -1,0 +1,123 @@
+"""The Python API: `evaluate` (and `evaluate_async`) runs a detector from Python; `load_result` reads a run back."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from harness.cases.reader import scan
+from harness.detectors import adapt
+from harness.detectors.options import DetectorOptions
+from harness.documents import MetricsDocument
+from harness.errors import RunError
+from harness.run.runner import run
+from harness.run.selection import in_scope
+from harness.run.settings import EvalSettings, parse_shard, resumed_settings
+from harness.runfolder.journal import read_journal
+from harness.runfolder.names import METRICS, PREDICTIONS
+from harness.types import Detector, RunResult
+
+_OPTION_FIELDS = frozenset(f.name for f in fields(DetectorOptions))
+
+
+_SETTING_FIELDS = frozenset(f.name for f in fields(EvalSettings)) - {"cases", "detector", "options"}
+
+
+def _api_settings(
+    cases: str | Path, detector: Any, name: str | None, kwargs: dict[str, Any]
+) -> tuple[EvalSettings, Detector | None]:
+    """`EvalSettings` from `evaluate`'s keyword arguments: the CLI's settings, by their Python names."""
+    given = dict(kwargs)
+    option_args = {k: given.pop(k) for k in list(given) if k in _OPTION_FIELDS}
+    base = given.pop("options", None) or DetectorOptions()
+    unknown = sorted(set(given) - _SETTING_FIELDS)
+    if unknown:
+        known = ", ".join(sorted(_SETTING_FIELDS | _OPTION_FIELDS))
+        raise TypeError(f"evaluate() has no setting {unknown[0]!r}; the settings are: {known}")
+    if isinstance(option_args.get("risk_field"), str):
+        option_args["risk_field"] = tuple(option_args["risk_field"].split("."))
+    if isinstance(given.get("shard"), str):
+        given["shard"] = parse_shard(given["shard"])
+    for key in ("categories", "tags"):
+        if key in given:
+            given[key] = (given[key],) if isinstance(given[key], str) else tuple(given[key])
+    options = replace(base, **option_args)
+    adapted: Detector | None = None
+    if isinstance(detector, str):
+        spec = detector
+    else:
+        adapted = adapt(detector, options, name)
+        spec = adapted.name
+    return EvalSettings(cases=str(cases), detector=spec, options=options, name=name, **given), adapted
+
+
+async def evaluate_async(
+    cases: str | Path,
+    detector: Any,
+    *,
+    name: str | None = None,
+    concurrency: int = 8,
+    timeout: float = 30.0,
+    retries: int = 3,
+    **settings: Any,
+) -> RunResult:
+    """`evaluate` for code that already runs an event loop."""
+    config, adapted = _api_settings(
+        cases, detector, name, {"concurrency": concurrency, "timeout": timeout, "retries": retries, **settings}
+    )
+    try:
+        return await run(config, adapted)
+    finally:
+        if adapted is not None:
+            await adapted.aclose()
+
+
+def evaluate(
+    cases: str | Path,
+    detector: Any,
+    *,
+    name: str | None = None,
+    concurrency: int = 8,
+    timeout: float = 30.0,
+    retries: int = 3,
+    **settings: Any,
+) -> RunResult:
+    """Run a detector over a cases file from Python: ``evaluate("cases.jsonl", "builtin:agreement")``.
+
+    ``detector`` is a spec string (as ``fcb eval -d``), a plain or ``async`` function of the request dict, or an
+    object with an ``assess(request)`` method; a function or method returns a reply dict, a risk string or a
+    `Prediction`. Anything else raises TypeError at once. Other keyword arguments are the CLI's settings by their
+    Python names (``risk_field``, ``headers``, ``limit``, ``shard``, ``categories``, ``tags``, ``anonymize_agents``,
+    ``skip_invalid``, ``strict``, ``out``, ``results_root``, ``n_boot``, ``seed``, ``preflight``,
+    ``max_consecutive_errors``, ``progress``...). Inside a running event loop (a notebook) await `evaluate_async`.
+    """
+    return asyncio.run(
+        evaluate_async(
+            cases, detector, name=name, concurrency=concurrency, timeout=timeout, retries=retries, **settings
+        )
+    )
+
+
+def load_result(run_dir: str | Path) -> RunResult:
+    """A finished run read back from its folder, as the `RunResult` that `evaluate` returned (``.frame()`` too)."""
+    path = Path(run_dir)
+    try:
+        document: MetricsDocument = orjson.loads((path / METRICS).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise RunError(f"{path / METRICS}: {exc}; a run that has not finished has none (fcb eval --resume)") from exc
+    settings = resumed_settings(path)
+    scanned = scan(settings.cases, strict=settings.strict)
+    if scanned.sha256 != document["dataset"].get("file_sha256", document["dataset"]["sha256"]):
+        raise RunError(f"{settings.cases}: not the cases file this run evaluated (its sha256 differs)")
+    _, labels, _ = in_scope(settings, scanned)
+    hashes = {lab.case_id: lab.content_hash for lab in labels}
+    journaled = read_journal(path / PREDICTIONS, repair=False)
+    outcomes = [o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash]
+    problems = [str(p) for p in scanned.problems]
+    return RunResult(
+        str(path), document, labels, outcomes, bool(document["complete"]), problems, document.get("stopped")
+    )

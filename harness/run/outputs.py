@@ -1,0 +1,110 @@
+"""What a run writes into its folder: the identity its ``run.json`` holds (checked when it resumes), and at the
+end the metrics document and the reports made from it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from harness._version import __version__
+from harness.cases.reader import Scan
+from harness.documents import Metrics, MetricsDocument
+from harness.errors import RunError
+from harness.redact import redact_spec
+from harness.report.html import write_html
+from harness.report.text import write_reports
+from harness.run.selection import select, subset_choice
+from harness.run.settings import EvalSettings, settings_record, shard_text
+from harness.runfolder.folder import new_run_dir, refuse_taken
+from harness.runfolder.manifest import check_resume, new_manifest, now
+from harness.types import Detector
+
+METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
+
+
+def run_identity(settings: EvalSettings, scanned: Scan, detector_fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """What must not change between a run and its resumption."""
+    identity = {
+        "dataset_sha256": scanned.sha256,
+        "detector": redact_spec(settings.detector),
+        "limit": settings.limit,
+        "shard": shard_text(settings.shard),
+        "anonymize_agents": settings.anonymize_agents,
+        "strict": settings.strict,
+        "risk_field": ".".join(settings.options.risk_field),
+        "fingerprint": detector_fingerprint,
+    }
+    if subset := subset_choice(settings):
+        identity["subset"] = subset
+    return identity
+
+
+def open_run_dir(settings: EvalSettings, identity: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+    """The run folder (made later, once the preflight passed) and its manifest: the resumed run's (checked
+    against ``identity``) or a new one."""
+    if settings.resume:
+        if settings.out is None:
+            raise RunError("resume needs the run folder")
+        run_dir = Path(settings.out)
+        return run_dir, check_resume(run_dir, identity)
+    run_dir = (
+        Path(settings.out) if settings.out else new_run_dir(settings.results_root, settings.name or settings.detector)
+    )
+    refuse_taken(run_dir)
+    manifest = new_manifest(identity, os.path.abspath(settings.cases), settings_record(settings))
+    return run_dir, manifest
+
+
+def metrics_document(
+    settings: EvalSettings,
+    scanned: Scan,
+    digest: str,
+    detector: Detector,
+    detector_fingerprint: dict[str, Any],
+    metrics: Metrics,
+    *,
+    complete: bool,
+) -> MetricsDocument:
+    """The document ``metrics.json`` holds: the data set, the detector (secrets removed), the settings, the figures."""
+    subset = subset_choice(settings)
+    name = Path(settings.cases).name
+    return {
+        "metrics_version": METRICS_VERSION,
+        "harness_version": __version__,
+        "created": now(),
+        "complete": complete,
+        "dataset": {
+            "path": os.path.abspath(settings.cases),
+            "name": name if subset is None else f"{name} [{_subset_text(subset)}]",
+            "sha256": digest,  # a subset is its own data set: leaderboards never mix it with the whole file
+            "file_sha256": scanned.sha256,
+            "subset": subset,
+            "cases": len(scanned.labels)
+            if subset is None
+            else len(select(scanned.labels, settings.categories, settings.tags)),
+            "lines": scanned.lines,
+            "skipped_invalid": scanned.invalid_lines,
+            "problems": [str(p) for p in scanned.problems[:200]],
+        },
+        "detector": {
+            "spec": redact_spec(settings.detector),
+            "name": redact_spec(getattr(detector, "name", "")),
+            "label": settings.name,
+            "fingerprint": detector_fingerprint,
+        },
+        "settings": settings_record(settings),
+        "metrics": metrics,
+    }
+
+
+def _subset_text(subset: dict[str, list[str]]) -> str:
+    parts = [f"category={','.join(subset['categories'])}"] if subset["categories"] else []
+    return "; ".join(parts + ([f"tag={','.join(subset['tags'])}"] if subset["tags"] else []))
+
+
+def write_outputs(run_dir: Path, document: MetricsDocument, spool: IO[bytes] | None) -> None:
+    """``metrics.json``, ``report.md`` and ``report.html``; the HTML's case explorer reads the cases from the spool
+    (the cases file is never read twice)."""
+    write_reports(run_dir, document)
+    write_html(run_dir, document, cases=spool)
