@@ -228,3 +228,23 @@ def test_help_lists_every_detector_form_and_serve_defaults() -> None:
     serve_help = " ".join(run_cli("serve", "--help").stdout.split())
     for default in ("(default: builtin:agreement)", "(default: 127.0.0.1)", "(default: 8765)", "(default: 1048576)"):
         assert default in serve_help
+
+
+def test_every_command_module_is_listed_once_and_registers_its_own_command() -> None:
+    """A module added to harness/cli/ but left out of COMMANDS would be a command `fcb` never offers."""
+    import argparse
+    import pkgutil
+
+    from harness import cli
+
+    shared = {"common", "options"}
+    modules = {m.name for m in pkgutil.iter_modules(cli.__path__)} - shared
+    listed = [c.__name__.rsplit(".", 1)[1] for c in cli.COMMANDS]
+    assert sorted(listed) == sorted(modules) and len(set(listed)) == len(listed)
+    for command in cli.COMMANDS:
+        sub = argparse.ArgumentParser().add_subparsers()
+        command.add_parser(sub)
+        # one command each, named as its module (build_dataset registers build-dataset)
+        assert list(sub.choices) == [command.__name__.rsplit(".", 1)[1].replace("_", "-")]
+        if command is not cli.scenario:  # the scenario subcommands' actions live in harness.scenario.commands
+            assert callable(command.run)

@@ -1,0 +1,127 @@
+"""``fcb audit-dataset``: check a benchmark for shortcuts (surface baselines, exact rules, overlap)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from harness.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, print_problems, write_or_print
+from harness.cli.options import _positive, _rate
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "audit-dataset", help="check a benchmark for shortcuts: surface baselines, exact rules, overlap"
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="TRAIN.jsonl TEST.jsonl, or one file with --split-by")
+    p.add_argument("--format", choices=["text", "md", "json"], default="text")
+    p.add_argument("--out", metavar="PATH", help="write here instead of standard output")
+    p.add_argument(
+        "--max-surface-f1",
+        type=_rate,
+        default=0.45,
+        metavar="F",
+        help="exit 1 when a surface baseline's macro-F1 on TEST exceeds F (default 0.45)",
+    )
+    p.add_argument("--split-by", choices=["source-item"], help="split one file in halves by source item")
+    p.add_argument("--seed", type=int, default=0, help="seed of the models, the bootstrap and --split-by")
+    p.add_argument("--bootstrap", type=_positive, default=1000, metavar="N", help="bootstrap resamples (1000)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=run)
+
+
+def _audit_items(path: str, name: str) -> tuple[list[Any], dict[str, Any]] | None:
+    """The audit's view of a file's cases, or None (problems printed) when the file has invalid lines."""
+    from harness.cases.reader import iter_cases, scan
+    from harness.datasets.audit.items import item_from_case
+
+    result = scan(path, spool=True)  # read once; the items come from the spool
+    if result.errors:
+        print_problems(result.problems)
+        print(f"{path}: {result.invalid_lines} invalid line(s); fix them first (fcb validate {path})", file=sys.stderr)
+        return None
+    lines = [lab.line for lab in result.labels]
+    items = [item_from_case(case, name, line) for line, case in iter_cases(result, lines)]
+    result.close()
+    return items, {"path": path, "sha256": result.sha256, "cases": len(items)}
+
+
+class _Progress:
+    """Stage lines on stderr once the audit has run a couple of seconds; on a terminal each replaces the last."""
+
+    def __init__(self, quiet: bool) -> None:
+        import time
+
+        self.quiet, self.tty, self.started, self.clock = (
+            quiet,
+            sys.stderr.isatty(),
+            time.perf_counter(),
+            time.perf_counter,
+        )
+
+    def __call__(self, message: str) -> None:
+        elapsed = self.clock() - self.started
+        if self.quiet or elapsed < 2.0:
+            return
+        line = f"audit-dataset: {elapsed:5.1f} s  {message}"
+        print(f"\r{line}\033[K" if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.tty and not self.quiet and self.clock() - self.started >= 2.0:
+            print(file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    import orjson
+
+    from harness.datasets.audit import audit
+    from harness.datasets.audit.items import Settings, split_by_source_item
+    from harness.datasets.audit_report import RENDERERS
+
+    if args.split_by and len(args.paths) != 1:
+        print("fcb audit-dataset: --split-by takes one file (it splits it into TRAIN and TEST)", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.split_by and len(args.paths) != 2:
+        print(
+            "fcb audit-dataset: give TRAIN.jsonl and TEST.jsonl, or one file with --split-by source-item",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    loaded = []
+    for path, name in zip(args.paths, ("train", "test"), strict=False):
+        try:
+            found = _audit_items(path, name)
+        except OSError as exc:
+            print(f"fcb audit-dataset: {path}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if found is None:
+            return EXIT_INVALID
+        loaded.append(found)
+    if args.split_by:
+        ((items, info),) = loaded
+        train, test = split_by_source_item(items, args.seed)
+        files = {
+            "train": {**info, "cases": len(train)},
+            "test": {**info, "cases": len(test)},
+            "split_by": args.split_by,
+        }
+    else:
+        (train, train_info), (test, test_info) = loaded
+        files = {"train": train_info, "test": test_info, "split_by": None}
+    if not train or not test or len({it.category for it in train}) < 2:
+        print(
+            "fcb audit-dataset: TRAIN needs cases of two categories or more, and TEST at least one case",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    progress = _Progress(args.quiet)
+    settings = Settings(max_surface_f1=args.max_surface_f1, seed=args.seed, n_boot=args.bootstrap)
+    document = audit(train, test, files, settings, progress)
+    progress.done()
+    if args.format == "json":
+        text = orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+    else:
+        text = RENDERERS[args.format](document)
+    write_or_print(text, args.out)
+    return EXIT_INVALID if document["verdict"]["status"] == "fail" else EXIT_OK

@@ -1,0 +1,43 @@
+"""``fcb compare``: compare a run with a baseline; exit 1 on a significant regression."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.cli.common import EXIT_INVALID, EXIT_OK, write_or_print
+from harness.cli.options import _non_negative
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("compare", help="compare a run with a baseline; exit 1 on a significant regression")
+    p.add_argument("baseline", metavar="BASELINE", help="a run folder or a baseline file (results/baselines/*.json)")
+    p.add_argument("new", metavar="NEW", help="a run folder or a baseline file")
+    p.add_argument("--max-drop", type=float, default=0.01, help="largest tolerated drop of a headline metric")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired bootstrap")
+    p.add_argument("--format", choices=["text", "md", "json", "html"], default="text")
+    p.add_argument("--out", metavar="PATH")
+    p.add_argument("--bootstrap", type=_non_negative, default=2000, metavar="N")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.leaderboard.compare import compare_runs
+    from harness.leaderboard.compare_render import RENDERERS
+    from harness.leaderboard.runs import load_run
+
+    cmp = compare_runs(
+        load_run(args.baseline),
+        load_run(args.new),
+        max_drop=args.max_drop,
+        alpha=args.alpha,
+        n_boot=args.bootstrap,
+        seed=args.seed,
+    )
+    if args.format == "html":
+        from harness.leaderboard.compare_render import to_html
+
+        write_or_print(to_html(cmp), args.out)
+    else:
+        write_or_print(RENDERERS[args.format](cmp), args.out)
+    return EXIT_INVALID if cmp["regression"] else EXIT_OK

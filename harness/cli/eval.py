@@ -1,0 +1,214 @@
+"""``fcb eval``: run a detector over a cases file and report.
+
+The settings come from the flags, then a detector config file, then the resumed run's record (`_settings`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from harness.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    default_cases,
+    print_problems,
+)
+from harness.cli.options import _non_negative, _positive, _rate
+from harness.documents import error_rate
+from harness.errors import InvalidCasesError, UsageError
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("eval", help="run a detector over a cases file and report")
+    p.add_argument("cases", nargs="?", metavar="CASES", help="cases.jsonl (default: the embedded data set)")
+    p.add_argument(
+        "-d",
+        "--detector",
+        metavar="SPEC",
+        help="http(s)://host[:port][/path] (several, comma-separated, for replicas), llm:MODEL@BASE_URL, "
+        "builtin:NAME, package.module:function or path/to/file.py:function (default builtin:heuristic)",
+    )
+    p.add_argument("--name", help="the detector's name in reports and leaderboards (default: the spec)")
+    p.add_argument("--detector-config", metavar="TOML", help="detector settings file (configs/detectors/*.toml)")
+    p.add_argument("--concurrency", type=int, help="requests in flight at once (default 8)")
+    p.add_argument("--timeout", type=float, help="seconds per request (default 30)")
+    p.add_argument("--retries", type=int, help="retries after a transient failure (default 3)")
+    p.add_argument("--risk-field", metavar="A.B.C", help="where the risk is in the detector's reply")
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=ENVVAR",
+        help="send header NAME with the value of environment variable ENVVAR",
+    )
+    p.add_argument("--anonymize-agents", action="store_true", help="send agent ids as agent-1..n")
+    p.add_argument("--skip-invalid", action="store_true", help="run the valid cases of a file with invalid ones")
+    p.add_argument("--strict", action="store_true", help="treat label-scheme warnings as errors")
+    p.add_argument("--limit", type=_positive, metavar="N", help="only the first N valid cases")
+    p.add_argument("--category", action="append", default=[], metavar="C", help="only cases of category C (repeatable)")
+    p.add_argument("--tag", action="append", default=[], metavar="T", help="only cases tagged T (repeatable)")
+    p.add_argument("--no-preflight", action="store_true", help="do not call the first case alone before the others")
+    p.add_argument(
+        "--max-consecutive-errors",
+        type=_non_negative,
+        default=25,
+        metavar="N",
+        help="stop after N errors of one kind in a row, resumable (default 25; 0: never)",
+    )
+    p.add_argument("--shard", metavar="K/N", help="only the K-th of N deterministic parts of the cases (fcb merge)")
+    p.add_argument(
+        "--batch-size", type=_positive, metavar="N", help="a detector class with assess_batch gets up to N at once"
+    )
+    p.add_argument(
+        "--engine",
+        choices=["local", "processes", "ray"],
+        help="where a Python detector runs: this process (default), N worker processes, or N Ray actors",
+    )
+    p.add_argument("--workers", type=_positive, metavar="N", help="worker processes or Ray actors (default: CPUs)")
+    p.add_argument("--ray-address", metavar="ADDR", help="a Ray cluster to join (default: start a local Ray)")
+    p.add_argument("--num-cpus", type=float, metavar="C", help="CPUs each Ray actor reserves (default 1)")
+    p.add_argument("--num-gpus", type=float, metavar="G", help="GPUs each Ray actor reserves (default 0)")
+    p.add_argument("--fail-on-error", type=_rate, metavar="RATE", help="exit 1 if the error share exceeds RATE")
+    p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
+    p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal")
+    p.add_argument("--bootstrap", type=_non_negative, metavar="N", help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="replay stored replies and store new ones (default DIR: $XDG_CACHE_HOME/fcb-harness); "
+        "on by default for llm: detectors at temperature 0",
+    )
+    cache.add_argument("--no-cache", action="store_true", help="never use the response cache")
+    p.add_argument("--cache-refresh", action="store_true", help="ask again, ignoring stored replies, and store them")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from harness.report.text import render_summary
+    from harness.run.runner import INTERRUPTED, run
+
+    try:
+        settings = _settings(args)
+        result = asyncio.run(run(settings))
+    except InvalidCasesError as exc:
+        print_problems(exc.problems)
+        print(f"{exc}; no detector was called (use --skip-invalid to run the valid cases)", file=sys.stderr)
+        return EXIT_INVALID
+    except OSError as exc:
+        print(f"fcb eval: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # the third Ctrl-C: no report, but the journal holds every finished case
+        print("fcb eval: aborted; the report was not written (fcb eval --resume RUN_DIR writes it)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print_problems(result.problems)
+    if skipped := result.metrics["dataset"]["skipped_invalid"]:
+        print(f"skipped {skipped} invalid line(s); they are listed in the report", file=sys.stderr)
+    if not args.quiet:
+        print(render_summary(result.metrics))
+    print(f"results: {result.run_dir}", file=sys.stderr)
+    return _eval_exit(result, args.fail_on_error, INTERRUPTED)
+
+
+def _eval_exit(result: Any, fail_on_error: float | None, interrupted: str) -> int:
+    """The exit code of a finished ``fcb eval``, with the line that explains it."""
+    resume = f"fcb eval --resume {result.run_dir}"
+    if result.stopped == interrupted or (result.stopped is None and result.metrics["metrics"]["n_not_run"]):
+        print(f"run interrupted; continue with: {resume}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if result.stopped:
+        print(f"run stopped after {result.stopped}; fix the detector, then continue with: {resume}", file=sys.stderr)
+        return EXIT_INVALID
+    ops = result.metrics["metrics"]["operational"]
+    rate = error_rate(result.metrics["metrics"]) or 0.0  # None (no cases) passes any --fail-on-error
+    if fail_on_error is not None and rate > fail_on_error:
+        print(f"error rate {rate:.3f} exceeds --fail-on-error {fail_on_error}", file=sys.stderr)
+        return EXIT_INVALID
+    if ops["cases"] and ops["errors"] == ops["cases"]:
+        print(f"every case errored ({ops['errors']} of {ops['cases']}); see the errors in the report", file=sys.stderr)
+        return EXIT_INVALID
+    return EXIT_OK
+
+
+def _headers(pairs: list[str]) -> dict[str, str]:
+    headers = {}
+    for pair in pairs:
+        name, sep, env = pair.partition("=")
+        if not sep or not name or not env:
+            raise UsageError(f"--header {pair!r}: expected NAME=ENVVAR (the value is read from ENVVAR)")
+        headers[name] = env
+    return headers
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    """Settings in order of precedence: flags, then a detector config file, then the resumed run's record."""
+    from dataclasses import replace
+
+    from harness.detectors.builtin import BEST_BUILTIN
+    from harness.detectors.config import load_detector_config, override
+    from harness.detectors.reply import parse_risk_field
+    from harness.redact import MASK
+    from harness.run.settings import EvalSettings, parse_shard, resumed_settings
+
+    if args.resume:
+        base = resumed_settings(args.resume)
+        if not args.detector and MASK in base.detector:
+            raise UsageError(
+                f"{args.resume}: the run's detector spec held secrets ({base.detector}); pass --detector again"
+            )
+    else:
+        base = EvalSettings(cases=default_cases(None), detector=BEST_BUILTIN)
+    if args.detector_config:
+        spec, options = load_detector_config(args.detector_config)
+        base = replace(base, detector=spec or base.detector, options=options)
+    options = override(
+        base.options,
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        retries=args.retries,
+        risk_field=parse_risk_field(args.risk_field) if args.risk_field else None,
+        headers={**base.options.headers, **_headers(args.header)} if args.header else None,
+        cache=True if args.cache is not None else (False if args.no_cache else None),
+        cache_dir=args.cache or None,
+        cache_refresh=args.cache_refresh or None,
+        batch_size=args.batch_size,
+    )
+    return replace(
+        base,
+        cases=args.cases or base.cases,
+        detector=args.detector or base.detector,
+        options=options,
+        out=args.resume or args.out,
+        results_root=args.results,
+        limit=args.limit if args.limit is not None else base.limit,
+        shard=parse_shard(args.shard) if args.shard else base.shard,
+        anonymize_agents=args.anonymize_agents or base.anonymize_agents,
+        skip_invalid=args.skip_invalid or base.skip_invalid,
+        strict=args.strict or base.strict,
+        progress=False if args.quiet else ("bar" if sys.stderr.isatty() else "lines"),
+        n_boot=args.bootstrap if args.bootstrap is not None else base.n_boot,
+        seed=args.seed if args.seed is not None else base.seed,
+        name=args.name or base.name,
+        categories=tuple(args.category) or base.categories,
+        tags=tuple(args.tag) or base.tags,
+        preflight=not args.no_preflight,
+        max_consecutive_errors=args.max_consecutive_errors,
+        **_engine_flags(args, base),
+    )
+
+
+def _engine_flags(args: argparse.Namespace, base: Any) -> dict[str, Any]:
+    """--engine, --workers, --ray-address, --num-cpus, --num-gpus: flags given, else the resumed run's."""
+    keys = ("engine", "workers", "ray_address", "num_cpus", "num_gpus")
+    return {key: getattr(args, key) if getattr(args, key) is not None else getattr(base, key) for key in keys}

@@ -1,0 +1,24 @@
+"""``fcb schema``: print the JSON Schema of an output document."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.cli.common import EXIT_OK, EXIT_USAGE
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("schema", help="print the JSON Schema of an output document (metrics, journal, run, ...)")
+    p.add_argument("document", metavar="NAME", help="metrics, journal, run, baseline, leaderboard or audit")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.documents import SCHEMAS, schema_text
+
+    if args.document not in SCHEMAS:
+        print(f"fcb schema: no document {args.document!r}; one of: {', '.join(SCHEMAS)}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(schema_text(args.document))
+    return EXIT_OK

@@ -1,0 +1,41 @@
+"""``fcb stats``: print a cases file's balance."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.cli.common import EXIT_OK, EXIT_USAGE, default_cases
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("stats", help="print a cases file's balance (default: the embedded data set)")
+    p.add_argument("path", nargs="?", metavar="PATH")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import orjson
+
+    from harness.cases.reader import scan
+    from harness.datasets.stats import balance, render
+
+    path = default_cases(args.path)
+    try:
+        result = scan(path)
+    except OSError as exc:
+        print(f"fcb stats: {path}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    counts = balance(result.labels)
+    if args.format == "json":
+        print(
+            orjson.dumps(
+                {"path": path, "cases": len(result.labels), "counts": counts}, option=orjson.OPT_INDENT_2
+            ).decode()
+        )
+    else:
+        print(render(path, len(result.labels), counts))
+    if result.errors:
+        print(f"{path}: {result.invalid_lines} invalid line(s) left out; run fcb validate for details", file=sys.stderr)
+    return EXIT_OK
