@@ -124,14 +124,14 @@ def run(args: argparse.Namespace) -> int:
 def _eval_exit(result: Any, fail_on_error: float | None, interrupted: str) -> int:
     """The exit code of a finished ``fcb eval``, with the line that explains it."""
     resume = f"fcb eval --resume {result.run_dir}"
-    if result.stopped == interrupted or (result.stopped is None and result.metrics["metrics"]["n_not_run"]):
+    if result.stopped == interrupted or (result.stopped is None and result.figures["n_not_run"]):
         print(f"run interrupted; continue with: {resume}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if result.stopped:
         print(f"run stopped after {result.stopped}; fix the detector, then continue with: {resume}", file=sys.stderr)
         return EXIT_INVALID
-    ops = result.metrics["metrics"]["operational"]
-    rate = error_rate(result.metrics["metrics"]) or 0.0  # None (no cases) passes any --fail-on-error
+    ops = result.figures["operational"]
+    rate = error_rate(result.figures) or 0.0  # None (no cases) passes any --fail-on-error
     if fail_on_error is not None and rate > fail_on_error:
         print(f"error rate {rate:.3f} exceeds --fail-on-error {fail_on_error}", file=sys.stderr)
         return EXIT_INVALID
