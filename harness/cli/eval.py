@@ -20,6 +20,7 @@ from harness.cli.common import (
 from harness.cli.options import _non_negative, _positive, _rate
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
+from harness.types import RunResult
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     return _eval_exit(result, args.fail_on_error, INTERRUPTED)
 
 
-def _eval_exit(result: Any, fail_on_error: float | None, interrupted: str) -> int:
+def _eval_exit(result: RunResult, fail_on_error: float | None, interrupted: str) -> int:
     """The exit code of a finished ``fcb eval``, with the line that explains it."""
     resume = f"fcb eval --resume {result.run_dir}"
     if result.stopped == interrupted or (result.stopped is None and result.figures["n_not_run"]):
