@@ -45,13 +45,14 @@ class _Worker(threading.Thread):
 
     def run(self) -> None:
         pool = self.pool
-        while (job := pool._next(self)) is not None:
+        job = pool._next(self, None)
+        while job is not None:
             try:
                 ok, value = True, job.fn(job.arg)
             except BaseException as exc:  # handed to the awaiting coroutine, which classifies it
                 ok, value = False, exc
             job.thread = None
-            pool._settle(job, ok, value)
+            job = pool._next(self, (job, ok, value))
 
 
 class ThreadPool:
@@ -97,42 +98,60 @@ class ThreadPool:
             self._pending.extend(queued)
             self._call_helper()
 
-    def _call_helper(self) -> None:
-        """Under the lock, with jobs waiting: wake or start one more thread, unless one is already on its way."""
+    def _call_helper(self) -> bool:
+        """Under the lock: wake or start one more thread, unless one is already on its way. False if none can come."""
         if self._waking:
-            return
+            return True
         if self._idle:
-            self._waking += 1
             thread = self._idle.pop()
             thread.called = True
             thread.wake.release()
         elif len(self._threads) < self.size:
-            self._waking += 1
             thread = _Worker(self)
             self._threads.append(thread)
             thread.start()
+        else:
+            return False
+        self._waking += 1
+        return True
 
-    def _next(self, worker: _Worker) -> _Job | None:
-        """Called on a pool thread: the next job for it, sleeping until there is one; None once it is retired."""
-        with self._lock:
-            while not worker.retired:
-                if worker.called:
+    def _next(self, worker: _Worker, done: tuple[_Job, bool, Any] | None) -> _Job | None:
+        """Called on a pool thread with the result of its last job, if any: its next job, sleeping until there is
+        one; None once it is retired.
+
+        Results are kept until the thread sleeps, and the loop is then woken once for them all, unless the thread
+        starts another job with no other thread on its way (which would wake the loop if this job is slow): a slow
+        or hung job must never hold back the results before it."""
+        while True:
+            with self._lock:
+                if done is not None and not done[0].abandoned:
+                    self._done.append(done)
+                done = None
+                loop = None
+                if worker.called:  # woken or started by another thread: it may have left results to deliver
                     worker.called = False
                     self._waking -= 1
-                while self._pending:
-                    job = self._pending.popleft()
-                    if job.abandoned:  # timed out before a thread took it
-                        continue
-                    job.thread = worker
-                    if self._pending:  # more wait: another thread may be needed, if this job is slow
-                        self._call_helper()
-                    return job
-                self._idle.append(worker)
-                self._lock.release()
-                try:
-                    worker.wake.acquire()
-                finally:
-                    self._lock.acquire()
+                    loop = self._claim_delivery()
+                job = None if worker.retired else self._take(worker)
+                # another thread is wanted if this job is slow: for the jobs that wait, and to deliver the results
+                # kept so far; when none can come, they go now
+                if job is None or ((self._pending or self._undelivered()) and not self._call_helper()):
+                    loop = loop or self._claim_delivery()
+                if job is None and not worker.retired:
+                    self._idle.append(worker)
+            if loop is not None:
+                self._wake_loop(loop)
+            if job is not None or worker.retired:
+                return job
+            worker.wake.acquire()
+
+    def _take(self, worker: _Worker) -> _Job | None:
+        """Under the lock: the next job that has not timed out waiting, now this thread's."""
+        while self._pending:
+            job = self._pending.popleft()
+            if not job.abandoned:
+                job.thread = worker
+                return job
         return None
 
     def _abandon(self, job: _Job) -> None:
@@ -147,18 +166,24 @@ class ThreadPool:
             if self._pending:
                 self._call_helper()
 
-    def _settle(self, job: _Job, ok: bool, value: Any) -> None:
-        """Called on a pool thread: hand the result to the loop, waking it once for all results that queue up."""
-        if job.abandoned:
-            return
-        self._done.append((job, ok, value))
-        if not self._wake_pending:
-            self._wake_pending = True
-            # the run may be over (interrupted, or timed out) and its loop closed: the answer is not wanted
-            try:
-                job.loop.call_soon_threadsafe(self._drain)
-            except RuntimeError:
+    def _undelivered(self) -> bool:
+        return bool(self._done) and not self._wake_pending
+
+    def _claim_delivery(self) -> asyncio.AbstractEventLoop | None:
+        """Under the lock: the loop to wake for the results kept, unless it has been woken for them already."""
+        if not self._undelivered():
+            return None
+        self._wake_pending = True
+        return self._done[0][0].loop
+
+    def _wake_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            loop.call_soon_threadsafe(self._drain)
+        except RuntimeError:  # the run is over (interrupted, or timed out) and its loop closed: no one wants these
+            with self._lock:
                 self._wake_pending = False
+                while self._done and self._done[0][0].loop.is_closed():
+                    self._done.popleft()
 
     def _drain(self) -> None:
         self._wake_pending = False  # first: a result queued from here on schedules another drain
