@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from harness.detectors.pool import THREAD_NAME, ThreadPool
 
 
@@ -48,6 +50,33 @@ def test_slow_calls_each_get_a_thread_of_their_own() -> None:
     finally:
         pool.close()
     assert sorted(results) == [(k, i) for k in range(6) for i in range(3)]
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_a_slow_call_does_not_hold_back_the_result_of_a_quick_one_before_it(size: int) -> None:
+    # the thread that ran the quick call takes the slow one next; its quick result must reach the loop meanwhile
+    release = threading.Event()
+    pool = ThreadPool(size)
+
+    def fn(arg: str) -> str:
+        if arg == "slow":
+            release.wait(30)
+        return arg
+
+    async def main() -> tuple[str, str]:
+        quick = asyncio.ensure_future(pool.run(fn, "quick"))
+        slow = asyncio.ensure_future(pool.run(fn, "slow"))
+        try:
+            got = await asyncio.wait_for(quick, 10)  # held back, it would come only once the slow call returns
+        finally:
+            release.set()
+        return got, await slow
+
+    try:
+        assert asyncio.run(main()) == ("quick", "slow")
+    finally:
+        release.set()
+        pool.close()
 
 
 def test_a_hung_call_is_abandoned_and_the_calls_queued_behind_it_still_run() -> None:
