@@ -1,0 +1,128 @@
+"""The thread pool for plain detector functions: threads on demand, a thread for every job when jobs are slow, and
+a hung call abandoned without holding the others."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from harness.detectors.pool import THREAD_NAME, ThreadPool
+
+
+def _pool_threads() -> int:
+    return sum(t.name == THREAD_NAME and t.is_alive() for t in threading.enumerate())
+
+
+async def _callers(pool: ThreadPool, fn: Callable[[Any], Any], callers: int, calls: int) -> list[Any]:
+    """``callers`` coroutines, each awaiting ``calls`` calls one after another, as the runner's workers do."""
+
+    async def caller(k: int) -> list[Any]:
+        return [await pool.run(fn, (k, i)) for i in range(calls)]
+
+    results = await asyncio.gather(*(caller(k) for k in range(callers)))
+    return [r for rs in results for r in rs]
+
+
+def test_an_instant_function_does_not_start_a_thread_per_slot() -> None:
+    before = _pool_threads()
+    pool = ThreadPool(64)
+    try:
+        results = asyncio.run(_callers(pool, lambda arg: arg, callers=8, calls=250))
+        started = _pool_threads() - before
+    finally:
+        pool.close()
+    assert sorted(results) == [(k, i) for k in range(8) for i in range(250)]
+    # 8 calls in flight at most, so never more than 8 running; a few more may be on their way back to sleep. A pool
+    # that starts its threads up front, or one per call, has 64 here
+    assert 1 <= started <= 16
+
+
+def test_slow_calls_each_get_a_thread_of_their_own() -> None:
+    # the barrier lets the calls through only when all 6 wait at it together: one thread fewer and it breaks
+    barrier = threading.Barrier(6, timeout=10)
+    pool = ThreadPool(6)
+    try:
+        results = asyncio.run(_callers(pool, lambda arg: barrier.wait() >= 0 and arg, callers=6, calls=3))
+    finally:
+        pool.close()
+    assert sorted(results) == [(k, i) for k in range(6) for i in range(3)]
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_a_slow_call_does_not_hold_back_the_result_of_a_quick_one_before_it(size: int) -> None:
+    # the thread that ran the quick call takes the slow one next; its quick result must reach the loop meanwhile
+    release = threading.Event()
+    pool = ThreadPool(size)
+
+    def fn(arg: str) -> str:
+        if arg == "slow":
+            release.wait(30)
+        return arg
+
+    async def main() -> tuple[str, str]:
+        quick = asyncio.ensure_future(pool.run(fn, "quick"))
+        slow = asyncio.ensure_future(pool.run(fn, "slow"))
+        try:
+            got = await asyncio.wait_for(quick, 10)  # held back, it would come only once the slow call returns
+        finally:
+            release.set()
+        return got, await slow
+
+    try:
+        assert asyncio.run(main()) == ("quick", "slow")
+    finally:
+        release.set()
+        pool.close()
+
+
+def test_a_hung_call_is_abandoned_and_the_calls_queued_behind_it_still_run() -> None:
+    release = threading.Event()
+    pool = ThreadPool(1)  # one thread: the calls behind the hung one wait on it unless it is replaced
+
+    def fn(arg: int) -> int:
+        if arg == 0:
+            release.wait(30)
+        return arg
+
+    async def main() -> list[Any]:
+        hung = asyncio.ensure_future(asyncio.wait_for(pool.run(fn, 0), 0.5))
+        await asyncio.sleep(0.1)  # the hung call is under way on the only thread
+        rest = [asyncio.ensure_future(pool.run(fn, i)) for i in range(1, 6)]
+        return await asyncio.gather(hung, *rest, return_exceptions=True)
+
+    try:
+        results = asyncio.run(main())
+        assert isinstance(results[0], TimeoutError)
+        assert results[1:] == [1, 2, 3, 4, 5]
+        assert pool.replaced == 1
+    finally:
+        release.set()
+        pool.close()
+
+
+def test_errors_stay_with_their_call_and_a_closed_pool_lets_its_threads_go() -> None:
+    pool = ThreadPool(4)
+
+    def fn(arg: int) -> int:
+        if arg % 3 == 0:
+            raise ValueError(f"bad {arg}")
+        return arg
+
+    async def main() -> list[Any]:
+        return await asyncio.gather(*(pool.run(fn, i) for i in range(12)), return_exceptions=True)
+
+    results = asyncio.run(main())
+    pool.close()
+    for i, r in enumerate(results):
+        if i % 3 == 0:
+            assert isinstance(r, ValueError) and str(r) == f"bad {i}"
+        else:
+            assert r == i
+    for thread in threading.enumerate():
+        if thread.name == THREAD_NAME:
+            thread.join(5)
+            assert not thread.is_alive()
