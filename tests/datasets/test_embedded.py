@@ -9,8 +9,8 @@ from pathlib import Path
 import jsonschema
 from conftest import EMBEDDED, ROOT, run_cli
 
-from harness.datasets import embedded
 from harness.cases.reader import scan
+from harness.datasets import embedded
 
 SHARED_SCHEMA = ROOT.parent / "shared" / "schemas" / "fcb-case.schema.json"
 
