@@ -22,8 +22,8 @@ def assess(request):
     return {"false_consensus_risk": "high" if len(request["answers"]) > 3 else "low", "risk_score": 0.25}
 """
 
-# these tests share one worker under pytest -n (--dist loadgroup), so the module-scoped outputs are made once,
-# not once on every worker
+# under pytest -n these tests are to share one worker (--dist loadgroup; see the Makefile), so that
+# the module-scoped outputs are made once, not once on every worker
 pytestmark = pytest.mark.xdist_group("test_documents")
 
 
