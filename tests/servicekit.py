@@ -25,18 +25,26 @@ class Service:
     """A running ``fcb serve``; its stderr (the log) is kept in a file for the tests to read."""
 
     def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._log = tempfile.NamedTemporaryFile(prefix="fcb-serve-", suffix=".log", delete=False)  # noqa: SIM115
         full_env = {k: v for k, v in os.environ.items() if k != "FCB_API_KEY"} | (env or {})
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness", "serve", "--port", str(self.port), *args],
-            cwd=ROOT,
-            env=full_env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-        self._wait_ready()
+        # tests run in parallel (pytest -n): another process may take the free port before fcb serve binds it
+        for attempt in range(3):
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            self._log = tempfile.NamedTemporaryFile(prefix="fcb-serve-", suffix=".log", delete=False)  # noqa: SIM115
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "harness", "serve", "--port", str(self.port), *args],
+                cwd=ROOT,
+                env=full_env,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+            )
+            try:
+                self._wait_ready()
+                return
+            except RuntimeError:
+                if attempt == 2 or "address already in use" not in self.log().lower():
+                    raise
+                self._log.close()
 
     def _wait_ready(self, limit_s: float = 30) -> None:
         deadline = time.monotonic() + limit_s

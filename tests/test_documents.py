@@ -22,6 +22,10 @@ def assess(request):
     return {"false_consensus_risk": "high" if len(request["answers"]) > 3 else "low", "risk_score": 0.25}
 """
 
+# under pytest -n these tests are to share one worker (--dist loadgroup; see the Makefile), so that
+# the module-scoped outputs are made once, not once on every worker
+pytestmark = pytest.mark.xdist_group("test_documents")
+
 
 def printed_schemas() -> dict[str, dict]:
     """Every schema as ``fcb schema NAME`` prints it (the real CLI), by name."""

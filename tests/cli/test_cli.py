@@ -125,7 +125,8 @@ def test_python_callables_sync_async_and_failures(tmp_path: Path) -> None:
 def test_fail_on_error_gate(tmp_path: Path, detector_server) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 30)
     server = detector_server("--garbage-every", "3")
-    args = ["eval", str(cases), "-d", server.url, "-q", "--results", str(tmp_path)]
+    # no retries: the unreadable replies fail on every attempt, and the gate counts errors, not attempts
+    args = ["eval", str(cases), "-d", server.url, "-q", "--results", str(tmp_path), "--retries", "0"]
     assert run_cli(*args, "--fail-on-error", "0.9").returncode == 0
     failed = run_cli(*args, "--fail-on-error", "0.01")
     assert failed.returncode == 1 and "exceeds --fail-on-error" in failed.stderr

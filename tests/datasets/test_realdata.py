@@ -18,6 +18,10 @@ from conftest import ROOT, run_cli
 from harness.cases.reader import scan
 from harness.datasets.realdata.sources import final_number
 
+# under pytest -n these tests are to share one worker (--dist loadgroup; see the Makefile), so that
+# the module-scoped data set is built once, not once on every worker
+pytestmark = pytest.mark.xdist_group("test_realdata")
+
 SHARED = ROOT.parent / "shared" / "data"
 GSM8K = SHARED / "gsm8k" / "example_model_solutions.jsonl"
 TQA = SHARED / "truthfulqa"

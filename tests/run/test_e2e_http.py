@@ -42,7 +42,7 @@ def test_cli_against_http_detector_matches_independent_computation(tmp_path: Pat
         "--retries",
         "2",
         "--concurrency",
-        "4",
+        "8",  # the retried cases spend most of the run in backoff waits: more of them wait side by side
         "--bootstrap",
         "200",
     )
