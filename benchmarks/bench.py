@@ -359,14 +359,14 @@ def bench_profile(tmp: Path) -> dict[str, Any]:
     profiler.disable()
     stats = pstats.Stats(profiler)
     stages = {
-        "read + validate (cases.scan)": ("harness/cases/reader.py", "scan"),
+        "read + validate (cases.reader.scan)": ("harness/cases/reader.py", "scan"),
         "read back from the spool (Scan.case)": ("harness/cases/reader.py", "case"),
         "strip labels (request.build_request)": ("harness/cases/request.py", "build_request"),
         "call the detector": ("harness/run/runner.py", "_assess"),
         "journal (JournalWriter.write)": ("harness/runfolder/journal.py", "write"),
         "journal in file order (journal.in_file_order)": ("harness/runfolder/journal.py", "in_file_order"),
         "metrics (metrics.compute)": ("harness/metrics.py", "compute"),
-        "reports (report.write_reports)": ("harness/report/text.py", "write_reports"),
+        "reports (report.text.write_reports)": ("harness/report/text.py", "write_reports"),
     }
     total = sum(v[3] for k, v in stats.stats.items() if k[2] == "run" and k[0].endswith("harness/run/runner.py"))
     out: dict[str, Any] = {"run_total_s": total}

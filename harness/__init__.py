@@ -1,8 +1,26 @@
 """fcb-harness: evaluate false-consensus detectors on benchmark cases.
 
 The contract lives in `harness.types`; `harness.evaluate` runs a detector from Python and `harness.load_run` reads a
-finished run back. Attributes are imported
-on first use so that the command line starts fast.
+finished run back. Attributes are imported on first use so that the command line starts fast.
+
+Packages, from the command line down (the import layers of pyproject.toml):
+- ``cli``: the ``fcb`` command, one module a command
+- ``run``: one evaluation: settings, the runner, what it writes, the Python API, engines, the cache, shard merging
+- ``leaderboard``: finished runs read back, ranked, compared and rendered
+- ``datasets``: the embedded set, the synthetic generator, the real-data build, the shortcut audit, stats
+- ``scenario``: two-party mediation scenarios (stands apart from the detector harness)
+- ``report``: one run rendered: terminal summary, report.md, metrics.json, report.html, plots
+- ``runfolder``: the run folder: journal, manifest, scope, lock
+- ``detectors``: detector adapters and `load_detector`; the built-in detectors
+- ``cases``: reading and checking cases files; requests stripped of labels
+
+Foundation modules:
+- ``metrics``: metrics from predictions and labels, pure functions over arrays
+- ``redact``, ``jsoncheck``, ``schema_messages``, ``files``: secrets kept out, JSON checks, schema messages,
+  atomic writes
+- ``types``: the input contract; ``errors``: the error tree
+- ``documents``: the output documents, typed; ``_version``: the version
+- ``__main__``: ``python -m harness``, the ``fcb`` command
 """
 
 from __future__ import annotations

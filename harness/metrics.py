@@ -203,6 +203,29 @@ def paired_bootstrap_confusions(
     return out
 
 
+def paired_headline(
+    y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int, seed: int
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every headline metric of several prediction arrays over the same cases: the point values (one per array)
+    and the values on `paired_bootstrap_confusions`' resamples (arrays x resamples).
+
+    Macro-F1 averages over the classes present in any of the arrays, so that all values are over the same classes.
+    """
+    cms = np.stack([confusion(y_true, y_pred) for y_pred in y_preds])
+    classes = present_classes(cms.sum(axis=0))
+    boots = paired_bootstrap_confusions(y_true, y_preds, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)))
+    return headline_batch(cms, classes), headline_batch(boots, classes)
+
+
+def finite_interval(values: np.ndarray, alpha: float = 0.05) -> tuple[float, float] | None:
+    """The central (1 - alpha) of the finite bootstrap values; None when no value is finite."""
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return None
+    lo, hi = np.percentile(finite, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(lo), float(hi)
+
+
 def percentile_interval(values: np.ndarray) -> tuple[float, float]:
     """The central 95% of bootstrap values."""
     lo, hi = np.percentile(values, [2.5, 97.5])

@@ -5,6 +5,16 @@ Each command is a module of this package with ``add_parser(subparsers)`` (its ar
 in the order of ``fcb --help``. What they share is in `harness.cli.common` (exit codes, printing) and
 `harness.cli.options` (argument types and choices).
 
+Command modules (``fcb NAME``; ``build_dataset`` is ``build-dataset``):
+- ``eval``: run a detector over a cases file and report; ``merge``: combine the shard runs of one evaluation
+- ``validate``: check cases files; ``stats``: a cases file's balance
+- ``view``: (re)write a run's report.html and open it; ``schema``: the JSON Schema of an output document
+- ``compare``: a run against a baseline; ``baseline``: save a run as a baseline
+- ``leaderboard``: rank detectors from run folders; ``history``: each run's metric over time
+- ``serve``: serve a detector over HTTP
+- ``audit_dataset``: check a benchmark for shortcuts; ``build_dataset``: build the real-data benchmark
+- ``scenario``: ``fcb scenario validate|analyze|score``
+
 Exit codes: 0 success; 1 invalid cases, an error rate above ``--fail-on-error``, or (compare) a regression;
 2 bad usage or settings; 3 an internal error (a bug); 130 a run interrupted (its partial report is written and
 marked incomplete). A command's refusals are the `harness.errors.FcbError` tree, whose exit codes `main` takes

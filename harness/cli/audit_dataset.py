@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from harness.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, print_problems, write_or_print
-from harness.cli.options import _positive, _rate
+from harness.cli.options import fraction, positive_int
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,14 +19,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="PATH", help="write here instead of standard output")
     p.add_argument(
         "--max-surface-f1",
-        type=_rate,
+        type=fraction,
         default=0.45,
         metavar="F",
         help="exit 1 when a surface baseline's macro-F1 on TEST exceeds F (default 0.45)",
     )
     p.add_argument("--split-by", choices=["source-item"], help="split one file in halves by source item")
     p.add_argument("--seed", type=int, default=0, help="seed of the models, the bootstrap and --split-by")
-    p.add_argument("--bootstrap", type=_positive, default=1000, metavar="N", help="bootstrap resamples (1000)")
+    p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap resamples (1000)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
 

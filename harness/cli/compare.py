@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.cli.common import EXIT_INVALID, EXIT_OK, write_or_print
-from harness.cli.options import _non_negative
+from harness.cli.options import non_negative_int
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -16,7 +16,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired bootstrap")
     p.add_argument("--format", choices=["text", "md", "json", "html"], default="text")
     p.add_argument("--out", metavar="PATH")
-    p.add_argument("--bootstrap", type=_non_negative, default=2000, metavar="N")
+    p.add_argument("--bootstrap", type=non_negative_int, default=2000, metavar="N")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=run)
 

@@ -17,7 +17,7 @@ from harness.cli.common import (
     default_cases,
     print_problems,
 )
-from harness.cli.options import _non_negative, _positive, _rate
+from harness.cli.options import fraction, non_negative_int, positive_int
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
 from harness.types import RunResult
@@ -49,35 +49,35 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--anonymize-agents", action="store_true", help="send agent ids as agent-1..n")
     p.add_argument("--skip-invalid", action="store_true", help="run the valid cases of a file with invalid ones")
     p.add_argument("--strict", action="store_true", help="treat label-scheme warnings as errors")
-    p.add_argument("--limit", type=_positive, metavar="N", help="only the first N valid cases")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N valid cases")
     p.add_argument("--category", action="append", default=[], metavar="C", help="only cases of category C (repeatable)")
     p.add_argument("--tag", action="append", default=[], metavar="T", help="only cases tagged T (repeatable)")
     p.add_argument("--no-preflight", action="store_true", help="do not call the first case alone before the others")
     p.add_argument(
         "--max-consecutive-errors",
-        type=_non_negative,
+        type=non_negative_int,
         default=25,
         metavar="N",
         help="stop after N errors of one kind in a row, resumable (default 25; 0: never)",
     )
     p.add_argument("--shard", metavar="K/N", help="only the K-th of N deterministic parts of the cases (fcb merge)")
     p.add_argument(
-        "--batch-size", type=_positive, metavar="N", help="a detector class with assess_batch gets up to N at once"
+        "--batch-size", type=positive_int, metavar="N", help="a detector class with assess_batch gets up to N at once"
     )
     p.add_argument(
         "--engine",
         choices=["local", "processes", "ray"],
         help="where a Python detector runs: this process (default), N worker processes, or N Ray actors",
     )
-    p.add_argument("--workers", type=_positive, metavar="N", help="worker processes or Ray actors (default: CPUs)")
+    p.add_argument("--workers", type=positive_int, metavar="N", help="worker processes or Ray actors (default: CPUs)")
     p.add_argument("--ray-address", metavar="ADDR", help="a Ray cluster to join (default: start a local Ray)")
     p.add_argument("--num-cpus", type=float, metavar="C", help="CPUs each Ray actor reserves (default 1)")
     p.add_argument("--num-gpus", type=float, metavar="G", help="GPUs each Ray actor reserves (default 0)")
-    p.add_argument("--fail-on-error", type=_rate, metavar="RATE", help="exit 1 if the error share exceeds RATE")
+    p.add_argument("--fail-on-error", type=fraction, metavar="RATE", help="exit 1 if the error share exceeds RATE")
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
     p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal")
-    p.add_argument("--bootstrap", type=_non_negative, metavar="N", help="bootstrap resamples (default 1000)")
+    p.add_argument("--bootstrap", type=non_negative_int, metavar="N", help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     cache = p.add_mutually_exclusive_group()

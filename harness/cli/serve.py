@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.cli.common import EXIT_OK
-from harness.cli.options import _positive
+from harness.cli.options import positive_int
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--max-connections",
-        type=_positive,
+        type=positive_int,
         default=64,
         metavar="N",
         help="requests served at once, per worker; more get 503 (body bytes in flight <= N x --max-body)",

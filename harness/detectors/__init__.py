@@ -10,6 +10,18 @@
 
 Each adapter's module is imported only when a spec needs it: aiohttp, scikit-learn and the heuristic cost start-up
 time.
+
+Modules:
+- ``options``: the settings shared by every adapter; ``config``: the same from a TOML file under ``configs/detectors/``
+- ``reply``: a detector's reply read into a `Prediction`, or why it is not one
+- ``transport``: the HTTP client every adapter speaking HTTP shares (aiohttp, retries, replicas, body caps)
+- ``http``: the detector API over HTTP; ``llm``: a chat-completions endpoint asked with a prompt
+- ``callable``: Python functions and classes as detectors; ``pool``: the threads that run plain functions
+- ``batch``: single requests gathered into batches (``assess_batch``, worker engines)
+- ``builtin``: the built-in detectors (``builtin:NAME``); ``answers``: the answer-text helpers they share
+- ``heuristic/``: ``builtin:heuristic``, structural features and a hand-set rule; ``learned``: ``builtin:learned``,
+  a scikit-learn model on the same features
+- ``service``: ``fcb serve``: any loadable detector served over HTTP
 """
 
 from __future__ import annotations

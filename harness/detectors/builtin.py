@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from harness._version import __version__
+from harness.cases.lines import file_sha256
 from harness.detectors.answers import agreement_share
 from harness.errors import DetectorLoadError
 from harness.types import Detector, Prediction, Request
@@ -90,8 +91,6 @@ def builtin_fingerprint(spec: str) -> dict[str, Any]:
     found: dict[str, Any] = {"kind": "builtin", "name": name, "harness_version": __version__}
     train = _options(spec, query).get("train") if query else None
     if train and Path(train).is_file():
-        from harness.detectors.callable import file_sha256  # imported on use: the adapter module is not needed here
-
         found["train_sha256"] = file_sha256(train)
     return found
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -18,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from harness.cases.lines import file_sha256
 from harness.detectors.batch import Batcher
 from harness.detectors.options import DetectorOptions
 from harness.detectors.pool import ThreadPool
@@ -122,10 +122,6 @@ def _say_blocked(timeout: float) -> Callable[[float], None]:
             sys.stderr.flush()
 
     return report
-
-
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 class CallableDetector:

@@ -11,25 +11,10 @@ import numpy as np
 
 from harness.errors import IncomparableRuns
 from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
-from harness.metrics import (
-    HEADLINE_METRICS,
-    confusion,
-    headline_batch,
-    memory_chunk,
-    paired_bootstrap_confusions,
-    present_classes,
-)
+from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
 
 REAL_METRICS = ("macro_f1",)
 """Headline metrics also compared on the natural + assembled cases alone, when the cases carry origin tags."""
-
-
-def _interval(values: np.ndarray, alpha: float) -> tuple[float, float] | None:
-    finite = values[np.isfinite(values)]
-    if not len(finite):
-        return None
-    lo, hi = np.percentile(finite, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return float(lo), float(hi)
 
 
 def _value(x: np.ndarray) -> float | None:
@@ -44,18 +29,12 @@ def metric_deltas(
 
     ``regression`` is true when the metric got worse by more than ``max_drop`` and the interval excludes zero.
     """
-    cms = np.stack([confusion(y_true, base), confusion(y_true, new)])
-    classes = present_classes(cms.sum(axis=0))
-    point = headline_batch(cms, classes)
-    boot = headline_batch(
-        paired_bootstrap_confusions(y_true, [base, new], n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true))),
-        classes,
-    )
+    point, boot = paired_headline(y_true, [base, new], n_boot=n_boot, seed=seed)
     out = {}
     for name, higher_better in HEADLINE_METRICS.items():
         b, n = _value(point[name][0]), _value(point[name][1])
         delta = None if b is None or n is None else n - b
-        interval = _interval(boot[name][1] - boot[name][0], alpha)
+        interval = finite_interval(boot[name][1] - boot[name][0], alpha)
         worse = None if delta is None else (-delta if higher_better else delta)
         significant = interval is not None and (interval[1] < 0 if higher_better else interval[0] > 0)
         out[name] = {

@@ -20,14 +20,7 @@ import numpy as np
 
 from harness.errors import UsageError
 from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
-from harness.metrics import (
-    HEADLINE_METRICS,
-    confusion,
-    headline_batch,
-    memory_chunk,
-    paired_bootstrap_confusions,
-    present_classes,
-)
+from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
 
 COLUMNS = ("accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate")
 LATENCY = "operational.latency_s.p95"
@@ -199,15 +192,9 @@ def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float)
         if not mask.any():
             continue
         truth, subset_preds = y_true[mask], [p[mask] for p in preds]
-        classes = present_classes(sum((confusion(truth, p) for p in subset_preds), np.zeros((3, 4), dtype=np.int64)))
-        chunk = memory_chunk(len(truth))
-        boots = paired_bootstrap_confusions(truth, subset_preds, n_boot=n_boot, seed=seed, chunk=chunk)
-        values = headline_batch(boots, classes)[base]  # rows x resamples
+        values = paired_headline(truth, subset_preds, n_boot=n_boot, seed=seed)[1][base]  # rows x resamples
         for row, v in zip(rows, values, strict=True):
-            finite = v[np.isfinite(v)]
-            row.cis[name] = (
-                (float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))) if len(finite) else None
-            )
+            row.cis[name] = finite_interval(v)
         if name == metric:
             assign_ranks(rows, values, higher_better=HEADLINE_METRICS[base], alpha=alpha)
     for row in rows:

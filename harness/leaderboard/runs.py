@@ -19,7 +19,7 @@ from harness.cases.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
 from harness.metrics import CODE, ERROR
-from harness.runfolder.journal import record_problem
+from harness.runfolder.journal import checked_records
 from harness.runfolder.names import METRICS as METRICS_FILE
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.scope import read_scope
@@ -131,17 +131,12 @@ def _read_journal(path: Path, scope: set[tuple[str, str]] | None = None) -> dict
         lines = path.read_bytes().split(b"\n")[:-1]  # the part after the last newline is unfinished
     except OSError as exc:
         raise RunLoadError(f"{path}: {exc}") from exc
-    for line_no, line in enumerate(lines, start=1):
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise RunLoadError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
-        if problem := record_problem(rec):
-            raise RunLoadError(f"{path}:{line_no}: {problem[0]}: {problem[1]}")
+    for rec in checked_records(path, lines):
         if scope is not None and (rec["id"], rec["hash"]) not in scope:
             continue
-        origin = rec.get("origin", UNKNOWN_ORIGIN)
-        records[rec["id"]] = (rec["category"], rec["expected"], CODE.get(rec.get("risk"), ERROR), origin)
+        risk = rec.get("risk")  # None only on a record with an error
+        code = ERROR if risk is None else CODE[risk]
+        records[rec["id"]] = (rec["category"], rec["expected"], code, rec.get("origin", UNKNOWN_ORIGIN))
     return records
 
 

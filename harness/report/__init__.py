@@ -1,1 +1,7 @@
-"""Rendering one run: the terminal summary, report.md, metrics.json, report.html and plots."""
+"""Rendering one run: the terminal summary, report.md, metrics.json, report.html and plots.
+
+Modules:
+- ``text``: the terminal summary, ``report.md`` and ``metrics.json``
+- ``html``: ``report.html``, one self-contained page with the figures and a case explorer
+- ``plots``: PNG plots: confusion heatmaps, per-category bars, metric trends
+"""

@@ -8,6 +8,7 @@ repeats only the cases that had not finished.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -137,16 +138,25 @@ def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]
         with open(path, "r+b") as f:
             f.truncate(complete)
     outcomes: dict[str, Outcome] = {}
-    for line_no, line in enumerate(data[:complete].splitlines(), start=1):
+    for rec in checked_records(path, data[:complete].splitlines()):
+        outcome = outcome_of(rec)
+        outcomes[outcome.case_id] = outcome
+    return outcomes
+
+
+def checked_records(path: Path, lines: Iterable[bytes]) -> Iterator[JournalRecord]:
+    """The records of a journal's complete ``lines`` (read from ``path``), each checked by `record_problem`.
+
+    A line that is no JSON, or a record with a wrong field, raises RunLoadError naming the file, the line and the
+    field."""
+    for line_no, line in enumerate(lines, start=1):
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
             raise RunLoadError(f"{path}:{line_no}: (line): unreadable journal record: {exc}") from exc
         if problem := record_problem(rec):
             raise RunLoadError(f"{path}:{line_no}: {problem[0]}: {problem[1]}")
-        outcome = outcome_of(rec)  # record_problem found it sound: a JournalRecord
-        outcomes[outcome.case_id] = outcome
-    return outcomes
+        yield cast(JournalRecord, rec)  # record_problem found it sound
 
 
 def in_file_order(path: str | Path, ids: list[str]) -> None:

@@ -249,3 +249,16 @@ def test_every_command_module_is_listed_once_and_registers_its_own_command() -> 
         assert list(sub.choices) == [command.__name__.rsplit(".", 1)[1].replace("_", "-")]
         if command is not cli.scenario:  # the scenario subcommands' actions live in harness.scenario.commands
             assert callable(command.run)
+
+
+def test_option_values_that_are_no_number_name_the_type_as_before() -> None:
+    """argparse prints a type's name for a value it cannot convert; the shared types keep the names they printed."""
+    expected = {
+        ("--limit", "x"): "argument --limit: invalid _positive value: 'x'",
+        ("--bootstrap", "y"): "argument --bootstrap: invalid _non_negative value: 'y'",
+        ("--fail-on-error", "z"): "argument --fail-on-error: invalid _rate value: 'z'",
+        ("--fail-on-error", "2"): "argument --fail-on-error: 2 is not a rate between 0 and 1",
+    }
+    for (option, value), message in expected.items():
+        proc = run_cli("eval", "cases.jsonl", option, value)
+        assert proc.returncode == 2 and f"fcb eval: error: {message}" in proc.stderr

@@ -5,9 +5,13 @@ chosen by grouped cross-validation on TRAIN (groups = source item, so one questi
 fold), and scored once on TEST. Exact rules, count leakage and composition look at both files together; overlap
 compares them. The result is a plain-JSON document (`AuditDocument`), described by ``harness/data/audit.schema.json``.
 
-Modules: ``items`` (the audit's view of a case, its settings, the split by source item), ``baselines`` (surface
-models), ``rules`` (exact rules, count leakage), ``overlap`` (overlap and composition), ``verdict``, ``document``
-(the output's shape); ``audit`` here runs them all.
+Modules (``audit`` here runs them all):
+- ``items``: the audit's view of a case, its settings, the split by source item
+- ``baselines``: surface models, fitted on TRAIN's wording and sizes alone
+- ``rules``: exact rules and count leakage
+- ``overlap``: what TRAIN and TEST share, and what each file is made of
+- ``verdict``: findings over the thresholds (exit 1) and warnings
+- ``document``: the shape of the output document
 """
 
 from __future__ import annotations

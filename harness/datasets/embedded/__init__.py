@@ -12,9 +12,12 @@ Label scheme (checked for every case before it is emitted):
   lone_correct_dissenter, numeric_consensus_error.  Low: genuine_agreement_correct.  Medium:
   genuine_disagreement (no consensus) and correct_but_unsupported (right, but nothing independent behind it).
 
-Modules: ``items`` (the Item and the matching rule), ``facts`` (the fact tables), ``computed`` (the items whose
-answers are computed), ``assembly`` (templates, category plans, panels and labels); this one holds the entry points
-(``generate``, ``write``, ``main``) and the balance of categories.
+Modules (this one holds the entry points, ``generate``, ``write`` and ``main``, and the balance of categories):
+- ``items``: the Item (a question, its truth, plausible wrong answers) and the matching rule
+- ``facts``: the fact tables
+- ``computed``: the items whose answers are computed
+- ``assembly``: templates, category plans, panels, provenance metadata and labels
+- ``__main__``: ``python -m harness.datasets.embedded``
 
 Run ``python -m harness.datasets.embedded [--out PATH] [--seed N]`` to regenerate the shipped JSONL file.
 """

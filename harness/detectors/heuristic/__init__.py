@@ -1,9 +1,12 @@
 """``builtin:heuristic``: a false-consensus detector that reads structure only, never world knowledge.
 
-`features` (``features.py``) turns a request (task, answers, optional evidence) into named numbers, with the text
-helpers of ``text.py``; `Heuristic` (``rule.py``) applies a hand-set rule to them. `builtin:learned` (``learned.py``)
-fits a model on the same `features`. Everything here is computed from the request alone: no labels, no network, no
-model, no randomness.
+Everything here is computed from the request alone: no labels, no network, no model, no randomness. `builtin:learned`
+(``harness/detectors/learned.py``) fits a model on the same `features`.
+
+Modules:
+- ``text``: word tokens, the claim an answer makes (`claim_key`), whether two claims match
+- ``features``: a request (task, answers, optional evidence) turned into named numbers (`features`)
+- ``rule``: the hand-set rule (`rule`) and the detector that applies it, `Heuristic`
 """
 
 from __future__ import annotations
