@@ -567,6 +567,10 @@ SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
 
 
 def main(names: list[str]) -> None:
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        print(f"usage: bench.py [SECTION ...]; sections: {', '.join(SECTIONS)} (none: all)", file=sys.stderr)
+        raise SystemExit(0 if unknown in (["-h"], ["--help"]) else 2)
     OUT.mkdir(parents=True, exist_ok=True)
     for name in names or list(SECTIONS):
         with tempfile.TemporaryDirectory(prefix=f"fcb-bench-{name}-") as tmp:
