@@ -251,12 +251,14 @@ def test_every_command_module_is_listed_once_and_registers_its_own_command() -> 
             assert callable(command.run)
 
 
-def test_option_values_that_are_no_number_name_the_type_as_before() -> None:
-    """argparse prints a type's name for a value it cannot convert; the shared types keep the names they printed."""
+def test_option_values_that_are_no_number_say_what_was_wanted() -> None:
+    """A value the shared types cannot read is named with what the option wants (argparse alone would print the
+    function's name: "invalid positive_int value")."""
     expected = {
-        ("--limit", "x"): "argument --limit: invalid _positive value: 'x'",
-        ("--bootstrap", "y"): "argument --bootstrap: invalid _non_negative value: 'y'",
-        ("--fail-on-error", "z"): "argument --fail-on-error: invalid _rate value: 'z'",
+        ("--limit", "x"): "argument --limit: 'x' is not a whole number",
+        ("--bootstrap", "1.5"): "argument --bootstrap: '1.5' is not a whole number",
+        ("--fail-on-error", "z"): "argument --fail-on-error: 'z' is not a number",
+        ("--limit", "0"): "argument --limit: 0 is not a whole number of 1 or more",
         ("--fail-on-error", "2"): "argument --fail-on-error: 2 is not a rate between 0 and 1",
     }
     for (option, value), message in expected.items():
