@@ -25,13 +25,14 @@ from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_prediction
 from harness.detectors.transport import Transport, decode_json
 from harness.errors import DetectorLoadError
-from harness.redact import clip
+from harness.redact import clip, redact_spec
 from harness.types import RISKS, DetectorError, Prediction, Request
 
 DEFAULT_PROMPT = Path(__file__).resolve().parents[1] / "data" / "prompts" / "false-consensus.txt"
 """The default template, shipped inside the package (a wheel holds it; ``configs/`` is not installed)."""
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_SECOND_URL = re.compile(r",\s*[A-Za-z][A-Za-z0-9+.-]*://")  # as in harness.redact: a comma before another URL
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -41,6 +42,9 @@ def parse_spec(spec: str) -> tuple[str, str]:
         raise DetectorLoadError(
             f"detector {spec!r}: expected llm:MODEL@BASE_URL, e.g. llm:qwen2.5-7b@http://127.0.0.1:8000/v1"
         )
+    if _SECOND_URL.search(base):
+        # not replicas, as for http:// specs: kept whole, the second URL's credentials would pass for a path
+        raise DetectorLoadError(f"detector {redact_spec(spec)!r}: llm: takes one base URL, not a list of replicas")
     return model, base.rstrip("/")
 
 

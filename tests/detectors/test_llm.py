@@ -111,3 +111,20 @@ def test_bad_llm_specs(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 2)
     proc = run_cli("eval", str(cases), "-d", "llm:model-without-url", "-q")
     assert proc.returncode == 2 and "llm:MODEL@BASE_URL" in proc.stderr
+
+
+def test_an_llm_base_url_is_one_url_and_a_second_one_is_refused_with_its_secret_hidden(
+    tmp_path: Path, detector_server
+) -> None:
+    # llm: takes one base URL (no replicas): a comma before a second URL used to be kept inside the one URL, so
+    # the second URL's password was not taken for a credential and reached the detector's name and run.json
+    server = detector_server(script=OPENAI_SERVER)
+    base = f"http://127.0.0.1:{server.port}/v1"
+    spec = f"llm:json@{base},{base.replace('://', '://bob:pwSECRET@')}"
+    cases = write_cases(tmp_path / "cases.jsonl", 2)
+    out = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", spec, "--out", str(out), "-q")
+    assert proc.returncode == 2, proc.stderr
+    assert "one base URL" in proc.stderr and "REDACTED" in proc.stderr
+    assert "SECRET" not in proc.stdout + proc.stderr
+    assert not out.exists()
