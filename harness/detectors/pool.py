@@ -175,8 +175,13 @@ class ThreadPool:
         """Under the lock: the loop to wake for the results kept, unless it has been woken for them already."""
         if not self._undelivered():
             return None
+        # the loop's drain does not take the lock: one under way may take every result at any moment, the first too
+        try:
+            loop = self._done[0][0].loop
+        except IndexError:  # taken: delivered by that drain
+            return None
         self._wake_pending = True
-        return self._done[0][0].loop
+        return loop
 
     def _wake_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -126,3 +128,70 @@ def test_errors_stay_with_their_call_and_a_closed_pool_lets_its_threads_go() -> 
         if thread.name == THREAD_NAME:
             thread.join(5)
             assert not thread.is_alive()
+
+
+class _DrainingSlowly(ThreadPool):
+    """A pool whose loop-side drain takes 1 ms a result, and whose threads, when they claim a delivery while a drain
+    is under way, wait for that drain to end before they read the results: the few instructions between a thread's
+    claim and its read, stretched so that the drain always runs in between."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.draining = threading.Event()
+        self.claims_during_a_drain = 0
+        self.thread_errors: list[BaseException] = []
+        pool = self
+
+        class SlowDeque(deque):  # type: ignore[type-arg]
+            def popleft(self) -> Any:
+                item = super().popleft()
+                if pool.draining.is_set():
+                    time.sleep(0.001)
+                return item
+
+        self._done = SlowDeque()
+
+    def _drained(self) -> bool:
+        """True (there were results to deliver) once the drain under way has ended."""
+        deadline = time.monotonic() + 5.0
+        while self.draining.is_set() and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        return True
+
+    def _drain(self) -> None:
+        self.draining.set()
+        try:
+            super()._drain()
+        finally:
+            self.draining.clear()
+
+    def _claim_delivery(self) -> asyncio.AbstractEventLoop | None:
+        if self._undelivered() and self.draining.is_set():
+            self.claims_during_a_drain += 1
+            self._undelivered = lambda: self._drained()  # type: ignore[method-assign]
+            try:
+                return super()._claim_delivery()
+            finally:
+                del self._undelivered
+        return super()._claim_delivery()
+
+
+def test_a_result_claimed_while_the_loop_drains_the_others_is_still_delivered() -> None:
+    # a thread claimed the delivery of the results (it saw them undelivered), and the loop's drain, already under
+    # way, took them meanwhile: the thread read the first of an empty queue, died of an IndexError, and left the
+    # pool marked as woken for ever, so that no later result was delivered
+    errors: list[BaseException] = []
+    hook, threading.excepthook = threading.excepthook, lambda args: errors.append(args.exc_value)
+    pool = _DrainingSlowly(4)
+
+    async def callers() -> list[Any]:
+        return await asyncio.wait_for(_callers(pool, lambda arg: arg, callers=8, calls=30), 10)
+
+    try:
+        results = asyncio.run(callers())
+    finally:
+        threading.excepthook = hook
+        pool.close()
+    assert pool.claims_during_a_drain > 0  # the race was run into
+    assert errors == []
+    assert sorted(results) == [(k, i) for k in range(8) for i in range(30)]
