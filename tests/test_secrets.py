@@ -86,3 +86,16 @@ def test_an_error_cut_in_the_middle_of_a_secret_leaves_none_of_it(tmp_path: Path
     written = "".join(p.read_text() for p in out.rglob("*") if p.is_file()) + proc.stdout + proc.stderr
     assert "pppp" in written  # the message was kept, up to the secret
     assert token[:8] not in written  # no start of the token of 8 characters or more (the cut left 13)
+
+
+@pytest.mark.parametrize(
+    "spec", ["HTTP://alice:pwSECRET@127.0.0.1:9/v1", "llm:m@ftp://alice:pwSECRET@127.0.0.1:9/v1?api_key=kSECRET"]
+)
+def test_a_spec_refused_at_load_is_quoted_without_its_secrets(tmp_path: Path, spec: str) -> None:
+    # no adapter takes these (a scheme in capitals names Python code; llm: wants http), and the error that says so
+    # quoted the spec as given, password and all
+    cases = write_cases(tmp_path / "cases.jsonl", 2)
+    proc = run_cli("eval", str(cases), "-d", spec, "-q", "--out", str(tmp_path / "run"))
+    assert proc.returncode == 2, proc.stderr
+    assert "REDACTED@127.0.0.1:9/v1" in proc.stderr
+    assert "SECRET" not in proc.stdout + proc.stderr

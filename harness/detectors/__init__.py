@@ -32,6 +32,8 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.detectors.options import DetectorOptions
+from harness.errors import DetectorLoadError
+from harness.redact import scrub_text
 from harness.types import Detector, HasFingerprint
 
 
@@ -75,7 +77,13 @@ ADAPTERS: dict[str, Callable[[str, DetectorOptions], Detector]] = {
 def load_detector(spec: str, options: DetectorOptions | None = None) -> Detector:
     """The adapter for ``spec``. Raises `DetectorLoadError` for a spec that names nothing loadable."""
     make = next((m for prefix, m in ADAPTERS.items() if spec.startswith(prefix)), _python)
-    return make(spec, options or DetectorOptions())
+    try:
+        return make(spec, options or DetectorOptions())
+    except DetectorLoadError as exc:
+        # the messages quote the spec, which may be a URL no adapter took (``HTTP://``, ``llm:M@ftp://``): its
+        # credentials and key-like query values never reach the terminal
+        exc.args = (scrub_text(str(exc)),)
+        raise
 
 
 def adapt(detector: Any, options: DetectorOptions | None = None, name: str | None = None) -> Detector:
