@@ -18,14 +18,15 @@ from dataclasses import replace
 from pathlib import Path
 from string import Template
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_prediction
-from harness.detectors.transport import Transport, decode_json
+from harness.detectors.transport import Transport, decode_json, split_credentials
 from harness.errors import DetectorLoadError
-from harness.redact import clip, redact_spec
+from harness.redact import clip, redact_spec, redact_url
 from harness.types import RISKS, DetectorError, Prediction, Request
 
 DEFAULT_PROMPT = Path(__file__).resolve().parents[1] / "data" / "prompts" / "false-consensus.txt"
@@ -46,6 +47,12 @@ def parse_spec(spec: str) -> tuple[str, str]:
         # not replicas, as for http:// specs: kept whole, the second URL's credentials would pass for a path
         raise DetectorLoadError(f"detector {redact_spec(spec)!r}: llm: takes one base URL, not a list of replicas")
     return model, base.rstrip("/")
+
+
+def chat_url(base_url: str) -> str:
+    """``BASE_URL/chat/completions``, the path extended before any query string (``?api-version=...``)."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
 
 
 def render_prompt(template: Template, request: Request) -> str:
@@ -91,8 +98,8 @@ class LlmDetector:
     def __init__(self, spec: str, options: DetectorOptions) -> None:
         self.model, base_url = parse_spec(spec)
         self._options = options
-        self._transport = Transport([f"{base_url}/chat/completions"], options)
-        self.base_url = self._transport.name.removesuffix("/chat/completions")  # secrets redacted
+        self._transport = Transport([chat_url(base_url)], options)
+        self.base_url = redact_url(split_credentials(base_url)[0])  # as the name and fingerprint always showed it
         self.name = f"llm:{self.model}@{self.base_url}"
         path = Path(options.prompt) if options.prompt else DEFAULT_PROMPT
         try:

@@ -128,3 +128,19 @@ def test_an_llm_base_url_is_one_url_and_a_second_one_is_refused_with_its_secret_
     assert "one base URL" in proc.stderr and "REDACTED" in proc.stderr
     assert "SECRET" not in proc.stdout + proc.stderr
     assert not out.exists()
+
+
+def test_chat_completions_goes_into_the_path_before_a_query_string(tmp_path: Path, detector_server) -> None:
+    # an endpoint that wants a query (Azure's ?api-version=...): the path was appended after the query, so every
+    # request went to /v1 with a query value ending in /chat/completions
+    record = tmp_path / "seen.jsonl"
+    server = detector_server("--record", str(record), script=OPENAI_SERVER)
+    spec = f"llm:json@http://127.0.0.1:{server.port}/v1/?api-version=2024-02-01"
+    cases = write_cases(tmp_path / "cases.jsonl", 2)
+    out = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", spec, "--out", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert {s["path"] for s in read_jsonl(record)} == {"/v1/chat/completions?api-version=2024-02-01"}
+    run = json.loads((out / "run.json").read_text())
+    # the base URL in the fingerprint as given (as it always was: resuming an older run sees no change)
+    assert run["identity"]["fingerprint"]["base_url"] == spec.removeprefix("llm:json@")

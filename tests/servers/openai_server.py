@@ -1,6 +1,6 @@
 """A small OpenAI-compatible chat-completions server for tests (no real model can run here).
 
-``POST /v1/chat/completions`` answers according to the requested model name:
+``POST /v1/chat/completions`` (any path: the path is recorded) answers according to the requested model name:
 ``json`` a JSON reply; ``fenced`` a fenced JSON block with text around it; ``garbage`` prose with no JSON;
 ``vote`` high, high, low in turn (for self-consistency); ``throttle`` a 429 with ``Retry-After: 1`` on the first
 request of each prompt; ``slow`` waits 3 s; ``nojsonmode`` refuses ``response_format`` with 400.
@@ -61,7 +61,7 @@ def main() -> None:
                 nth = seen[prompt]
                 if args.record:
                     with open(args.record, "a") as f:
-                        f.write(json.dumps({"body": body, "headers": dict(self.headers)}) + "\n")
+                        f.write(json.dumps({"path": self.path, "body": body, "headers": dict(self.headers)}) + "\n")
             model = body["model"]
             reply = {"false_consensus_risk": "high", "risk_score": 0.8, "reason": "the majority copied one answer"}
             if model == "nojsonmode" and "response_format" in body:
