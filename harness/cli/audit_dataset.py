@@ -24,6 +24,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="F",
         help="exit 1 when a surface baseline's macro-F1 on TEST exceeds F (default 0.45)",
     )
+    p.add_argument(
+        "--max-shape-auc",
+        type=fraction,
+        default=0.60,
+        metavar="A",
+        help="exit 1 when shape features tell wrong majorities from right ones in built cases at ROC-AUC over A (0.60)",
+    )
     p.add_argument("--split-by", choices=["source-item"], help="split one file in halves by source item")
     p.add_argument("--seed", type=int, default=0, help="seed of the models, the bootstrap and --split-by")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap resamples (1000)")
@@ -116,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     progress = _Progress(args.quiet)
-    settings = Settings(max_surface_f1=args.max_surface_f1, seed=args.seed, n_boot=args.bootstrap)
+    settings = Settings(max_surface_f1=args.max_surface_f1, seed=args.seed, n_boot=args.bootstrap,
+                        max_shape_auc=args.max_shape_auc)  # fmt: skip
     document = audit(train, test, files, settings, progress)
     progress.done()
     if args.format == "json":

@@ -1,4 +1,4 @@
-"""``fcb build-dataset``: build the real-data benchmark from GSM8K and TruthfulQA answers."""
+"""``fcb build-dataset``: build the real-data benchmark from public model answers and multi-agent debates."""
 
 from __future__ import annotations
 
@@ -6,12 +6,21 @@ import argparse
 import sys
 
 from harness.cli.common import EXIT_OK, EXIT_USAGE
+from harness.cli.options import positive_int
+
+SOURCES = (
+    ("--gsm8k", "PATH", "GSM8K model solutions (example_model_solutions.jsonl)"),
+    ("--truthfulqa", "DIR", "TruthfulQA folder (TruthfulQA.csv, finetune_truth.jsonl, finetune_info.jsonl)"),
+    ("--dylan", "DIR", "DyLAN debates folder (math_cot.jsonl.gz, math_complex.jsonl.gz)"),
+    ("--mmlu-pro", "DIR", "MMLU-Pro model outputs folder (outputs/<model>.jsonl.gz)"),
+    ("--zeroeval", "DIR", "ZeroEval results folder (gsm/, math-l5/, numersense-v2/)"),
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("build-dataset", help="build the real-data benchmark from GSM8K and TruthfulQA answers")
-    p.add_argument("--gsm8k", required=True, metavar="PATH", help="example_model_solutions.jsonl")
-    p.add_argument("--truthfulqa", required=True, metavar="DIR", help="folder with TruthfulQA.csv and finetune_*.jsonl")
+    p = subparsers.add_parser("build-dataset", help="build the real-data benchmark from public model answers")
+    for flag, metavar, what in SOURCES:
+        p.add_argument(flag, metavar=metavar, help=f"{what}; a source not given is left out")
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
@@ -25,6 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also run fcb audit-dataset on the splits: audit.json beside them, its figures in card.json",
     )
+    p.add_argument("--workers", type=positive_int, default=None, help="grading processes (default: one per core)")
     p.set_defaults(func=run)
 
 
@@ -33,18 +43,16 @@ def _stage_line(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.datasets.realdata.build import build
+    from harness.datasets.realdata.build import Paths, build
 
+    paths = Paths(args.gsm8k, args.truthfulqa, args.dylan, args.mmlu_pro, args.zeroeval)
+    if not paths.given():
+        print("fcb build-dataset: give at least one source (" + ", ".join(f for f, *_ in SOURCES) + ")",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     try:
-        card = build(
-            args.gsm8k,
-            args.truthfulqa,
-            args.out,
-            seed=args.seed,
-            test_wording=args.test_wording,
-            progress=_stage_line,
-            audit=args.audit,
-        )
+        card = build(paths, args.out, seed=args.seed, test_wording=args.test_wording, progress=_stage_line,
+                     audit=args.audit, workers=args.workers)  # fmt: skip
     except OSError as exc:
         print(f"fcb build-dataset: {exc}", file=sys.stderr)
         return EXIT_USAGE

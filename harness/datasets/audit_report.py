@@ -51,6 +51,7 @@ def render(doc: Mapping[str, Any], markdown: bool = False) -> str:
     _surface(w, doc)
     _rules(w, doc)
     _counts(w, doc)
+    _shape(w, doc)
     _overlap(w, doc)
     _composition(w, doc)
     _verdict(w, doc)
@@ -133,9 +134,30 @@ def _counts(w: _Writer, doc: Mapping[str, Any]) -> None:
         w.table(rows, [label, *(f"{v} ans." for v in values)])
 
 
+def _shape(w: _Writer, doc: Mapping[str, Any]) -> None:
+    sh = doc["shape"]
+    t = sh["thresholds"]
+    w.heading("4. Shape tells (what a shape shared by several categories gives away)")
+    w.para("Constructed cases told from real ones, per source: exact rules (findings) and a TF-IDF classifier "
+           f"(ROC-AUC on TEST; a warning from {t['origin_auc_warning']:.2f})")  # fmt: skip
+    rows = [[o["source"], o["constructed"], o["real"], len(o["rules"]), "" if o["auc"] is None else f"{o['auc']:.3f}"]
+            for o in sh["origin"]]  # fmt: skip
+    w.table(rows, ["source", "constructed", "real", "exact rules", "classifier AUC"])
+    w.para(f"Wrong majorities told from right ones by shape features alone, per source x origin (ROC-AUC on TEST; "
+           f"a finding over {t['max_shape_auc']:.2f} for constructed or assembled cases)")  # fmt: skip
+    rows = [[x["source"], x["origin"], x["test_cases"], x["wrong_majorities_test"], f"{x['auc']:.3f}",
+             "finding" if x["finding"] else ""] for x in sh["truth_inside"]]  # fmt: skip
+    w.table(rows, ["source", "origin", "TEST cases", "wrong majorities", "AUC", ""])
+    w.para(f"Answer position: mean position of correct answers less that of wrong ones, among answers of one kind "
+           f"(0 = no tell; a finding at {t['position_effect']:.2f} or more with |z| >= {t['position_z']})")  # fmt: skip
+    rows = [[p["source"], p["category"], p["cases"], f"{p['gap']:+.3f}", "" if p["z"] is None else p["z"],
+             "finding" if p["finding"] else ""] for p in sh["positions"]]  # fmt: skip
+    w.table(rows, ["source", "category", "cases", "gap", "z", ""])
+
+
 def _overlap(w: _Writer, doc: Mapping[str, Any]) -> None:
     o = doc["overlap"]
-    w.heading("4. Overlap")
+    w.heading("5. Overlap")
     shared = o["shared_source_items"]
     w.para(
         f"source items in both files: {shared['count']} ({shared['test_cases']} TEST cases)"
@@ -172,7 +194,7 @@ def _where(ref: Mapping[str, Any]) -> str:
 
 def _composition(w: _Writer, doc: Mapping[str, Any]) -> None:
     c = doc["composition"]
-    w.heading("5. Composition")
+    w.heading("6. Composition")
     w.table(
         [[r["category"], r["source"], r["origin"], r["train"], r["test"]] for r in c["rows"]],
         ["category", "source", "origin", "TRAIN", "TEST"],
@@ -188,7 +210,7 @@ def _composition(w: _Writer, doc: Mapping[str, Any]) -> None:
 
 def _verdict(w: _Writer, doc: Mapping[str, Any]) -> None:
     v = doc["verdict"]
-    w.heading(f"6. Verdict: {v['status'].upper()}")
+    w.heading(f"7. Verdict: {v['status'].upper()}")
     lines = [f"- {f['message']}" for f in v["findings"]] or ["no finding over the thresholds"]
     if v["warnings"]:
         lines += ["", "warnings (not failing; read them):"] + [f"- {f['message']}" for f in v["warnings"]]

@@ -10,6 +10,7 @@ Modules (``audit`` here runs them all):
 - ``baselines``: surface models, fitted on TRAIN's wording and sizes alone
 - ``rules``: exact rules and count leakage
 - ``overlap``: what TRAIN and TEST share, and what each file is made of
+- ``shape``: tells shared by several categories: constructed cases found, truth inside a shape, answer position
 - ``verdict``: findings over the thresholds (exit 1) and warnings
 - ``document``: the shape of the output document
 """
@@ -26,10 +27,11 @@ from harness.datasets.audit.document import AuditDocument
 from harness.datasets.audit.items import Item, Settings
 from harness.datasets.audit.overlap import composition, overlap
 from harness.datasets.audit.rules import RULE_PRECISION, RULE_RECALL, RULES_LISTED, count_leakage, exact_rules
+from harness.datasets.audit.shape import shape_tells
 from harness.datasets.audit.verdict import verdict
 from harness.types import CATEGORIES
 
-AUDIT_VERSION = 1
+AUDIT_VERSION = 2
 
 
 def audit(
@@ -68,15 +70,19 @@ def _audit(
     rules["thresholds"] = {"precision": RULE_PRECISION, "recall": RULE_RECALL, "listed_per_target": RULES_LISTED}
     leak = count_leakage([*train, *test], cats)
     leak["count_only_macro_f1"] = next(b["macro_f1"] for b in surface["baselines"] if b["name"] == "answer count only")
+    progress("shape tells: constructed cases, truth inside a shape, answer position")
+    shape = shape_tells(train, test, settings)
     progress("overlap between and within the files")
     doc = AuditDocument(
         audit_version=AUDIT_VERSION,
         files=files,
-        settings={"max_surface_f1": settings.max_surface_f1, "seed": settings.seed, "bootstrap": settings.n_boot},
+        settings={"max_surface_f1": settings.max_surface_f1, "seed": settings.seed, "bootstrap": settings.n_boot,
+                  "max_shape_auc": settings.max_shape_auc},  # fmt: skip
         categories=cats,
         surface=surface,
         rules=rules,
         count_leakage=leak,
+        shape=shape,
         overlap=overlap(train, test),
         composition=composition(train, test),
         verdict={},  # filled in below: the verdict reads the findings above

@@ -200,6 +200,16 @@ def surface_baselines(
         _grid_fit(logit, logit_grid, xs_tr, y_tr, groups, xs_te),
     )
 
+    # As if a detector spotted every constructed case: what the construction alone (with the source) says.
+    enc_o = OneHotEncoder(handle_unknown="ignore")
+    xo_tr = enc_o.fit_transform([[it.source_dataset, it.origin] for it in train])
+    xo_te = enc_o.transform([[it.source_dataset, it.origin] for it in test])
+    score(
+        "source and origin",
+        "one-hot source data set and origin tag, as if every constructed case were spotted; logistic regression",
+        _grid_fit(logit, logit_grid, xo_tr, y_tr, groups, xo_te),
+    )
+
     # All together: trees over the numbers and the source, stacked on the text models' class probabilities
     # (out-of-fold on TRAIN, so the trees never see a text model's score on the cases it was fitted to).
     cv = _cv(groups, y_tr)

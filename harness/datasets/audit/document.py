@@ -43,6 +43,7 @@ class AuditDocument(TypedDict):
     surface: dict[str, Any]
     rules: dict[str, Any]
     count_leakage: dict[str, Any]
+    shape: dict[str, Any]
     overlap: dict[str, Any]
     composition: dict[str, Any]
     verdict: dict[str, Any]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 ORIGINS = ("origin_natural", "origin_assembled", "origin_constructed")
@@ -25,6 +25,9 @@ class Item:
     source_identity: str
     origin: str
     has_evidence: bool
+    answers_correct: tuple[bool, ...] = ()
+    answers_saw: tuple[bool, ...] = ()  # metadata.saw_other_answers, False when absent
+    majority_correct: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,7 @@ class Settings:
     max_surface_f1: float = 0.45
     seed: int = 0
     n_boot: int = 1000
+    max_shape_auc: float = 0.60
 
 
 def normalise(text: str) -> str:
@@ -59,6 +63,9 @@ def item_from_case(case: dict[str, Any], file: str, line: int) -> Item:
         source_identity=identity,
         origin=origin,
         has_evidence=bool(case.get("evidence")),
+        answers_correct=tuple(bool(a["correct"]) for a in case["answers"]),
+        answers_saw=tuple((a.get("metadata") or {}).get("saw_other_answers") is True for a in case["answers"]),
+        majority_correct=case["majority_correct"],
     )
 
 
@@ -69,9 +76,5 @@ def split_by_source_item(items: Sequence[Item], seed: int) -> tuple[list[Item], 
     for it in items:
         digest = hashlib.sha256(f"{seed}:{it.source_identity}".encode()).digest()
         side = test if digest[0] & 1 else train
-        side.append(Item(**{**_fields(it), "file": "test" if side is test else "train"}))
+        side.append(replace(it, file="test" if side is test else "train"))
     return train, test
-
-
-def _fields(it: Item) -> dict[str, Any]:
-    return {name: getattr(it, name) for name in Item.__slots__}

@@ -46,6 +46,7 @@ def verdict(doc: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
                 ),
             )
         )
+    _shape(doc["shape"], findings, warnings)
     ov = doc["overlap"]
     if n := ov["shared_source_items"]["count"]:
         findings.append(
@@ -80,3 +81,29 @@ def verdict(doc: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
                 )
             )
     return {"status": "fail" if findings else "pass", "findings": findings, "warnings": warnings}
+
+
+def _shape(shape: Mapping[str, Any], findings: list[Finding], warnings: list[Finding]) -> None:
+    """Findings and warnings of the shape checks (`shape`)."""
+    for o in shape["origin"]:
+        for rule in o["rules"]:
+            findings.append(Finding(kind="origin_rule", message=(
+                f'{o["source"]}: {rule["kind"]} "{rule["text"]}" picks out its {rule["target"][0]} cases '
+                f"(precision {rule['precision']:.2f}, recall {rule['recall']:.2f})")))  # fmt: skip
+        if o["auc"] is not None and o["auc"] >= shape["thresholds"]["origin_auc_warning"]:
+            warnings.append(Finding(kind="origin_classifier", message=(
+                f"{o['source']}: a TF-IDF classifier tells constructed cases from real ones at ROC-AUC {o['auc']:.3f} "
+                "(what that buys: the source-and-origin baseline and the truth-inside check)")))  # fmt: skip
+    for t in shape["truth_inside"]:
+        message = (f"{t['source']} ({t['origin']}): shape features tell wrong majorities from right ones at ROC-AUC "
+                   f"{t['auc']:.3f} on TEST (line {shape['thresholds']['max_shape_auc']:.2f})")
+        if t["finding"]:
+            findings.append(Finding(kind="truth_inside", message=message))
+        elif t["auc"] > shape["thresholds"]["max_shape_auc"]:
+            warnings.append(Finding(kind="truth_inside", message=message))
+    for p in shape["positions"]:
+        if p["finding"]:
+            findings.append(Finding(kind="answer_position", message=(
+                f"{p['source']} / {p['category']}: correct answers sit {abs(p['gap']):.2f} "
+                f"{'later' if p['gap'] > 0 else 'earlier'} than wrong ones among answers of one kind "
+                f"({p['cases']} cases, z {p['z']})")))  # fmt: skip

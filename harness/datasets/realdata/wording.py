@@ -1,5 +1,5 @@
-"""The text we write around real answers: notes placed in a question, and the words of agents who echo an earlier
-answer or take up a note.
+"""The text we write around real answers: notes placed in a question, and the words of agents who take a note up
+or reject it.
 
 Every kind comes in many families (placed and phrased differently), dealt into three disjoint pools: one for the dev
 split, one for the test split, and one held back, so that a model trained on dev meets new wording on test, and a
@@ -8,8 +8,7 @@ leans on the wording it was trained on. The same pools serve true and false clai
 the claim it carries is right.
 
 Slots: ``{claim}`` a claim as a sentence ("Fortune cookies originated in China."); ``{clause}`` the same without its
-final full stop; ``{question}`` the question as the source gives it; ``{first}`` how an echo names the answer it
-read (`FIRST`: its agent id or another way of pointing at it).
+final full stop; ``{question}`` the question as the source gives it.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ NOTES: tuple[str, ...] = (
     "Note shared with every agent: {claim}\n\n{question}",
     "{question}\n\nHint: {claim}",
     'Internal memo, forwarded to the team: "{claim}"\n\n{question}',
-    "[system] Context for this task: {claim}\n\n{question}",
+    "[system] Context for the task: {claim}\n\n{question}",
     "Given that {clause_lower}, answer the following. {question}",
     "{question} (Background: {clause}.)",
     "A reviewer left this remark on the ticket: {claim}\n\nQuestion: {question}",
@@ -45,7 +44,7 @@ NOTES: tuple[str, ...] = (
     "Context from a previous session: {claim}\n\nNew question: {question}",
     "Per the style guide's fact sheet, {clause_lower}.\n\n{question}",
     "{question}\n\nEditor's note: {claim}",
-    "Known fact for this exercise: {claim}\n\n{question}",
+    "Known fact for the exercise: {claim}\n\n{question}",
     "{question}\n\nThe answer key I found online says: {claim}",
     "Our team wiki states: {claim}\n\n{question}",
     "Quick reminder from the lead: {claim}\n\n{question}",
@@ -60,52 +59,6 @@ NOTES: tuple[str, ...] = (
     "Customer's own research: {claim}\n\nTheir question: {question}",
     "{question}\n\nPS: {claim}",
 )
-
-# How an agent that read the first answer restates it. Some families announce the copy, some do not, and the claim
-# sits first, last or in the middle. `{claim}` is a restatement: another real wording of the same claim where the
-# source has one.
-ECHOES: tuple[str, ...] = (
-    "I read the answer above and checked it: {claim}",
-    "Having seen {first}'s reply, I agree. {claim}",
-    "{claim} That matches what {first} said.",
-    "Same conclusion as the first reply: {claim}",
-    "Agreed with {first}: {clause_lower}.",
-    "{clause}, as already pointed out above.",
-    "Building on the previous answer: {claim}",
-    "+1 to {first}. {claim}",
-    "{claim} (I went over the earlier reply and see no reason to differ.)",
-    "The earlier answer holds up. {claim}",
-    "Like {first}, I'd say: {claim}",
-    "{claim} No objection to the first reply.",
-    "After reading the thread so far: {claim}",
-    "Echoing the above: {claim}",
-    "I'll go with what was already said. {claim}",
-    "{claim} I second this.",
-    "Yes, {clause_lower}, as {first} wrote.",
-    "Reading {first}'s answer convinced me. {claim}",
-    "{clause}. Same as the answer before mine.",
-    "Nothing to add beyond {first}: {claim}",
-    "My take lines up with the first response. {claim}",
-    "Concur. {claim}",
-    "{claim} Consistent with the earlier agent's reasoning.",
-    "To confirm the answer already given: {claim}",
-    "{first} has it right. {claim}",
-    "Seconding the prior reply -- {clause_lower}.",
-    "{claim} (see above)",
-    "Checked the first answer; it stands. {claim}",
-    "Following the earlier reply, {clause_lower}.",
-    "The answer above is correct, so I will repeat it: {claim}",
-    "{claim} I reached this after reading the other answer.",
-    "As noted at the start of the thread, {clause_lower}.",
-    "I was going to say something else, but the reply above persuaded me: {claim}",
-    "Same here. {claim}",
-    "Having read the discussion, {clause_lower}.",
-)
-
-FIRST: tuple[str, ...] = (
-    "agent-1", "the first reply", "the answer above", "the earlier response", "the first responder",
-    "the previous answer", "the opening answer", "the reply before mine",
-)  # fmt: skip
 
 # How an agent that was given a note answers when it takes the note up.
 ANCHORED: tuple[str, ...] = (
@@ -146,6 +99,57 @@ ANCHORED: tuple[str, ...] = (
     "In keeping with the note, {clause_lower}.",
 )
 
+# How an agent that was given a note states the claim without pointing at the note: most agents that take a premise
+# up never say so. Each adds a few plain words; none is the claim bare (that would be a real answer, written without
+# the note, passed off as one written after it).
+PLAIN: tuple[str, ...] = (
+    "Put simply, {clause_lower}.",
+    "{clause}, so that's it.",
+    "Result: {claim}",
+    "{claim} Done.",
+    "Overall, {clause_lower}.",
+    "{clause}, as far as can be told.",
+    "Bottom line: {claim}",
+    "Conclusion: {claim}",
+    "{claim} Nothing more to add.",
+    "Well, {clause_lower}.",
+    "Clearly, {clause_lower}.",
+    "{clause}; that settles it.",
+    "Here it is: {claim}",
+    "To sum up, {clause_lower}.",
+    "{claim} Hope that helps.",
+    "Briefly: {claim}",
+    "{clause}, no doubt about it.",
+    "Final: {claim}",
+    "Verdict: {claim}",
+    "{claim} That's where this lands.",
+    "Honestly, {clause_lower}.",
+    "{clause}, in the end.",
+    "All told, {clause_lower}.",
+    "{claim} Confident in that.",
+    "Net: {claim}",
+    "{clause}, plainly.",
+    "Taking everything into account, {clause_lower}.",
+    "Response: {claim}",
+    "{claim} Simple as that.",
+    "In sum, {clause_lower}.",
+    "Reply: {claim}",
+    "{clause} -- settled.",
+    "Summing up: {claim}",
+    "So, {clause_lower}.",
+    "{claim} That's the upshot.",
+    "Thus {clause_lower}.",
+)
+
+NAMING = 0.25
+"""The share of agents given a note who name it when they take it up (`ANCHORED`); the rest use `PLAIN`."""
+
+
+def anchored(which: Pool, rng: random.Random) -> str:
+    """A template for an agent who read a note and takes it up."""
+    return pick(ANCHORED if rng.random() < NAMING else PLAIN, which, rng)
+
+
 # How an agent that was given a note answers when it does not take the note up.
 DISSENTS: tuple[str, ...] = (
     "The note says otherwise, but {clause_lower}.",
@@ -167,12 +171,12 @@ def pool(items: tuple[str, ...], which: Pool) -> tuple[str, ...]:
     return items[POOLS.index(which) :: len(POOLS)]
 
 
-def fill(template: str, claim: str, question: str = "", first: str = "agent-1") -> str:
+def fill(template: str, claim: str, question: str = "") -> str:
     """`template` with its slots filled; `claim` may end in any punctuation."""
     clause = claim.strip().rstrip(".!").rstrip()
     sentence = clause + "." if clause and clause[-1] not in "?!" else clause
     lower = clause[:1].lower() + clause[1:] if clause[1:2].islower() or len(clause) == 1 else clause
-    return template.format(claim=sentence, clause=clause, clause_lower=lower, question=question, first=first)
+    return template.format(claim=sentence, clause=clause, clause_lower=lower, question=question)
 
 
 def pick(items: tuple[str, ...], which: Pool, rng: random.Random) -> str:

@@ -1,0 +1,167 @@
+"""Shape-level tells: what picks out a shape shared by several categories, which the category-level checks miss.
+
+A tell of this kind says nothing of a category alone, but combined with another it does: a rule that finds the
+constructed cases of a source (every category built with text we wrote), a knowledge-free feature that tells a true
+claim from a false one inside one shape, an answer whose position says whether it is right. Three checks:
+
+- **origin**: per source holding constructed and real cases, exact rules (the rules of `rules`, with "constructed"
+  and "real" for targets) and a classifier (TF-IDF over answers and question, fitted on TRAIN) that tell constructed
+  cases from real ones, with its ROC-AUC on TEST. A rule is a finding. A high AUC is a warning: text we wrote can
+  always be told from real text by some model; what that buys is bounded by the "source and origin" surface
+  baseline (the case's category guessed from its source and origin, as if every constructed case were spotted) and
+  by the next check.
+- **truth inside a shape**: per source x origin, where cases of a correct majority and of a wrong one sit side by
+  side, gradient-boosted trees over knowledge-free shape features (`shape_features`: counts, lengths, how alike the
+  answers are), fitted on TRAIN, and their ROC-AUC on TEST for telling the wrong majorities. Over `max_shape_auc`:
+  a finding for constructed or assembled cases (the builder made that shape), a warning for natural ones.
+- **answer position**: per source x category, whether an answer's position tells whether it is correct. Positions
+  are compared among answers of one kind (the same ``saw_other_answers``): the order of a debate's rounds is what
+  happened, the order within a round is the builder's. The statistic is the mean, over cases holding both, of the
+  mean position of correct answers less that of wrong ones (positions from 0, first, to 1, last), with a z test
+  against 0: a finding when it is at least `POSITION_EFFECT` and p < 0.001.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from harness.datasets.audit.items import TOKEN_PATTERN, Item, Settings
+from harness.datasets.audit.rules import exact_rules
+
+MIN_SIDE = 20  # cases of each kind needed in TRAIN and in TEST before a classifier is fitted
+ORIGIN_AUC_WARNING = 0.9
+POSITION_EFFECT = 0.2
+POSITION_Z = 3.29  # two-sided p < 0.001
+
+
+def shape_features(items: Sequence[Item]) -> np.ndarray:
+    """Knowledge-free features of a case's shape: answer count; characters per answer (mean, min, max, std); words
+    per answer (mean); question characters; share of distinct answer texts; share of answers identical to another;
+    mean and max word-set Jaccard between two answers; share of answers holding a digit."""
+    rows = []
+    for it in items:
+        chars = np.array([len(a) for a in it.answers], dtype=float)
+        normal = [" ".join(a.lower().split()) for a in it.answers]
+        counts = {t: normal.count(t) for t in normal}
+        words = [set(a.lower().split()) for a in it.answers]
+        pairs = [len(a & b) / max(len(a | b), 1) for i, a in enumerate(words) for b in words[i + 1 :]]
+        rows.append([
+            len(it.answers), chars.mean(), chars.min(), chars.max(), chars.std(),
+            float(np.mean([len(a.split()) for a in it.answers])), len(it.question),
+            len(counts) / len(normal), sum(counts[t] > 1 for t in normal) / len(normal),
+            float(np.mean(pairs)) if pairs else 0.0, max(pairs, default=0.0),
+            sum(any(c.isdigit() for c in a) for a in it.answers) / len(it.answers),
+        ])  # fmt: skip
+    return np.array(rows, dtype=float)
+
+
+def _auc(y: np.ndarray, score: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, score))
+
+
+def origin_tells(train: Sequence[Item], test: Sequence[Item]) -> list[dict[str, Any]]:
+    """Per source with constructed and real cases: exact rules for either side, and a classifier's ROC-AUC."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    out = []
+    for source in sorted({it.source_dataset for it in [*train, *test]}):
+        tr = [it for it in train if it.source_dataset == source]
+        te = [it for it in test if it.source_dataset == source]
+        kinds = [_kind(it) for it in [*tr, *te]]
+        if "constructed" not in kinds or "real" not in kinds:
+            continue
+        relabelled = [replace(it, category=k) for it, k in zip([*tr, *te], kinds, strict=True)]
+        rules = [r for r in exact_rules(relabelled, ["constructed", "real"])["rules"] if len(r["target"]) == 1]
+        entry: dict[str, Any] = {"source": source, "constructed": kinds.count("constructed"), "real": kinds.count("real"),
+                                 "rules": rules, "auc": None}  # fmt: skip
+        y_tr = np.array([_kind(it) == "constructed" for it in tr])
+        y_te = np.array([_kind(it) == "constructed" for it in te])
+        if min(y_tr.sum(), (~y_tr).sum(), y_te.sum(), (~y_te).sum()) >= MIN_SIDE:
+            vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, token_pattern=TOKEN_PATTERN)
+            x_tr = vec.fit_transform([it.question + "\n" + "\n".join(it.answers) for it in tr])
+            x_te = vec.transform([it.question + "\n" + "\n".join(it.answers) for it in te])
+            model = LogisticRegression(C=3.0, solver="saga", tol=1e-3, max_iter=1000, random_state=0).fit(x_tr, y_tr)
+            entry["auc"] = round(_auc(y_te, model.predict_proba(x_te)[:, 1]), 4)
+        out.append(entry)
+    return out
+
+
+def _kind(it: Item) -> str:
+    return "constructed" if it.origin == "constructed" else "real"
+
+
+def truth_inside(train: Sequence[Item], test: Sequence[Item], settings: Settings) -> list[dict[str, Any]]:
+    """Per source x origin holding correct and wrong majorities: how well shape features tell them apart."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    out = []
+    strata = sorted({(it.source_dataset, it.origin) for it in [*train, *test]})
+    for source, origin in strata:
+        tr = [it for it in train if (it.source_dataset, it.origin) == (source, origin) and it.majority_correct is not None]
+        te = [it for it in test if (it.source_dataset, it.origin) == (source, origin) and it.majority_correct is not None]
+        y_tr = np.array([it.majority_correct is False for it in tr])
+        y_te = np.array([it.majority_correct is False for it in te])
+        if min(y_tr.sum(), (~y_tr).sum(), y_te.sum(), (~y_te).sum()) < MIN_SIDE:
+            continue
+        model = HistGradientBoostingClassifier(max_iter=60, max_depth=2, learning_rate=0.1, random_state=settings.seed)
+        model.fit(shape_features(tr), y_tr)
+        auc = _auc(y_te, model.predict_proba(shape_features(te))[:, 1])
+        out.append({"source": source, "origin": origin, "train_cases": len(tr), "test_cases": len(te),
+                    "wrong_majorities_test": int(y_te.sum()), "auc": round(auc, 4),
+                    "finding": origin != "natural" and auc > settings.max_shape_auc})  # fmt: skip
+    return out
+
+
+def positions(items: Sequence[Item]) -> list[dict[str, Any]]:
+    """Per source x category: does an answer's position among answers of its kind say whether it is correct?"""
+    per: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for it in items:
+        diff = _position_gap(it)
+        if diff is not None:
+            per[(it.source_dataset, it.category)].append(diff)
+    out = []
+    for (source, category), diffs in sorted(per.items()):
+        if len(diffs) < MIN_SIDE:
+            continue
+        values = np.array(diffs)
+        mean, sd = float(values.mean()), float(values.std(ddof=1))
+        z = mean / (sd / math.sqrt(len(values))) if sd > 0 else (math.inf if mean else 0.0)
+        out.append({"source": source, "category": category, "cases": len(values), "gap": round(mean, 4),
+                    "z": round(z, 2) if math.isfinite(z) else None,
+                    "finding": abs(mean) >= POSITION_EFFECT and (not math.isfinite(z) or abs(z) >= POSITION_Z)})  # fmt: skip
+    return out
+
+
+def _position_gap(it: Item) -> float | None:
+    """Mean position of the correct answers less that of the wrong ones, within groups of one kind; None when no
+    group holds both."""
+    groups: dict[bool, list[int]] = defaultdict(list)
+    for i, saw in enumerate(it.answers_saw):
+        groups[saw].append(i)
+    gaps = []
+    for members in groups.values():
+        right = [k for k, i in enumerate(members) if it.answers_correct[i]]
+        wrong = [k for k, i in enumerate(members) if not it.answers_correct[i]]
+        if right and wrong and len(members) > 1:
+            scale = len(members) - 1
+            gaps.append((sum(right) / len(right) - sum(wrong) / len(wrong)) / scale)
+    return sum(gaps) / len(gaps) if gaps else None
+
+
+def shape_tells(train: Sequence[Item], test: Sequence[Item], settings: Settings) -> dict[str, Any]:
+    return {
+        "origin": origin_tells(train, test),
+        "truth_inside": truth_inside(train, test, settings),
+        "positions": positions([*train, *test]),
+        "thresholds": {"max_shape_auc": settings.max_shape_auc, "origin_auc_warning": ORIGIN_AUC_WARNING,
+                       "position_effect": POSITION_EFFECT, "position_z": POSITION_Z, "min_side": MIN_SIDE},
+    }  # fmt: skip

@@ -1,0 +1,220 @@
+"""DyLAN: real multi-agent debates on MATH problems (``../shared/data/dylan``), as they ran.
+
+Reader: gzipped JSON lines, one debate per line (``math_cot.jsonl.gz``, ``math_complex.jsonl.gz``): each agent's chat
+history, one assistant turn per round it took part in. An agent's value in a round is its last ``\\boxed{}`` or "The
+answer is ...", else the value that ends its last sentence (`grading.debate_final`), compared with the gold answer by
+math-verify. Every agent is gpt-3.5-turbo-0301.
+
+Cases, the debate as it ran (``origin_natural``):
+- a debate that went past round 1: each agent's round-1 answer (written alone, ``saw_other_answers`` false) and the
+  final-round answers (written after reading the others' solutions, ``saw_other_answers`` true), rounds in order,
+  agents shuffled within them alike. When the final round is unanimous on a value that an agent gave in round 1 and
+  at least one agent switched to it: ``echo_cascade`` if it is wrong; if it is right, ``correct_but_unsupported``
+  when one agent alone had it in round 1 (everyone else adopted it: nothing independent behind the consensus) and
+  ``genuine_agreement_correct`` when two or more reached it alone. Final agents who all held the value already in
+  round 1 agreed independently: ``genuine_agreement_correct``, or a wrong consensus. A final round with no value at
+  60%: ``genuine_disagreement``; one correct agent holding out against a wrong 60% majority:
+  ``lone_correct_dissenter``.
+- a debate that stopped after round 1 (three or four agents agreed): the round-1 answers, independent, categorised as
+  a panel's (`panels.panel_category`); these are a source of their own (`ROUND_ONE`), with their own sizes.
+Every case must then meet the label scheme over all the answers it holds, or it is left out. Pruned agents (the
+ranker kept two of four after round 2; the other two are not stored) appear only as the solutions quoted in the
+prompts, never as answers. Debates whose stored turns do not say which agent answered which round are left out: the
+eleven math_complex debates stored from round 2 on, and the 49 whose round-3 turns were appended to agents 0 and 1
+whatever agents the ranker kept.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from harness.datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
+from harness.datasets.realdata.grading import Gold, debate_final, plain_number
+from harness.datasets.realdata.models import DYLAN_MODEL
+from harness.datasets.realdata.panels import Reading, meets, panel_category, too_unreadable
+from harness.errors import SourceDataError
+
+SOURCE = Source(
+    "dylan",
+    "DyLAN multi-agent debates on MATH",
+    "MIT",
+    "Liu et al. (2023), Dynamic LLM-Agent Network: An LLM-agent Collaboration Framework with Agent Team "
+    "Optimization, arXiv:2310.02170; problems: Hendrycks et al. (2021), MATH",
+    "https://github.com/SALT-NLP/DyLAN",
+)
+ROUND_ONE = Source(
+    "dylan_round1",
+    "DyLAN round-1 answers on MATH (debates that stopped after round 1)",
+    SOURCE.license,
+    SOURCE.citation,
+    SOURCE.url,
+)
+"""A debate that stopped after round 1 holds no exchange: its answers are three or four independent samples of one
+model, a case of another kind than a debate, with its own sizes (`ROUND_ONE_SIZES`)."""
+FILES = ("math_cot.jsonl.gz", "math_complex.jsonl.gz")
+SIZES = {6: 1.0}
+"""The share of each number of answers, the same for every category: six, which a three-agent debate of two rounds
+has and a debate of the two agents the ranker kept over three rounds. Two-round debates of two or four agents (four
+and eight answers) end in too few of the categories a debate shows to be shared out alike."""
+ROUND_ONE_SIZES = {3: 0.5, 4: 0.5}
+_QUOTED = "One agent solution"  # how a round-2 or round-3 prompt quotes the other agents
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    text: str
+    key: str | None
+    correct: bool
+    route: str | None  # where the value was read (grading.debate_final); None: unreadable
+
+
+@dataclass(frozen=True)
+class Debate:
+    """One debate, graded: per agent, its turns in round order."""
+
+    problem_id: str
+    problem: str
+    gold: str
+    run: str  # cot | complex
+    agents: tuple[tuple[Turn, ...], ...]
+    readable_gold: bool
+    whole: bool  # every stored turn's round is known
+
+
+def read_lines(directory: str | Path) -> list[tuple[str, bytes]]:
+    """(run, line) for every debate of both files, in file order."""
+    out: list[tuple[str, bytes]] = []
+    for name in FILES:
+        path = Path(directory) / name
+        if not path.is_file():
+            if name == FILES[0]:
+                raise SourceDataError(f"{directory}: not a DyLAN folder (no {name})")
+            continue
+        run = name.removeprefix("math_").removesuffix(".jsonl.gz")
+        with gzip.open(path) as f:
+            out.extend((run, line) for line in f)
+    return out
+
+
+def grade_debates(lines: list[tuple[str, bytes]]) -> list[Debate]:
+    """Debates graded, in order. Runs in a worker process."""
+    return [_grade(run, line) for run, line in lines]
+
+
+def _grade(run: str, line: bytes) -> Debate:
+    try:
+        row = orjson.loads(line)
+        histories = [[(m["role"], m["content"]) for m in history] for history in row["responses"]]
+        problem_id, problem, gt = row["problem_id"], row["problem"], row["gt"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SourceDataError(f"DyLAN {run}: not a debate record: {type(exc).__name__}: {exc}") from exc
+    gold = Gold(gt)
+    agents = []
+    whole = True
+    for history in histories:
+        turns = [content for role, content in history if role == "assistant"]
+        users = [content for role, content in history if role == "user"]
+        whole &= bool(users) and _QUOTED not in users[0]  # the first stored turn is round 1
+        agents.append(tuple(Turn(t, *_value(gold, t)) for t in turns))
+    lengths = Counter(len(a) for a in agents)
+    whole &= not (max(lengths, default=0) == 3 and len(agents) == 4)  # round 3 appended to agents 0 and 1 whoever
+    return Debate(problem_id, problem, gt, run, tuple(agents), gold.readable, whole)
+
+
+def _value(gold: Gold, text: str) -> tuple[str | None, bool, str | None]:
+    if not gold.readable:
+        return None, False, None
+    value, correct = gold.grade(debate_final(text))
+    return (value.key, correct, value.route) if value else (None, False, None)
+
+
+def cases(debates: list[Debate], seed: int) -> Iterator[tuple[str, str, Candidate]]:
+    """(item, problem, candidate) for every debate that gives one."""
+    for d in debates:
+        if not (d.readable_gold and d.whole and d.agents):
+            continue
+        item = f"math:{d.problem_id}"
+        rng = random.Random(f"{seed}:dylan:{d.run}:{d.problem_id}")
+        made = _round_one(d, item, rng) if max(len(a) for a in d.agents) == 1 else _debate(d, item, rng)
+        if made is not None:
+            yield item, d.problem, made
+
+
+def numeric(gold: str) -> bool:
+    """A gold answer that is a plain decimal number (what numeric_consensus_error asks of ground_truth)."""
+    try:
+        float(gold.replace(",", ""))
+    except ValueError:
+        return False
+    return plain_number(gold) is not None
+
+
+def _round_one(d: Debate, item: str, rng: random.Random) -> Candidate | None:
+    turns = [a[0] for a in d.agents]
+    readings = [Reading(DYLAN_MODEL, t.text, t.key, t.correct) for t in turns]
+    if too_unreadable(readings):
+        return None
+    category = panel_category(readings, numeric(d.gold))
+    answers = [answer(t.text, t.correct, DYLAN_MODEL) for t in turns]
+    how = (f"The round-1 answers of a DyLAN debate ({d.run} prompt) that stopped after round 1, each written alone, "
+           "unchanged.")  # fmt: skip
+    return make_case(ROUND_ONE, category, d.problem, answers, d.gold, item, how, NATURAL, str(len(answers)), rng)
+
+
+def debate_category(
+    first: list[Turn], final: list[Turn], finalists: list[int], is_numeric: bool, middle: list[Turn] | None = None
+) -> str | None:
+    """The category of a debate from its round-1 turns (every agent), final turns (agents ``finalists``) and any
+    turns in between; None when it fits none (module docstring)."""
+    values = [t.key for t in final]
+    if any(v is None for v in values):
+        return None
+    everything = [*first, *(middle or []), *final]
+    if len(set(values)) == 1:
+        value = values[0]
+        held = sum(t.key == value for t in first)
+        switched = any(first[a].key != value for a in finalists)
+        if not held:
+            return None  # the final agents all moved to a value nobody gave in round 1
+        if not final[0].correct:
+            return "echo_cascade" if switched else ("numeric_consensus_error" if is_numeric else "majority_wrong_fact")
+        return "correct_but_unsupported" if switched and held == 1 else "genuine_agreement_correct"
+    _, count = Counter(values).most_common(1)[0]
+    if not meets(count, len(values)):
+        return "genuine_disagreement"
+    correct = sum(t.correct for t in everything)
+    wrong_top = Counter(t.key for t in everything if t.key is not None and not t.correct).most_common(1)
+    if correct == 1 and wrong_top and meets(wrong_top[0][1], len(everything)):
+        return "lone_correct_dissenter"
+    return None
+
+
+def _debate(d: Debate, item: str, rng: random.Random) -> Candidate | None:
+    last = max(len(a) for a in d.agents)
+    finalists = [i for i, a in enumerate(d.agents) if len(a) == last]
+    first = [a[0] for a in d.agents]
+    final = [d.agents[i][-1] for i in finalists]
+    # the two agents the ranker kept, in a three-round debate: their round-2 answers too, so that the case shows
+    # every turn they took (and holds six answers, as a three-agent debate does)
+    middle = [d.agents[i][1] for i in finalists] if last == 3 and len(d.agents) == 2 else []
+    if too_unreadable([Reading(DYLAN_MODEL, t.text, t.key, t.correct) for t in [*first, *middle, *final]]):
+        return None
+    category = debate_category(first, final, finalists, numeric(d.gold), middle)
+    if category is None:
+        return None
+    answers = [answer(t.text, t.correct, DYLAN_MODEL) for t in first]
+    answers += [answer(t.text, t.correct, DYLAN_MODEL, saw=True) for t in [*middle, *final]]
+    seats = [(1, i) for i in range(len(first))] + [(2, i) for i in finalists if middle] + [(last, i) for i in finalists]
+    rounds = f"rounds 2 and {last}" if middle else f"round-{last}"
+    how = (f"A DyLAN debate ({d.run} prompt) as it ran: each agent's round-1 answer, written alone, and the "
+           f"{rounds} answers, written after reading the other agents' solutions, unchanged"
+           + ("; the two agents the ranker pruned after round 2 are not stored." if len(d.agents) == 2 else "."))
+    return make_case(SOURCE, category, d.problem, answers, d.gold, item, how, NATURAL, str(len(answers)), rng,
+                     seats=seats)  # fmt: skip

@@ -1,0 +1,270 @@
+"""Final values of answers, read the way each source writes them, and compared with math-verify.
+
+Each source's own answer format says where the final value is: a GSM8K solution's last ``A:`` line, a DyLAN agent's
+last ``\\boxed{}`` or "The answer is", a ZeroEval reply's JSON ``answer`` field, an MMLU-Pro response's "The answer is
+(X)". Those anchors are found here; the value they hold is parsed and compared with the gold answer by math-verify
+(HuggingFace's verifier for MATH-style answers: LaTeX, fractions, intervals, sets, units), never by string matching.
+A plain decimal number is read without sympy (most values are), which gives the same result and is a hundred times
+faster.
+
+An answer whose final value cannot be read is `UNREADABLE`: never correct, never part of a consensus.
+
+A `Value` crosses process boundaries (the builder grades files in worker processes) as plain strings: ``key`` groups
+answers that state the same value (numbers as exact fractions, other expressions as sympy prints them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+TIMEOUT = 20
+"""Seconds math-verify may take to parse or compare one value. Generous, so that a loaded machine reads every value
+the same way (a rebuild must be byte-identical); no value read here comes near it."""
+LONGEST = 400
+"""A segment longer than this is no final value but a stretch of working: unreadable."""
+
+_PLAIN = re.compile(r"[-+]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?")
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A final value as read: ``text`` as the answer wrote it, ``key`` its canonical form, ``route`` where it was."""
+
+    text: str
+    key: str
+    route: str
+
+
+def plain_number(text: str) -> Fraction | None:
+    """A plain number, exactly: a decimal ("18", "-2.50", "10,000", "$18", "18.") or a fraction of two whole numbers
+    ("3/4", "\\frac{3}{4}", "-\\dfrac{3}{4}"), bare, in ``$...$`` or in ``\\boxed{}``; None for anything else.
+    math-verify reads these the same way, a hundred times slower."""
+    t = _unwrap(text)
+    if len(t) > 60:  # no final value; a run of digits that long is some model looping
+        return None
+    if _PLAIN.fullmatch(t) and any(c.isdigit() for c in t):
+        return Fraction(t.replace(",", ""))
+    found = _FRACTION.fullmatch(t)
+    if found and int(found.group(3) or found.group(5)) != 0:
+        top, bottom = int(found.group(2) or found.group(4)), int(found.group(3) or found.group(5))
+        return Fraction(-top if found.group(1) else top, bottom)
+    return None
+
+
+_FRACTION = re.compile(r"(-)?\s*(?:\\[dt]?frac\{(\d+)\}\{(\d+)\}|(\d+)\s*/\s*(\d+))")
+
+
+def _unwrap(text: str) -> str:
+    t = text.strip()
+    if t.startswith("\\boxed{") and t.endswith("}"):
+        t = t[len("\\boxed{") : -1].strip()
+    t = t.removeprefix("\\$").strip()
+    t = t.removeprefix("$").removesuffix("$").strip().rstrip(".").strip()
+    return t.removeprefix("\\$").strip()
+
+
+def _number_key(number: Fraction) -> str:
+    return f"n:{number.numerator}/{number.denominator}" if number.denominator != 1 else f"n:{number.numerator}"
+
+
+def parse_math(segment: str) -> list[Any]:
+    """math-verify's reading of a segment (LaTeX or plain expression); [] when it finds nothing."""
+    from math_verify import parse
+
+    if len(segment) > LONGEST:
+        return []
+    return parse(segment, parsing_timeout=TIMEOUT)
+
+
+def _key(parsed: list[Any]) -> str:
+    import sympy
+
+    expr = parsed[0]
+    if isinstance(expr, sympy.Basic) and expr.is_Rational:
+        return _number_key(Fraction(int(expr.p), int(expr.q)))  # type: ignore[attr-defined]
+    if isinstance(expr, sympy.Float):
+        return _number_key(Fraction(str(expr)).limit_denominator(10**9))
+    return f"e:{expr}"
+
+
+def read_value(segment: str, route: str) -> Value | None:
+    """The value a segment states, or None."""
+    return read(segment, route)[0]
+
+
+def read(segment: str, route: str) -> tuple[Value | None, list[Any]]:
+    """The value a segment states and math-verify's parse of it ([] for a plain number, read without sympy)."""
+    number = plain_number(segment)
+    if number is not None:
+        return Value(segment.strip(), _number_key(number), route), []
+    parsed = parse_math(segment)
+    if not parsed:
+        return None, []
+    try:
+        return Value(str(parsed[-1]), _key(parsed), route), parsed
+    except (ValueError, OverflowError, RecursionError):  # sympy printing a number of thousands of digits
+        return None, []
+
+
+class Gold:
+    """A gold answer, parsed once; `grade` reads an answer's value and says whether it equals the gold."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.number = plain_number(text)
+        self._parsed: list[Any] | None = None
+
+    @property
+    def parsed(self) -> list[Any]:
+        if self._parsed is None:
+            self._parsed = parse_math(f"${self.text}$") or parse_math(self.text)
+        return self._parsed
+
+    @property
+    def readable(self) -> bool:
+        return self.number is not None or bool(self.parsed)
+
+    def grade(self, found: tuple[str, str] | None) -> tuple[Value | None, bool]:
+        """The value of ``(segment, route)`` and whether it equals the gold; (None, False) when unreadable."""
+        if found is None:
+            return None, False
+        segment, route = found
+        value, parsed = read(segment, route)
+        if value is None:
+            return None, False
+        if self.number is not None and value.key.startswith("n:"):
+            return value, value.key == _number_key(self.number)  # two plain numbers: exact
+        from math_verify import verify
+
+        target = parsed or parse_math(segment)
+        return value, bool(self.parsed and target) and verify(self.parsed, target, timeout_seconds=TIMEOUT)
+
+
+# ------------------------------------------------------------------ the sources' own anchors
+
+_ANSWER_IS = re.compile(r"[Tt]he (?:final )?answer is[:\s]*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|(?<=\$\$)(?=\S)")
+_ENDING_VALUE = re.compile(r"(\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|[-+]?\d[\d,]*(\.\d+)?)\s*[.!]?\s*$")
+
+
+def boxed(text: str) -> str | None:
+    """The last ``\\boxed{...}`` (or ``\\fbox{...}``) with its braces matched, or None."""
+    start = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
+    if start < 0:
+        return None
+    depth, i = 0, text.find("{", start)
+    if i < 0:
+        return None
+    for j in range(i, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[start : j + 1]
+    return None
+
+
+def debate_final(text: str) -> tuple[str, str] | None:
+    """Where a DyLAN agent states its final value, as (segment, route): its last ``\\boxed{}`` or "The answer is",
+    whichever comes last; failing both, a value that ends its last sentence ("...the value of $b$ is $-5$."), the
+    way the few-shot examples the agents were given end. None when there is neither."""
+    box = boxed(text)
+    box_at = text.rfind(box) if box else -1
+    said = list(_ANSWER_IS.finditer(text))
+    if said and said[-1].start() > box_at:
+        rest = text[said[-1].end() :].split("\n")[0]
+        return _strip_tail(rest), "answer-is"
+    if box:
+        return box, "boxed"
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    ending = _ENDING_VALUE.search(sentences[-1]) if sentences else None
+    return (ending.group(1), "last-sentence") if ending else None
+
+
+def _strip_tail(segment: str) -> str:
+    """'$\\frac{1}{2}$.' -> '$\\frac{1}{2}$': the sentence's full stop is no part of the value."""
+    return segment.strip().rstrip(".").strip()
+
+
+def gsm8k_final(solution: str) -> tuple[str, str] | None:
+    """The number after a GSM8K solution's last ``A:`` (commas are thousands separators)."""
+    at = solution.rfind("A:")
+    if at < 0:
+        return None
+    line = solution[at + 2 :].split("\n")[0]
+    return _strip_tail(line), "a-line"
+
+
+# ------------------------------------------------------------------ ZeroEval's JSON replies
+
+_BAD_ESCAPE = re.compile(r'\\(?!["\\/bfnrtu])')
+
+
+def reply_json(output: str) -> dict[str, Any] | None:
+    """The JSON object of a ZeroEval reply, read leniently: strict JSON, then raw control characters allowed, then
+    LaTeX backslashes that are no JSON escape kept as backslashes, then json_repair. None when there is none."""
+    import json
+
+    start = output.find("{")
+    if start < 0:
+        return None
+    body = output[start : output.rfind("}") + 1]
+    for attempt in (
+        lambda: json.loads(body),
+        lambda: json.loads(body, strict=False),
+        lambda: json.loads(_BAD_ESCAPE.sub(r"\\\\", body), strict=False),
+    ):
+        try:
+            found = attempt()
+        except ValueError:
+            continue
+        return found if isinstance(found, dict) else None
+    from json_repair import repair_json
+
+    repaired = repair_json(output[start:], return_objects=True)
+    if isinstance(repaired, list):
+        repaired = next((x for x in repaired if isinstance(x, dict)), None)
+    return repaired if isinstance(repaired, dict) else None
+
+
+def reply_answer(output: str) -> str | None:
+    """The ``answer`` field of a ZeroEval reply, as a string; None when the reply has none."""
+    found = reply_json(output)
+    if not found or found.get("answer") is None:
+        return None
+    answer = found["answer"]
+    text = answer if isinstance(answer, str) else str(answer)
+    return text.strip() or None
+
+
+# ------------------------------------------------------------------ MMLU-Pro's letters
+
+_LETTER = (re.compile(r"answer is \(?([A-J])\)?"), re.compile(r"[aA]nswer:\s*\(?([A-J])\)?"))
+
+
+def stated_letters(text: str) -> list[str]:
+    """The letters a response states with MMLU-Pro's own anchors ("answer is (X)", else "Answer: X"), in order."""
+    for pattern in _LETTER:
+        found = pattern.findall(text)
+        if found:
+            return found
+    return []
+
+
+def mmlu_letter(text: str, pred: str | None) -> tuple[Value | None, str]:
+    """An MMLU-Pro response's letter and how it was read.
+
+    The response must state one letter (one or more times) with the source's anchors; upstream's ``pred`` is then
+    checked against it. A response that states two different letters, or none (upstream's ``pred`` may then hold
+    a letter its fallback guessed), is unreadable. Returns (value, how): how is ``agrees`` (the text's letter and
+    ``pred`` agree), ``pred-none`` (the text states a letter, upstream found none), ``pred-differs``, ``conflicting``,
+    ``none-stated``.
+    """
+    letters = stated_letters(text)
+    if not letters:
+        return None, "none-stated"
+    if len(set(letters)) > 1:
+        return None, "conflicting"
+    how = "agrees" if pred == letters[0] else ("pred-none" if pred is None else "pred-differs")
+    return Value(letters[0], f"s:{letters[0]}", "letter"), how

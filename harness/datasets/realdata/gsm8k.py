@@ -1,0 +1,190 @@
+"""GSM8K model solutions (``../shared/data/gsm8k``): four real solutions per problem from two GPT-3 sizes.
+
+Reader: one JSON object per line: the question, the worked ground truth ending in ``A: <number>``, and four model
+solutions with the source's own correctness flag. A solution's final value is the number after its last ``A:``.
+
+Cases:
+- the four solutions as the source gives them (``origin_natural``), categorised as a panel's (`panels.panel_category`,
+  with the source's flags);
+- subsets of three, chosen by rule (``origin_assembled``): three reaching one wrong number, two wrong and one correct,
+  two or three correct, three different numbers;
+- notes (``origin_constructed``): a note in the question stating a wrong number a real solution reaches
+  (``anchoring_injected_premise``) or the correct one (``correct_but_unsupported``), and every answer written by us as
+  an agent who read it. Both come from one recipe, so only the truth of the number tells them apart: each answer
+  restates the number, about half of them after the working of one real solution that reaches it (one solution a
+  case, whichever the truth), and ends, as every solution in this source does, on ``A: <number>``; half the cases
+  hold one agent who rejects the note for a number a real solution of the other side reaches.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from harness.datasets.realdata import wording
+from harness.datasets.realdata.cases import ASSEMBLED, CONSTRUCTED, NATURAL, Candidate, Source, answer, make_case
+from harness.datasets.realdata.grading import gsm8k_final, plain_number
+from harness.datasets.realdata.items import gsm8k_key
+from harness.datasets.realdata.models import GSM8K_MODELS
+from harness.datasets.realdata.panels import Reading, panel_category
+from harness.errors import SourceDataError
+
+SOURCE = Source(
+    "gsm8k",
+    "GSM8K model solutions",
+    "MIT",
+    "Cobbe et al. (2021), Training Verifiers to Solve Math Word Problems, arXiv:2110.14168",
+    "https://github.com/openai/grade-school-math",
+)
+KEYS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")
+CLAIM_FORMS = (
+    "The answer is {n}.", "{n}.", "It comes to {n}.", "So we get {n}.", "That gives {n}.", "The total is {n}.",
+    "It works out to {n}.", "That makes {n}.", "So it is {n}.", "The final number is {n}.", "We end up with {n}.",
+    "It is {n}.",
+)  # fmt: skip
+"""Ways a note or an answer of ours states a number: many, so that no phrase marks the notes."""
+SIZES = {3: 0.8, 4: 0.2}
+"""The share of each number of answers, the same for every category. The natural cases have four; few problems have
+three wrong solutions on one number, or three wrong and one correct, so four answers are a fifth."""
+
+
+@dataclass(frozen=True)
+class Solution:
+    key: str
+    family: str
+    text: str
+    is_correct: bool
+    final: str | None  # the value key of the number after the last A:, None when there is none
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str  # gsm8k_key of the question
+    question: str
+    truth: str  # the ground truth's number, as a plain string
+    solutions: tuple[Solution, ...]
+
+
+def _final(text: str) -> str | None:
+    found = gsm8k_final(text)
+    number = plain_number(found[0]) if found else None
+    if number is None:
+        return None
+    return str(number.numerator) if number.denominator == 1 else str(float(number))
+
+
+def read(path: str | Path) -> list[Problem]:
+    """Problems with a readable ground truth and four solutions, in file order."""
+    out = []
+    for number, line in enumerate(Path(path).read_bytes().splitlines(), start=1):
+        try:
+            row = orjson.loads(line)
+            truth = _final(row["ground_truth"])
+            if truth is None or not all(k in row for k in KEYS):
+                continue
+            solutions = tuple(
+                Solution(k, GSM8K_MODELS[k.split("_")[0]], row[k]["solution"], bool(row[k]["is_correct"]),
+                         _final(row[k]["solution"]))
+                for k in KEYS
+            )  # fmt: skip
+            out.append(Problem(gsm8k_key(row["question"]), row["question"], truth, solutions))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SourceDataError(f"{path}:{number}: not a GSM8K solutions record: {type(exc).__name__}: {exc}") from exc
+    return out
+
+
+def _real(s: Solution) -> dict:
+    return answer(s.text, s.is_correct, s.family)
+
+
+def cases(problem: Problem, seed: int, pool: wording.Pool) -> Iterator[Candidate]:
+    """Every case one problem supports."""
+    rng = random.Random(f"{seed}:gsm8k:{problem.key}")
+    words = random.Random(f"{seed}:words:gsm8k:{problem.key}")
+    item, q = f"gsm8k:{problem.key}", problem.question
+
+    def case(category: str, chosen: list[Solution], how: str, origin: str) -> Candidate | None:
+        return make_case(SOURCE, category, q, [_real(s) for s in chosen], problem.truth, item, how, origin,
+                         str(len(chosen)), rng)  # fmt: skip
+
+    readings = [Reading(s.family, s.text, s.final, s.is_correct) for s in problem.solutions]
+    natural = case(panel_category(readings, numeric=True), list(problem.solutions),
+                   "The four real model solutions, unchanged.", NATURAL)  # fmt: skip
+    found = [natural, *_subsets(problem, rng, case)]
+    found += [_note(problem, rng, words, pool, true) for true in (False, True)]
+    yield from (c for c in found if c is not None)
+
+
+def _subsets(problem: Problem, rng: random.Random, case) -> Iterator[Candidate | None]:  # type: ignore[no-untyped-def]
+    right = [s for s in problem.solutions if s.is_correct]
+    groups: dict[str, list[Solution]] = defaultdict(list)
+    for s in problem.solutions:
+        if not s.is_correct and s.final is not None:
+            groups[s.final].append(s)
+    wrong = sorted(groups.values(), key=lambda g: (-len(g), g[0].final or ""))
+    top = wrong[0] if wrong else []
+    subset = "A subset of the real model solutions, chosen by rule: {}."
+    if len(top) >= 3:
+        yield case("numeric_consensus_error", rng.sample(top, 3), subset.format("three reaching one wrong number"),
+                   ASSEMBLED)  # fmt: skip
+    elif len(top) == 2 and len(wrong) > 1:
+        yield case("numeric_consensus_error", [*top, rng.choice(wrong[1])],
+                   subset.format("two reaching one wrong number and one another"), ASSEMBLED)  # fmt: skip
+    if len(top) >= 2 and right:
+        yield case("lone_correct_dissenter", [*rng.sample(top, 2), rng.choice(right)],
+                   subset.format("two reaching one wrong number and one correct"), ASSEMBLED)  # fmt: skip
+    if len(right) >= 2 and wrong:
+        yield case("genuine_agreement_correct", [*rng.sample(right, 2), rng.choice(rng.choice(wrong))],
+                   subset.format("two correct and one wrong"), ASSEMBLED)  # fmt: skip
+    elif len(right) >= 3:
+        yield case("genuine_agreement_correct", rng.sample(right, 3), subset.format("three correct"), ASSEMBLED)
+    distinct = [g[0] for g in wrong]
+    if len(distinct) >= 2 and (right or len(distinct) >= 3):
+        chosen = [*rng.sample(distinct, 2), rng.choice(right)] if right else rng.sample(distinct, 3)
+        yield case("genuine_disagreement", chosen, subset.format("three reaching three different numbers"), ASSEMBLED)
+
+
+def _working(s: Solution) -> str:
+    """A solution's working without its final ``A:`` line."""
+    return "\n".join(line for line in s.text.splitlines() if not line.startswith("A:")).strip()
+
+
+def _note(problem: Problem, rng: random.Random, words: random.Random, pool: wording.Pool, true: bool
+          ) -> Candidate | None:  # fmt: skip
+    """A note stating a number, every answer ours as an agent who read it (module docstring)."""
+    right = [s for s in problem.solutions if s.is_correct and s.final == problem.truth]
+    wrong = [s for s in problem.solutions if not s.is_correct and s.final is not None and s.final != problem.truth]
+    backing, other = (right, wrong) if true else (wrong, right)
+    if not backing:
+        return None
+    source = rng.choice(backing)
+    number = source.final or ""
+    size = rng.choice(sorted(SIZES))
+    dissent = bool(other) and rng.random() < 0.5
+    answers = []
+    for _ in range(size - dissent):
+        text = wording.fill(wording.anchored(pool, words), words.choice(CLAIM_FORMS).format(n=number))
+        worked = _working(source) if rng.random() < 0.5 and _working(source) else ""
+        answers.append(answer(_solution(worked, text, number), true, shared=True))
+    if dissent:
+        against = rng.choice(other)
+        text = wording.fill(wording.pick(wording.DISSENTS, pool, words), words.choice(CLAIM_FORMS).format(n=against.final))
+        answers.append(answer(_solution(_working(against), text, against.final or ""), not true, shared=True))
+    claim = words.choice(CLAIM_FORMS).format(n=number)
+    question = wording.fill(wording.pick(wording.NOTES, pool, words), claim, question=problem.question)
+    how = (f"We added a note stating {'the correct' if true else 'a wrong'} number (one a real solution reaches) and "
+           "wrote every answer as an agent who read it: each restates the number, some after that solution's working"
+           + ("; one rejects the note for a number a real solution of the other side reaches." if dissent else "."))
+    category = "correct_but_unsupported" if true else "anchoring_injected_premise"
+    return make_case(SOURCE, category, question, answers, problem.truth, f"gsm8k:{problem.key}", how, CONSTRUCTED,
+                     str(size), rng)  # fmt: skip
+
+
+def _solution(working: str, sentence: str, number: str) -> str:
+    """An answer in the source's own format: working (if any), the sentence, and a final ``A: <number>`` line."""
+    return "\n".join(part for part in (working, sentence, f"A: {number}") if part)
