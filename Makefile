@@ -53,7 +53,7 @@ regress: $(RUNTIME)
 ## make dataset [SHARED=../shared/data] [DATASET=results/real-benchmark]: the real-data benchmark (dev/test)
 dataset: $(RUNTIME)
 	$(BIN)/fcb build-dataset --gsm8k $(SHARED)/gsm8k/example_model_solutions.jsonl --truthfulqa $(SHARED)/truthfulqa \
-	  --out $(DATASET) --audit
+	  --dylan $(SHARED)/dylan --mmlu-pro $(SHARED)/mmlu-pro --zeroeval $(SHARED)/zeroeval --out $(DATASET) --audit
 	$(BIN)/fcb stats $(DATASET)/test.jsonl
 
 ## make bench: the harness's own cost (prints figures; writes results/bench/*.json; a few minutes)

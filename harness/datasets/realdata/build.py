@@ -59,13 +59,17 @@ CAP = 260
 """The most cases a category takes from one source (over both splits)."""
 CAPS: dict[tuple[str, str], int] = {
     ("echo_cascade", "dylan"): 480,
-    **{(c, "mmlu_pro"): 400 for c in ("majority_wrong_fact", "lone_correct_dissenter", "genuine_agreement_correct",
+    **{(c, "mmlu_pro"): 560 for c in ("majority_wrong_fact", "lone_correct_dissenter", "genuine_agreement_correct",
                                       "genuine_disagreement")},
     # notes around false and true claims come in equal numbers from each source: one recipe, only the truth differs
     ("anchoring_injected_premise", "gsm8k"): 250, ("correct_but_unsupported", "gsm8k"): 250,
     ("anchoring_injected_premise", "truthfulqa"): 150, ("correct_but_unsupported", "truthfulqa"): 150,
 }  # fmt: skip
 """Caps that differ from `CAP` (category, source)."""
+STRICT = frozenset({"zeroeval_gsm", "zeroeval_math"})
+"""Sources whose risk levels are held level with their smallest (`sampling.balanced`): their strong panels agree on
+the right answer, or scatter, far more often than they agree on a wrong one, and the numbers in their JSON replies
+show which, so that at twice the smallest level they alone lift the surface models of `fcb audit-dataset`."""
 
 
 @dataclass
@@ -92,6 +96,14 @@ def _grade(paths: dict[str, Path], pool: Executor, stage: Callable[[str], None])
         lines = dylan.read_lines(paths["dylan"])
         for start in range(0, len(lines), DEBATES_PER_JOB):
             jobs["dylan"].append((start, pool.submit(dylan.grade_debates, lines[start : start + DEBATES_PER_JOB])))
+    try:
+        return _collect(paths, jobs, stage)
+    except BaseException:
+        pool.shutdown(cancel_futures=True)  # a source that does not read: stop the rest at once
+        raise
+
+
+def _collect(paths: dict[str, Path], jobs: dict[str, list[tuple[Any, Future]]], stage: Callable[[str], None]) -> Graded:
     out = Graded()
     if "gsm8k" in paths:
         stage(f"reading GSM8K solutions from {paths['gsm8k']}")
@@ -170,7 +182,7 @@ def build(
     split = {item: split_of(family[item], seed) for item in questions}
     candidates = _candidates(graded, split, seed, test_wording)
     stage(f"{len(candidates)} valid candidate cases in all; sampling them")
-    kept = sample(candidates, shares(), _caps(candidates), seed)
+    kept = sample(candidates, shares(), _caps(candidates), seed, STRICT)
     stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits = write(kept, split, Path(out_dir))
     card = cards.card(splits, seed, test_wording, given, Path(out_dir), graded_summary(graded), candidates)

@@ -27,14 +27,14 @@ FLOOR = 30
 
 def sample(
     candidates: Sequence[Candidate], shares: Mapping[str, Mapping[str, float]], cap: Mapping[tuple[str, str], int],
-    seed: int,
+    seed: int, strict: frozenset[str] = frozenset(),
 ) -> list[Candidate]:  # fmt: skip
     """The kept cases, sorted by source, item, category and stratum. ``shares[source][stratum]`` sum to 1 per source;
     ``cap[(category, source)]`` bounds a group (absent: no cases of that category from that source)."""
     groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for c in candidates:
         groups[(c.category, c.source)].append(c)
-    totals = balanced({k: min(cap.get(k, 0), possible(g, shares[k[1]])) for k, g in groups.items()})
+    totals = balanced({k: min(cap.get(k, 0), possible(g, shares[k[1]])) for k, g in groups.items()}, strict)
     kept: list[Candidate] = []
     for (category, source), group in sorted(groups.items()):
         rng = random.Random(f"{seed}:{category}:{source}")  # one stream per group: a change elsewhere moves nothing
@@ -50,7 +50,7 @@ def possible(group: Sequence[Candidate], shares: Mapping[str, float]) -> int:
     return min(int(len(items[s]) / share) for s, share in shares.items() if share > 0)
 
 
-def balanced(totals: Mapping[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+def balanced(totals: Mapping[tuple[str, str], int], strict: frozenset[str] = frozenset()) -> dict[tuple[str, str], int]:
     """Group totals with each source's risk levels held within `BALANCE` times its smallest (module docstring)."""
     from harness.types import CATEGORY_RISK, RISKS
 
@@ -60,7 +60,7 @@ def balanced(totals: Mapping[tuple[str, str], int]) -> dict[tuple[str, str], int
         for (category, s), n in totals.items():
             if s == source:
                 levels[CATEGORY_RISK[category]] += n
-        most = BALANCE * max(min(levels.values()), FLOOR)
+        most = (1.0 if source in strict else BALANCE) * max(min(levels.values()), FLOOR)
         for (category, s), n in totals.items():
             level = levels[CATEGORY_RISK[category]]
             if s == source and level > most:
