@@ -61,15 +61,20 @@ CAPS: dict[tuple[str, str], int] = {
     ("echo_cascade", "dylan"): 480,
     **{(c, "mmlu_pro"): 560 for c in ("majority_wrong_fact", "lone_correct_dissenter", "genuine_agreement_correct",
                                       "genuine_disagreement")},
-    # notes around false and true claims come in equal numbers from each source: one recipe, only the truth differs
-    ("anchoring_injected_premise", "gsm8k"): 250, ("correct_but_unsupported", "gsm8k"): 250,
-    ("anchoring_injected_premise", "truthfulqa"): 150, ("correct_but_unsupported", "truthfulqa"): 150,
+    # constructed cases around false claims (notes and echoes) as many as around true ones, from each source
+    ("anchoring_injected_premise", "gsm8k"): 200, ("echo_cascade", "gsm8k"): 120, ("correct_but_unsupported", "gsm8k"): 320,
+    ("anchoring_injected_premise", "truthfulqa"): 100, ("echo_cascade", "truthfulqa"): 60,
+    ("correct_but_unsupported", "truthfulqa"): 160,
+    ("genuine_agreement_correct", "gsm8k"): 400,
 }  # fmt: skip
 """Caps that differ from `CAP` (category, source)."""
 STRICT = frozenset({"zeroeval_gsm", "zeroeval_math"})
 """Sources whose risk levels are held level with their smallest (`sampling.balanced`): their strong panels agree on
 the right answer, or scatter, far more often than they agree on a wrong one, and the numbers in their JSON replies
 show which, so that at twice the smallest level they alone lift the surface models of `fcb audit-dataset`."""
+BY_NEXT = frozenset({"dylan"})
+"""Sources whose largest risk level is held to its next largest instead of its smallest: DyLAN's debates converge on
+a right answer after a split so seldom (a few dozen) that its smallest level would leave almost no echo cascade."""
 
 
 @dataclass
@@ -182,7 +187,7 @@ def build(
     split = {item: split_of(family[item], seed) for item in questions}
     candidates = _candidates(graded, split, seed, test_wording)
     stage(f"{len(candidates)} valid candidate cases in all; sampling them")
-    kept = sample(candidates, shares(), _caps(candidates), seed, STRICT)
+    kept = sample(candidates, shares(), _caps(candidates), seed, STRICT, BY_NEXT)
     stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits = write(kept, split, Path(out_dir))
     card = cards.card(splits, seed, test_wording, given, Path(out_dir), graded_summary(graded), candidates)

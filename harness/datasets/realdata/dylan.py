@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ has and a debate of the two agents the ranker kept over three rounds. Two-round 
 and eight answers) end in too few of the categories a debate shows to be shared out alike."""
 ROUND_ONE_SIZES = {3: 0.5, 4: 0.5}
 _QUOTED = "One agent solution"  # how a round-2 or round-3 prompt quotes the other agents
+_QUOTE = re.compile(r"One agent(?:'s)? solution: ```(.*?)```", re.S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,8 @@ class Turn:
 
 @dataclass(frozen=True)
 class Debate:
-    """One debate, graded: per agent, its turns in round order."""
+    """One debate, graded: per stored agent, its turns in round order; and every round-1 solution, the stored agents'
+    and those of agents not stored (pruned, or not called after round 1), as the round-2 prompt quotes them."""
 
     problem_id: str
     problem: str
@@ -86,6 +89,7 @@ class Debate:
     agents: tuple[tuple[Turn, ...], ...]
     readable_gold: bool
     whole: bool  # every stored turn's round is known
+    first_round: tuple[Turn, ...] = ()  # every round-1 solution, stored or only quoted (debates past round 1)
 
 
 def read_lines(directory: str | Path) -> list[tuple[str, bytes]]:
@@ -116,16 +120,39 @@ def _grade(run: str, line: bytes) -> Debate:
     except (ValueError, KeyError, TypeError) as exc:
         raise SourceDataError(f"DyLAN {run}: not a debate record: {type(exc).__name__}: {exc}") from exc
     gold = Gold(gt)
+    graded: dict[str, Turn] = {}
+
+    def turn(text: str) -> Turn:
+        key = " ".join(text.split())
+        if key not in graded:
+            graded[key] = Turn(text, *_value(gold, text))
+        return graded[key]
+
     agents = []
     whole = True
     for history in histories:
-        turns = [content for role, content in history if role == "assistant"]
         users = [content for role, content in history if role == "user"]
         whole &= bool(users) and _QUOTED not in users[0]  # the first stored turn is round 1
-        agents.append(tuple(Turn(t, *_value(gold, t)) for t in turns))
+        agents.append(tuple(turn(content) for role, content in history if role == "assistant"))
     lengths = Counter(len(a) for a in agents)
     whole &= not (max(lengths, default=0) == 3 and len(agents) == 4)  # round 3 appended to agents 0 and 1 whoever
-    return Debate(problem_id, problem, gt, run, tuple(agents), gold.readable, whole)
+    first: tuple[Turn, ...] = ()
+    if whole and agents and max(len(a) for a in agents) > 1:
+        texts = _round_one_texts(histories[0])
+        first = tuple(turn(t) for t in texts)
+        stored = {" ".join(a[0].text.split())[:200] for a in agents}
+        whole &= stored <= {" ".join(t.split())[:200] for t in texts}
+    return Debate(problem_id, problem, gt, run, tuple(agents), gold.readable, whole, first)
+
+
+def _round_one_texts(history: list[tuple[str, str]]) -> list[str]:
+    """Every round-1 solution of a debate: those an agent's round-2 prompt quotes, and its own (math_cot quotes
+    the others only, math_complex all)."""
+    users = [content for role, content in history if role == "user"]
+    own = next(content for role, content in history if role == "assistant")
+    quoted = _QUOTE.findall(users[1]) if len(users) > 1 else []
+    start = {" ".join(q.split())[:200] for q in quoted}
+    return [*quoted, own] if " ".join(own.split())[:200] not in start else quoted
 
 
 def _value(gold: Gold, text: str) -> tuple[str | None, bool, str | None]:
@@ -169,14 +196,20 @@ def _round_one(d: Debate, item: str, rng: random.Random) -> Candidate | None:
 
 
 def debate_category(
-    first: list[Turn], final: list[Turn], finalists: list[int], is_numeric: bool, middle: list[Turn] | None = None
-) -> str | None:
-    """The category of a debate from its round-1 turns (every agent), final turns (agents ``finalists``) and any
-    turns in between; None when it fits none (module docstring)."""
+    first: list[Turn], final: list[Turn], finalists: list[int], is_numeric: bool, middle: list[Turn] | None = None,
+    everyone: list[Turn] | None = None,
+) -> str | None:  # fmt: skip
+    """The category of a debate from its stored round-1 turns, final turns (of agents ``finalists``), any turns in
+    between and every round-1 solution (``everyone``, stored or only quoted). None when it fits none (module
+    docstring), when a final answer or any round-1 solution cannot be read, or when the final value is right and an
+    agent the case does not hold (pruned, or not called after round 1) gave it in round 1: whether one agent alone
+    held it, which tells correct_but_unsupported from genuine_agreement_correct, is then not in the case. (A wrong
+    final value is an echo cascade however many held it.)"""
+    everyone = first if everyone is None else everyone
     values = [t.key for t in final]
-    if any(v is None for v in values):
+    if any(v is None for v in values) or any(t.key is None for t in everyone):
         return None
-    everything = [*first, *(middle or []), *final]
+    answers = [*first, *(middle or []), *final]
     if len(set(values)) == 1:
         value = values[0]
         held = sum(t.key == value for t in first)
@@ -185,13 +218,20 @@ def debate_category(
             return None  # the final agents all moved to a value nobody gave in round 1
         if not final[0].correct:
             return "echo_cascade" if switched else ("numeric_consensus_error" if is_numeric else "majority_wrong_fact")
-        return "correct_but_unsupported" if switched and held == 1 else "genuine_agreement_correct"
+        if not switched:
+            return "genuine_agreement_correct"  # every final agent had it alone in round 1
+        # Adopted after a split: independent support only if a 60% majority held it alone in round 1; counted over
+        # the round-1 answers the case holds and over every round-1 solution, which must agree.
+        backed = meets(held, len(first))
+        if backed != meets(sum(t.key == value for t in everyone), len(everyone)):
+            return None  # agents the case does not hold would change the verdict
+        return "genuine_agreement_correct" if backed else "correct_but_unsupported"
     _, count = Counter(values).most_common(1)[0]
     if not meets(count, len(values)):
         return "genuine_disagreement"
-    correct = sum(t.correct for t in everything)
-    wrong_top = Counter(t.key for t in everything if t.key is not None and not t.correct).most_common(1)
-    if correct == 1 and wrong_top and meets(wrong_top[0][1], len(everything)):
+    correct = sum(t.correct for t in answers)
+    wrong_top = Counter(t.key for t in answers if t.key is not None and not t.correct).most_common(1)
+    if correct == 1 and wrong_top and meets(wrong_top[0][1], len(answers)):
         return "lone_correct_dissenter"
     return None
 
@@ -201,12 +241,13 @@ def _debate(d: Debate, item: str, rng: random.Random) -> Candidate | None:
     finalists = [i for i, a in enumerate(d.agents) if len(a) == last]
     first = [a[0] for a in d.agents]
     final = [d.agents[i][-1] for i in finalists]
+    pruned = len(d.agents) == 2  # the ranker kept two of four; the other two appear only as quoted text
     # the two agents the ranker kept, in a three-round debate: their round-2 answers too, so that the case shows
-    # every turn they took (and holds six answers, as a three-agent debate does)
-    middle = [d.agents[i][1] for i in finalists] if last == 3 and len(d.agents) == 2 else []
+    # every turn they took
+    middle = [d.agents[i][1] for i in finalists] if last == 3 and pruned else []
     if too_unreadable([Reading(DYLAN_MODEL, t.text, t.key, t.correct) for t in [*first, *middle, *final]]):
         return None
-    category = debate_category(first, final, finalists, numeric(d.gold), middle)
+    category = debate_category(first, final, finalists, numeric(d.gold), middle, list(d.first_round))
     if category is None:
         return None
     answers = [answer(t.text, t.correct, DYLAN_MODEL) for t in first]
@@ -215,6 +256,6 @@ def _debate(d: Debate, item: str, rng: random.Random) -> Candidate | None:
     rounds = f"rounds 2 and {last}" if middle else f"round-{last}"
     how = (f"A DyLAN debate ({d.run} prompt) as it ran: each agent's round-1 answer, written alone, and the "
            f"{rounds} answers, written after reading the other agents' solutions, unchanged"
-           + ("; the two agents the ranker pruned after round 2 are not stored." if len(d.agents) == 2 else "."))
+           + ("; the two agents the ranker pruned after round 2 are not stored." if pruned else "."))
     return make_case(SOURCE, category, d.problem, answers, d.gold, item, how, NATURAL, str(len(answers)), rng,
                      seats=seats)  # fmt: skip

@@ -125,6 +125,10 @@ class Gold:
 
     @property
     def readable(self) -> bool:
+        """A gold answer math-verify reads. Arrays and matrices (``\\begin{...}``) are left out: the sources' copies of
+        them are sometimes broken (a row break lost), and a broken gold would mark right answers wrong."""
+        if "\\begin" in self.text:
+            return False
         return self.number is not None or bool(self.parsed)
 
     def grade(self, found: tuple[str, str] | None) -> tuple[Value | None, bool]:
@@ -147,35 +151,47 @@ class Gold:
 
 _ANSWER_IS = re.compile(r"[Tt]he (?:final )?answer is[:\s]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|(?<=\$\$)(?=\S)")
-_ENDING_VALUE = re.compile(r"(\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|[-+]?\d[\d,]*(\.\d+)?)\s*[.!]?\s*$")
+_ENDING_VALUE = re.compile(
+    r"(?:\bis|\bequals|\bequal to|=|:)\s*(\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)\s*[.!]?\s*$"
+)
+_TWO_WAYS = re.compile(r"\bor\b|\beither\b", re.IGNORECASE)
 
 
 def boxed(text: str) -> str | None:
     """The last ``\\boxed{...}`` (or ``\\fbox{...}``) with its braces matched, or None."""
-    start = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
-    if start < 0:
-        return None
-    depth, i = 0, text.find("{", start)
-    if i < 0:
-        return None
-    for j in range(i, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[j], 0)
-        if depth == 0:
-            return text[start : j + 1]
-    return None
+    found = boxes(text)
+    return found[-1] if found else None
+
+
+def boxes(text: str) -> list[str]:
+    """Every ``\\boxed{...}`` and ``\\fbox{...}`` of a text, braces matched, in order."""
+    out = []
+    for start in (m.start() for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text)):
+        depth = 0
+        for j in range(text.find("{", start), len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                out.append(text[start : j + 1])
+                break
+    return out
 
 
 def debate_final(text: str) -> tuple[str, str] | None:
     """Where a DyLAN agent states its final value, as (segment, route): its last ``\\boxed{}`` or "The answer is",
-    whichever comes last; failing both, a value that ends its last sentence ("...the value of $b$ is $-5$."), the
-    way the few-shot examples the agents were given end. None when there is neither."""
-    box = boxed(text)
+    whichever comes last; failing both, a value that ends its last sentence after "is", "=" or ":" ("...the value
+    of $b$ is $-5$."), the way the few-shot examples the agents were given end. None when there is none, or when
+    the answer ends on two values ("either \\boxed{a} or \\boxed{b}", "the answer is 3 or 4")."""
+    found = boxes(text)
+    box = found[-1] if found else None
     box_at = text.rfind(box) if box else -1
     said = list(_ANSWER_IS.finditer(text))
     if said and said[-1].start() > box_at:
-        rest = text[said[-1].end() :].split("\n")[0]
-        return _strip_tail(rest), "answer-is"
+        rest = _strip_tail(text[said[-1].end() :].split("\n")[0])
+        return None if _TWO_WAYS.search(rest) else (rest, "answer-is")
     if box:
+        tail = text[text.rfind("\n\n", 0, box_at) + 1 :]  # the paragraph the last box is in
+        if len({" ".join(b.split()) for b in boxes(tail)}) > 1:
+            return None
         return box, "boxed"
     sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
     ending = _ENDING_VALUE.search(sentences[-1]) if sentences else None
@@ -228,28 +244,39 @@ def reply_json(output: str) -> dict[str, Any] | None:
     return repaired if isinstance(repaired, dict) else None
 
 
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
 def reply_answer(output: str) -> str | None:
-    """The ``answer`` field of a ZeroEval reply, as a string; None when the reply has none."""
+    """The ``answer`` field of a ZeroEval reply, as a string, when it states one value; None when the reply has no
+    answer, or an answer of several values ({"blue": 4, "red": 6}, "4 blue and 6 red", "3 or 4"): such an answer
+    is no single value to compare with the gold."""
     found = reply_json(output)
-    if not found or found.get("answer") is None:
+    answer = found.get("answer") if found else None
+    if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
         return None
-    answer = found["answer"]
-    text = answer if isinstance(answer, str) else str(answer)
-    return text.strip() or None
+    text = str(answer).strip()
+    if not text or _TWO_WAYS.search(text):
+        return None
+    if "\\" not in text and len(_NUMBER.findall(text)) > 1:  # LaTeX (\frac{3}{4}) holds several numbers in one value
+        return None
+    return text
 
 
 # ------------------------------------------------------------------ MMLU-Pro's letters
 
-_LETTER = (re.compile(r"answer is \(?([A-J])\)?"), re.compile(r"[aA]nswer:\s*\(?([A-J])\)?"))
+_LETTER = re.compile(
+    r"(?:answer (?:is|would be|should be)|[aA]nswer:)\s*:?\s*\(?([A-J])\)?((?:\s*(?:,|and|or|&|/)\s*\([A-J]\))*)"
+)
 
 
 def stated_letters(text: str) -> list[str]:
-    """The letters a response states with MMLU-Pro's own anchors ("answer is (X)", else "Answer: X"), in order."""
-    for pattern in _LETTER:
-        found = pattern.findall(text)
-        if found:
-            return found
-    return []
+    """The letters a response states with MMLU-Pro's own anchors ("the answer is (X)", "Answer: X", and "the
+    answer would be (X)"), in order, with any it names alongside ("(C) and (D)", "(B) or (D)")."""
+    letters: list[str] = []
+    for first, more in _LETTER.findall(text):
+        letters += [first, *re.findall(r"\(([A-J])\)", more)]
+    return letters
 
 
 def mmlu_letter(text: str, pred: str | None) -> tuple[Value | None, str]:

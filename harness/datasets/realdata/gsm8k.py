@@ -8,6 +8,8 @@ Cases:
   with the source's flags);
 - subsets of three, chosen by rule (``origin_assembled``): three reaching one wrong number, two wrong and one correct,
   two or three correct, three different numbers;
+- echoes (``origin_constructed``): a real solution, then agents of ours who read it and restate its number
+  (``echo_cascade`` for a wrong solution, ``correct_but_unsupported`` for a correct one), in the notes' recipe below;
 - notes (``origin_constructed``): a note in the question stating a wrong number a real solution reaches
   (``anchoring_injected_premise``) or the correct one (``correct_but_unsupported``), and every answer written by us as
   an agent who read it. Both come from one recipe, so only the truth of the number tells them apart: each answer
@@ -117,6 +119,7 @@ def cases(problem: Problem, seed: int, pool: wording.Pool) -> Iterator[Candidate
                    "The four real model solutions, unchanged.", NATURAL)  # fmt: skip
     found = [natural, *_subsets(problem, rng, case)]
     found += [_note(problem, rng, words, pool, true) for true in (False, True)]
+    found += [_echo(problem, rng, words, pool, true) for true in (False, True)]
     yield from (c for c in found if c is not None)
 
 
@@ -188,3 +191,30 @@ def _note(problem: Problem, rng: random.Random, words: random.Random, pool: word
 def _solution(working: str, sentence: str, number: str) -> str:
     """An answer in the source's own format: working (if any), the sentence, and a final ``A: <number>`` line."""
     return "\n".join(part for part in (working, sentence, f"A: {number}") if part)
+
+
+def _echo(problem: Problem, rng: random.Random, words: random.Random, pool: wording.Pool, true: bool
+          ) -> Candidate | None:  # fmt: skip
+    """A real solution and agents of ours who read it and restate its number; maybe a real dissent (module
+    docstring). The same recipe for a wrong solution (echo_cascade) and a correct one (correct_but_unsupported)."""
+    right = [s for s in problem.solutions if s.is_correct and s.final == problem.truth]
+    wrong = [s for s in problem.solutions if not s.is_correct and s.final is not None and s.final != problem.truth]
+    backing, other = (right, wrong) if true else (wrong, right)
+    if not backing:
+        return None
+    first = rng.choice(backing)
+    number = first.final or ""
+    size = rng.choice(sorted(SIZES))
+    dissent = bool(other) and rng.random() < 0.5
+    answers = [_real(first)]
+    for _ in range(size - 1 - dissent):
+        text = wording.fill(wording.echoed(pool, words), words.choice(CLAIM_FORMS).format(n=number))
+        worked = _working(first) if rng.random() < 0.5 and _working(first) else ""
+        answers.append(answer(_solution(worked, text, number), true, saw=True))
+    if dissent:
+        answers.append(_real(rng.choice(other)))
+    how = (f"A real {'correct' if true else 'wrong'} solution; the other agents are ours: they read it and restate "
+           "its number, some after its working" + ("; a real solution of the other side dissents." if dissent else "."))
+    category = "correct_but_unsupported" if true else "echo_cascade"
+    return make_case(SOURCE, category, problem.question, answers, problem.truth, f"gsm8k:{problem.key}", how,
+                     CONSTRUCTED, str(size), rng)  # fmt: skip

@@ -21,20 +21,21 @@ from collections.abc import Mapping, Sequence
 from harness.datasets.realdata.cases import Candidate
 
 
-BALANCE = 2.0
+BALANCE = 1.5
 FLOOR = 30
+NEXT = 0.9
 
 
 def sample(
     candidates: Sequence[Candidate], shares: Mapping[str, Mapping[str, float]], cap: Mapping[tuple[str, str], int],
-    seed: int, strict: frozenset[str] = frozenset(),
+    seed: int, strict: frozenset[str] = frozenset(), by_next: frozenset[str] = frozenset(),
 ) -> list[Candidate]:  # fmt: skip
     """The kept cases, sorted by source, item, category and stratum. ``shares[source][stratum]`` sum to 1 per source;
     ``cap[(category, source)]`` bounds a group (absent: no cases of that category from that source)."""
     groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for c in candidates:
         groups[(c.category, c.source)].append(c)
-    totals = balanced({k: min(cap.get(k, 0), possible(g, shares[k[1]])) for k, g in groups.items()}, strict)
+    totals = balanced({k: min(cap.get(k, 0), possible(g, shares[k[1]])) for k, g in groups.items()}, strict, by_next)
     kept: list[Candidate] = []
     for (category, source), group in sorted(groups.items()):
         rng = random.Random(f"{seed}:{category}:{source}")  # one stream per group: a change elsewhere moves nothing
@@ -50,7 +51,9 @@ def possible(group: Sequence[Candidate], shares: Mapping[str, float]) -> int:
     return min(int(len(items[s]) / share) for s, share in shares.items() if share > 0)
 
 
-def balanced(totals: Mapping[tuple[str, str], int], strict: frozenset[str] = frozenset()) -> dict[tuple[str, str], int]:
+def balanced(
+    totals: Mapping[tuple[str, str], int], strict: frozenset[str] = frozenset(), by_next: frozenset[str] = frozenset()
+) -> dict[tuple[str, str], int]:
     """Group totals with each source's risk levels held within `BALANCE` times its smallest (module docstring)."""
     from harness.types import CATEGORY_RISK, RISKS
 
@@ -60,7 +63,11 @@ def balanced(totals: Mapping[tuple[str, str], int], strict: frozenset[str] = fro
         for (category, s), n in totals.items():
             if s == source:
                 levels[CATEGORY_RISK[category]] += n
-        most = (1.0 if source in strict else BALANCE) * max(min(levels.values()), FLOOR)
+        ranked = sorted(levels.values(), reverse=True)
+        if source in by_next:
+            most = NEXT * ranked[1]
+        else:
+            most = (1.0 if source in strict else BALANCE) * max(ranked[-1], FLOOR)
         for (category, s), n in totals.items():
             level = levels[CATEGORY_RISK[category]]
             if s == source and level > most:

@@ -10,6 +10,8 @@ cases).
 Cases, always four answers:
 - real rated answers chosen by claim group (``origin_assembled``): a wrong majority, a lone correct dissent, a correct
   majority, two correct against two wrong of different claims;
+- echoes (``origin_constructed``): a real answer, then agents of ours who read it and restate its claim
+  (``echo_cascade`` for a false claim, ``correct_but_unsupported`` for a true one), as for notes below;
 - notes (``origin_constructed``): a note stating a false claim of the source (``anchoring_injected_premise``) or a
   true one (``correct_but_unsupported``), every answer ours as an agent who read it, restating the claim in one or
   two real wordings of it (as many for a true claim as for a false one); half hold one agent who rejects the note
@@ -175,8 +177,10 @@ def cases(q: Question, seed: int, pool: wording.Pool) -> Iterator[Candidate]:
     ]  # fmt: skip
     if claims.false:
         makers.append(lambda: _note(q, claims, claims.false[0], False, rng, words, pool))
+        makers.append(lambda: _echo(q, claims, claims.false[0], False, rng, words, pool))
     if claims.true:
         makers.append(lambda: _note(q, claims, claims.true[0], True, rng, words, pool))
+        makers.append(lambda: _echo(q, claims, claims.true[0], True, rng, words, pool))
     for make in makers:
         found = make()
         if found is not None:
@@ -273,3 +277,26 @@ def _note(q: Question, claims: Claims, claim: Claim, true: bool, rng: random.Ran
     question = wording.fill(wording.pick(wording.NOTES, pool, words), stated, question=q.question)
     return make_case(SOURCE, category, question, answers, q.best, f"truthfulqa:{q.key}", how, CONSTRUCTED, str(SIZE),
                      rng)  # fmt: skip
+
+
+def _echo(q: Question, claims: Claims, claim: Claim, true: bool, rng: random.Random, words: random.Random,
+          pool: wording.Pool) -> Candidate | None:  # fmt: skip
+    """A real answer of a claim and agents of ours who read it and restate the claim in one or two real wordings;
+    half hold a real answer of the other side as a dissent. One recipe for a false claim (echo_cascade) and a true
+    one (correct_but_unsupported)."""
+    other = claims.false if true else claims.true
+    dissent = bool(other) and rng.random() < 0.5
+    first = rng.choice(claim.answers)
+    wordings = [t for t in [*claim.answers, *claim.references] if t != first] or [first]
+    restate = rng.sample(wordings, min(2, len(wordings)))
+    answers = [answer(first, true)]
+    answers += [answer(wording.fill(wording.echoed(pool, words), rng.choice(restate)), true, saw=True)
+                for _ in range(SIZE - 1 - dissent)]  # fmt: skip
+    if dissent:
+        answers.append(answer(rng.choice(other[0].answers), not true))
+    how = (f"A real {'correct' if true else 'wrong'} rated answer; the other agents are ours: they read it and "
+           "restate its claim in a real wording of it" + ("; a real answer of the other side dissents." if dissent
+                                                          else "."))  # fmt: skip
+    category = "correct_but_unsupported" if true else "echo_cascade"
+    return make_case(SOURCE, category, q.question, answers, q.best, f"truthfulqa:{q.key}", how, CONSTRUCTED,
+                     str(SIZE), rng)  # fmt: skip

@@ -1,5 +1,5 @@
-"""The text we write around real answers: notes placed in a question, and the words of agents who take a note up
-or reject it.
+"""The text we write around real answers: notes placed in a question, and the words of agents who take a note up,
+reject it, or restate an answer they read.
 
 Every kind comes in many families (placed and phrased differently), dealt into three disjoint pools: one for the dev
 split, one for the test split, and one held back, so that a model trained on dev meets new wording on test, and a
@@ -104,7 +104,7 @@ ANCHORED: tuple[str, ...] = (
 # the note, passed off as one written after it).
 PLAIN: tuple[str, ...] = (
     "Put simply, {clause_lower}.",
-    "{clause}, so that's it.",
+    "{clause}, so that is it.",
     "Result: {claim}",
     "{claim} Done.",
     "Overall, {clause_lower}.",
@@ -122,7 +122,7 @@ PLAIN: tuple[str, ...] = (
     "{clause}, no doubt about it.",
     "Final: {claim}",
     "Verdict: {claim}",
-    "{claim} That's where this lands.",
+    "{claim} That is where this lands.",
     "Honestly, {clause_lower}.",
     "{clause}, in the end.",
     "All told, {clause_lower}.",
@@ -137,7 +137,7 @@ PLAIN: tuple[str, ...] = (
     "{clause} -- settled.",
     "Summing up: {claim}",
     "So, {clause_lower}.",
-    "{claim} That's the upshot.",
+    "{claim} That is the upshot.",
     "Thus {clause_lower}.",
 )
 
@@ -148,6 +148,52 @@ NAMING = 0.25
 def anchored(which: Pool, rng: random.Random) -> str:
     """A template for an agent who read a note and takes it up."""
     return pick(ANCHORED if rng.random() < NAMING else PLAIN, which, rng)
+
+
+# How an agent that read another agent's answer restates it (a constructed echo). Agents are shuffled, so none
+# points at a position ("above", "the first reply").
+ECHOES: tuple[str, ...] = (
+    "I read the other answer and checked it: {claim}",
+    "Having seen that reply, I agree. {claim}",
+    "{claim} That matches what was said before me.",
+    "Same conclusion as the reply I read: {claim}",
+    "Agreed with the earlier agent: {clause_lower}.",
+    "{clause}, as already pointed out.",
+    "Building on the answer I was shown: {claim}",
+    "+1 to that answer. {claim}",
+    "{claim} (I went over the shared reply and see no reason to differ.)",
+    "The earlier answer holds up. {claim}",
+    "Like the agent before me, I'd say: {claim}",
+    "{claim} No objection to what was posted.",
+    "After reading the thread so far: {claim}",
+    "Echoing what was said: {claim}",
+    "I'll go with what was already said. {claim}",
+    "{claim} I second this.",
+    "Yes, {clause_lower}, as was written.",
+    "Reading that answer convinced me. {claim}",
+    "{clause}. Same as the answer I was given to read.",
+    "Nothing to add to the posted reply: {claim}",
+    "My take lines up with the response I saw. {claim}",
+    "Concur. {claim}",
+    "{claim} Consistent with the earlier reasoning.",
+    "To confirm the answer already given: {claim}",
+    "That agent has it right. {claim}",
+    "Seconding the prior reply -- {clause_lower}.",
+    "{claim} (see the posted answer)",
+    "Checked the shared answer; it stands. {claim}",
+    "Following the earlier reply, {clause_lower}.",
+    "The answer I read is correct, so I will repeat it: {claim}",
+    "{claim} I reached this after reading the other answer.",
+    "As noted earlier in the thread, {clause_lower}.",
+    "I was going to say something else, but that reply persuaded me: {claim}",
+    "Same here. {claim}",
+    "Having read the discussion, {clause_lower}.",
+)
+
+
+def echoed(which: Pool, rng: random.Random) -> str:
+    """A template for an agent who read another agent's answer and restates it."""
+    return pick(ECHOES if rng.random() < NAMING else PLAIN, which, rng)
 
 
 # How an agent that was given a note answers when it does not take the note up.
