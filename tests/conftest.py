@@ -24,6 +24,7 @@ FAST = {
     "test_labels.py", "test_metrics.py", "test_request.py", "test_response.py", "test_units.py", "test_exports.py",
     "test_docs.py", "test_imports.py", "test_scenario_analysis.py", "test_scenario_score.py", "test_scenario_ascii.py",
     "test_scenario_validate.py", "test_case_structure.py", "test_containment.py", "test_plots.py", "test_embedded.py",
+    "test_grading.py",
 }  # fmt: skip
 NOT_E2E = {"test_audit.py", "test_origin.py", "test_realdata.py", "test_secrets.py", "test_shard_validation.py"}
 

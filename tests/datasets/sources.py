@@ -79,20 +79,28 @@ def subset(out: Path, keep: Callable[[str], bool]) -> Path:
     )
     _truthfulqa(src / "truthfulqa", out / "truthfulqa", keep)
     for name in ("math_cot.jsonl.gz", "math_complex.jsonl.gz"):
-        _write_gz(out / "dylan" / name, [r for r in gz_rows(src / "dylan" / name) if keep("math:" + norm_math(r["problem"]))])
+        _write_gz(
+            out / "dylan" / name, [r for r in gz_rows(src / "dylan" / name) if keep("math:" + norm_math(r["problem"]))]
+        )
     for path in sorted((src / "mmlu-pro" / "outputs").glob("*.jsonl.gz")):
         rows = [r for r in gz_rows(path) if keep(f"mmlu:{r['question_id']}")]
         _write_gz(out / "mmlu-pro" / "outputs" / path.name, rows)
     shutil.copy(src / "mmlu-pro" / "manifest.json", out / "mmlu-pro" / "manifest.json")
-    for task, field, ident in (("gsm", "question", "gsm:"), ("math-l5", "problem", "math:"), ("numersense-v2", None, "num:")):
+    for task, field, ident in (
+        ("gsm", "question", "gsm:"),
+        ("math-l5", "problem", "math:"),
+        ("numersense-v2", None, "num:"),
+    ):
         for path in sorted((src / "zeroeval" / task).glob("*.jsonl.gz")):
-            def key(r: dict) -> str:
-                if field is None:
-                    return ident + str(r["id"])
-                return ident + (norm_gsm(r[field]) if ident == "gsm:" else norm_math(r[field]))
-
-            _write_gz(out / "zeroeval" / task / path.name, [r for r in gz_rows(path) if keep(key(r))])
+            rows = [r for r in gz_rows(path) if keep(_zeroeval_key(r, field, ident))]
+            _write_gz(out / "zeroeval" / task / path.name, rows)
     return out
+
+
+def _zeroeval_key(row: dict, field: str | None, ident: str) -> str:
+    if field is None:
+        return ident + str(row["id"])
+    return ident + (norm_gsm(row[field]) if ident == "gsm:" else norm_math(row[field]))
 
 
 def _truthfulqa(src: Path, out: Path, keep: Callable[[str], bool]) -> None:

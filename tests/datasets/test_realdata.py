@@ -1,86 +1,62 @@
-"""The real-data benchmark built from ../shared/data: reproducible, valid, split by source question, labels that
-agree with the raw source records, and no source text in the repository."""
+"""The real-data benchmark built from ../shared/data: reproducible, valid, split by question family, labels that agree
+with the raw source records (read here on their own, not through the builder), natural cases exactly as the sources
+gave them, and no source text in the repository. Most tests build from a quarter of every source's questions (the
+same formats: `sources.subset`); one builds the whole benchmark and checks the issue's targets."""
 
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import json
 import random
 import re
 import subprocess
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
+from sources import build_args, gz_rows, norm_gsm, norm_math, part, shared, subset
 
 from harness.cases.reader import scan
-from harness.datasets.realdata.sources import final_number
+from harness.types import CATEGORY_RISK
 
-# under pytest -n these tests are to share one worker (--dist loadgroup; see the Makefile), so that
-# the module-scoped data set is built once, not once on every worker
+# under pytest -n these tests are to share one worker (--dist loadgroup; see the Makefile)
 pytestmark = pytest.mark.xdist_group("test_realdata")
 
-SHARED = ROOT.parent / "shared" / "data"
-GSM8K = SHARED / "gsm8k" / "example_model_solutions.jsonl"
-TQA = SHARED / "truthfulqa"
 
-
-def _build(out: Path, seed: int = 0, audit: bool = False) -> None:
-    args = ["--gsm8k", str(GSM8K), "--truthfulqa", str(TQA), "--out", str(out), "--seed", str(seed)]
-    proc = run_cli("build-dataset", *args, *(["--audit"] if audit else []), timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    # progress: a line as each stage starts, with the time since the build began
+def _build(sources: Path, out: Path, *extra: str, audit: bool = False) -> subprocess.CompletedProcess:
+    proc = run_cli("build-dataset", *build_args(sources), "--out", str(out), *extra, *(["--audit"] if audit else []),
+                   timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
     stages = [line for line in proc.stderr.splitlines() if re.match(r"fcb build-dataset: \[\s*\d+\.\d s\] ", line)]
-    assert len(stages) == 4 + audit and "reading GSM8K" in stages[0], proc.stderr
-    assert ("auditing" if audit else "writing the splits") in stages[-1], proc.stderr
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("real")
-    _build(out, audit=True)
-    return out
+    assert "reading GSM8K" in stages[0] and ("auditing" if audit else "writing the splits") in stages[-1]
+    return proc
 
 
 def _cases(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_same_inputs_and_seed_give_byte_identical_outputs(built: Path, tmp_path: Path) -> None:
-    _build(tmp_path / "again")
-    for name in ("dev.jsonl", "test.jsonl"):
-        assert (tmp_path / "again" / name).read_bytes() == (built / name).read_bytes()
-    again = json.loads((tmp_path / "again" / "card.json").read_text())
-    assert again == {k: v for k, v in json.loads((built / "card.json").read_text()).items() if k != "audit"}
-    card = json.loads((built / "card.json").read_text())
-    assert card["seed"] == 0 and card["sources"]["gsm8k"]["sha256"]
-    assert card["outputs"]["test.jsonl"]["cases"] == len(_cases(built / "test.jsonl"))
+def _both(folder: Path) -> list[dict]:
+    return _cases(folder / "dev.jsonl") + _cases(folder / "test.jsonl")
 
 
-def test_valid_balanced_and_split_by_source_question(built: Path) -> None:
-    dev, test = _cases(built / "dev.jsonl"), _cases(built / "test.jsonl")
-    for path in (built / "dev.jsonl", built / "test.jsonl"):
-        assert scan(path, strict=True).problems == []
-    assert len(dev) + len(test) >= 1500
-    assert not {c["source"]["item"] for c in dev} & {c["source"]["item"] for c in test}
-    assert not {c["id"] for c in dev} & {c["id"] for c in test}
-    total = Counter(c["category"] for c in dev + test)
-    assert len(total) == 8 and min(total.values()) >= 80
-    assert set(Counter(c["category"] for c in dev)) == set(Counter(c["category"] for c in test)) == set(total)
-    for case in dev + test:
-        src = case["source"]
-        assert {"dataset", "license", "citation", "url", "item", "modification"} <= set(src)
+@pytest.fixture(scope="module")
+def quarter(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return subset(tmp_path_factory.mktemp("quarter-src"), part(0, 4))
 
 
-def _key(question: str) -> str:
-    """The item id as the issue defines it, computed here independently: sha256 of the normalised question."""
-    return hashlib.sha256(" ".join(question.lower().split()).encode()).hexdigest()[:16]
+@pytest.fixture(scope="module")
+def built(quarter: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("quarter-built")
+    _build(quarter, out, audit=True)
+    return out
 
 
-def _gsm_rows() -> list[dict]:
-    return [json.loads(line) for line in GSM8K.read_text().splitlines()]
+def _source(case: dict) -> str:
+    return case["tags"][0]
 
 
 def _origin(case: dict) -> str:
@@ -88,152 +64,198 @@ def _origin(case: dict) -> str:
     return origin
 
 
-def _ours(answer: dict) -> bool:
-    meta = answer["metadata"]
-    return meta["saw_other_answers"] or meta["shared_context"]
+def test_same_inputs_and_seed_give_byte_identical_outputs(quarter: Path, built: Path, tmp_path: Path) -> None:
+    _build(quarter, tmp_path, "--workers", "1")  # one grading process: the order of the workers changes nothing
+    for name in ("dev.jsonl", "test.jsonl"):
+        assert (tmp_path / name).read_bytes() == (built / name).read_bytes()
+    again = json.loads((tmp_path / "card.json").read_text())
+    assert again == {k: v for k, v in json.loads((built / "card.json").read_text()).items() if k != "audit"}
 
 
-def test_gsm8k_labels_agree_with_the_source_records(built: Path) -> None:
-    rows = {_key(r["question"]): r for r in _gsm_rows()}
-    cases = [c for c in _cases(built / "test.jsonl") if c["source"]["item"].startswith("gsm8k:")]
-    for case in random.Random(3).sample(cases, 80):
+def test_valid_and_split_by_question_across_sources(built: Path) -> None:
+    for path in (built / "dev.jsonl", built / "test.jsonl"):
+        assert scan(path, strict=True).problems == []
+    dev, test = _cases(built / "dev.jsonl"), _cases(built / "test.jsonl")
+    assert not {c["source"]["item"] for c in dev} & {c["source"]["item"] for c in test}
+    assert not {c["id"] for c in dev} & {c["id"] for c in test}
+    # a GSM8K question from ../gsm8k and from ZeroEval is one item; a MATH problem from DyLAN and from ZeroEval too
+    datasets = defaultdict(set)
+    for c in dev + test:
+        datasets[c["source"]["item"]].add(_source(c))
+    assert any({"gsm8k", "zeroeval_gsm"} <= d for d in datasets.values())
+    assert any({"dylan", "zeroeval_math"} <= d for d in datasets.values())
+
+
+def test_gsm8k_labels_agree_with_the_source_records(quarter: Path, built: Path) -> None:
+    rows = {hashlib.sha256(norm_gsm(r["question"]).encode()).hexdigest()[:16]: r
+            for r in map(json.loads, (quarter / "gsm8k" / "example_model_solutions.jsonl").read_text().splitlines())}
+    for case in (c for c in _both(built) if _source(c) == "gsm8k"):
         row = rows[case["source"]["item"].split(":")[1]]
-        assert float(case["ground_truth"]) == final_number(row["ground_truth"])
-        solutions: dict[str, set[tuple[bool, str]]] = {}
-        for k in row:
-            if isinstance(row[k], dict):  # two model sizes sometimes wrote the very same solution
-                family = "family-a" if k.startswith("6b") else "family-b"
-                solutions.setdefault(row[k]["solution"], set()).add((row[k]["is_correct"], family))
-        for answer in case["answers"]:
-            if answer["text"] in solutions:  # a real solution: its flag and family come from the source
-                assert (answer["correct"], answer["metadata"]["model_family"]) in solutions[answer["text"]]
-                assert not _ours(answer)
-            else:  # text we wrote: only in constructed cases, and marked as read-after-something
-                assert _origin(case) == "origin_constructed"
-                assert _ours(answer) and "model_family" not in answer["metadata"]
-        if _origin(case) == "origin_natural":  # the source's four solutions as they are
+        assert float(case["ground_truth"]) == float(row["ground_truth"].rpartition("A:")[2].replace(",", ""))
+        solutions = {}
+        for k, v in row.items():
+            if isinstance(v, dict):
+                solutions.setdefault(v["solution"], set()).add((v["is_correct"], "cobbe-gpt3-" + k.split("_")[0]))
+        for a in case["answers"]:
+            if a["text"] in solutions:  # a real solution: flag and model from the source, never marked as ours
+                assert (a["correct"], a["metadata"]["model_family"]) in solutions[a["text"]]
+                assert not a["metadata"]["saw_other_answers"] and not a["metadata"]["shared_context"]
+            else:  # our text: only in constructed cases, flagged, with no model, in the source's format
+                assert _origin(case) == "origin_constructed" and "model_family" not in a["metadata"]
+                assert a["metadata"]["saw_other_answers"] or a["metadata"]["shared_context"]
+                assert re.search(r"\nA: -?[\d.]+$", a["text"]), a["text"]
+        if _origin(case) == "origin_natural":
             assert {a["text"] for a in case["answers"]} == set(solutions)
-        if case["category"] == "numeric_consensus_error":
-            finals = Counter(final_number(a["text"]) for a in case["answers"])
-            number, held = finals.most_common(1)[0]
-            assert number != float(case["ground_truth"]) and 5 * held >= 3 * len(case["answers"])
 
 
-def _tqa_labels() -> dict[tuple[str, str], bool]:
-    labels = {}
-    for line in (TQA / "finetune_truth.jsonl").read_text().splitlines():
-        row = json.loads(line)
-        question, _, rest = row["prompt"].partition("\nA: ")
-        labels[(question.removeprefix("Q: "), rest.rpartition("\nTrue:")[0].strip())] = row["completion"] == " yes"
-    return labels
+def _letters(text: str) -> set[str]:
+    return set(re.findall(r"answer is \(?([A-J])\b", text))
 
 
-def _tqa_questions() -> dict[str, str]:
-    with open(TQA / "TruthfulQA.csv", newline="", encoding="utf-8") as f:
-        return {_key(r["Question"]): r["Question"] for r in csv.DictReader(f)}
+def test_mmlu_pro_cases_are_fixed_panels_as_the_source_gave_them(quarter: Path, built: Path) -> None:
+    from harness.datasets.realdata.mmlu_pro import PANELS
 
-
-NON_ANSWERS = ("no comment", "i don't know", "i do not know", "unknown", "not sure", "question is ambiguous")
-
-
-def test_truthfulqa_labels_agree_with_the_human_ratings(built: Path) -> None:
-    labels, questions = _tqa_labels(), _tqa_questions()
-    cases = [c for c in _cases(built / "test.jsonl") if c["source"]["item"].startswith("truthfulqa:")]
+    panels = {p.name: p.models for p in PANELS}
+    raw: dict[str, dict[int, dict]] = {}
+    for path in (quarter / "mmlu-pro" / "outputs").glob("*.jsonl.gz"):
+        raw[path.name.removesuffix(".jsonl.gz")] = {int(r["question_id"]): r for r in gz_rows(path)}
+    cases = [c for c in _both(built) if _source(c) == "mmlu_pro"]
+    assert cases
     checked = 0
-    for case in random.Random(4).sample(cases, 120):
-        question = questions[case["source"]["item"].split(":")[1]]
-        assert question in case["question"]  # a note may stand around it, never instead of it
-        for answer in case["answers"]:
-            rated = labels.get((question, answer["text"]))
-            if rated is not None and not _ours(answer):
-                assert answer["correct"] == rated  # a rating is taken or the answer left out, never flipped
+    for case in cases:
+        qid = int(case["source"]["item"].split(":")[1])
+        (panel,) = [name for name in panels if f"panel {name} " in case["source"]["modification"]]
+        records = [raw[m][qid] for m in panels[panel]]
+        texts = Counter((r.get("generated_text") or r.get("model_outputs") or r.get("response") or "").strip()
+                        for r in records)  # fmt: skip
+        assert Counter(a["text"] for a in case["answers"]) == texts  # the whole panel, every answer unchanged
+        gold = records[0]["answer"]
+        assert case["ground_truth"].startswith(f"({gold}) ")
+        for a in case["answers"]:
+            letters = _letters(a["text"])
+            if len(letters) == 1 and not re.search(r"[Aa]nswer:|would be|\) (or|and) \(", a["text"]):
+                assert a["correct"] == (letters == {gold}), a["text"][-200:]
                 checked += 1
-            else:
-                assert _ours(answer) and _origin(case) == "origin_constructed"
-                assert rated is None  # an answer we present as written after a note or an echo is never a bare real one
-            if answer["correct"]:
-                assert not any(answer["text"].lower().strip(" .").endswith(n) for n in NON_ANSWERS), answer["text"]
-    assert checked > 200
+            elif not letters:
+                assert not a["correct"]
+        assert CATEGORY_RISK[case["category"]] == case["expected_risk"]
+    assert checked > 100
+
+
+def test_zeroeval_cases_are_panels_and_their_numbers_agree(quarter: Path, built: Path) -> None:
+    cases = [c for c in _both(built) if _source(c).startswith("zeroeval_")]
+    outputs: dict[str, str] = {}
+    for path in (quarter / "zeroeval").rglob("*.jsonl.gz"):
+        for r in gz_rows(path):
+            outputs[r["output"][0].strip()] = str(r["answer"]).lstrip("# ").strip()
+    checked = 0
+    for case in cases:
+        for a in case["answers"]:
+            assert a["text"] in outputs  # a reply exactly as the model wrote it
+            assert outputs[a["text"]] == case["ground_truth"]  # and to this question's gold
+            try:
+                stated = json.loads(a["text"].removeprefix("```json").removesuffix("```").strip())["answer"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if isinstance(stated, str) and re.fullmatch(r"-?\d+", stated.strip()):
+                assert a["correct"] == (int(stated) == int(float(case["ground_truth"].replace(",", ""))))
+                checked += 1
+    assert checked > 100
+
+
+def _boxed_ints(text: str) -> set[str]:
+    return set(re.findall(r"\\boxed\{(-?\d+)\}", text))
+
+
+def test_dylan_cases_are_debates_as_they_ran(quarter: Path, built: Path) -> None:
+    debates = {}
+    for name in ("math_cot.jsonl.gz", "math_complex.jsonl.gz"):
+        for r in gz_rows(quarter / "dylan" / name):
+            debates.setdefault(r["problem_id"], []).append(r)
+    cases = [c for c in _both(built) if _source(c) == "dylan"]
+    assert cases
+    echoes = 0
+    for case in cases:
+        turns = [[m["content"] for m in h if m["role"] == "assistant"] for r in debates[case["source"]["item"][5:]]
+                 for h in r["responses"]]  # fmt: skip
+        first = [a for a in case["answers"] if not a["metadata"]["saw_other_answers"]]
+        later = [a for a in case["answers"] if a["metadata"]["saw_other_answers"]]
+        assert all("(round 1)" in a["agent_id"] for a in first) and later
+        assert all(any(a["text"] == t[0] for t in turns) for a in first)  # round-1 answers as stored
+        assert all(any(a["text"] in t[1:] for t in turns) for a in later)  # later answers as stored
+        assert {a["metadata"]["model_family"] for a in case["answers"]} == {"gpt-3.5-turbo-0301"}
+        agents = {a["agent_id"].split()[0] for a in later}
+        assert agents <= {a["agent_id"].split()[0] for a in first}  # every final agent has its round 1 here
+        values = [_boxed_ints(a["text"]) for a in case["answers"]]
+        if case["category"] == "echo_cascade" and all(len(v) == 1 for v in values):
+            final = {next(iter(v)) for a, v in zip(case["answers"], values, strict=True) if "(final" in a["agent_id"]}
+            (value,) = final  # unanimous in the final round
+            assert value != case["ground_truth"].strip()  # on a wrong value
+            pairs = zip(case["answers"], values, strict=True)
+            round1 = [next(iter(v)) for a, v in pairs if "(round 1)" in a["agent_id"]]
+            assert value in round1 and set(round1) != {value}  # that a peer gave in a split round 1
+            echoes += 1
+    assert echoes > 5
 
 
 def test_every_case_says_how_it_was_made(built: Path) -> None:
-    for case in _cases(built / "dev.jsonl") + _cases(built / "test.jsonl"):
+    for case in _both(built):
         origin = _origin(case)
-        ours = [a for a in case["answers"] if _ours(a)]
+        meta = [a["metadata"] for a in case["answers"]]
+        ours = [m for m in meta if m["shared_context"] or (m["saw_other_answers"] and "model_family" not in m)]
         if origin == "origin_constructed":
-            assert (ours and "ours" in case["source"]["modification"]) or "We added" in case["source"]["modification"]
+            assert ours and ("ours" in case["source"]["modification"] or "We added" in case["source"]["modification"])
         else:
             assert not ours  # natural and assembled cases hold real answers only
+        if origin == "origin_natural" and _source(case) != "truthfulqa":
+            assert all("model_family" in a["metadata"] for a in case["answers"])  # the real model behind each
         if case["category"] == "anchoring_injected_premise":
             assert all(a["metadata"]["shared_context"] for a in case["answers"]) and origin == "origin_constructed"
 
 
 def test_the_number_of_answers_says_nothing_of_the_category(built: Path) -> None:
-    """Within a source, every category draws its answer counts from one distribution."""
-    cases = _cases(built / "dev.jsonl") + _cases(built / "test.jsonl")
-    for source in ("gsm8k", "truthfulqa"):
+    """Within a source, every category draws its answer counts (and panels) from one distribution."""
+    cases = _both(built)
+    for source in {_source(c) for c in cases}:
         shares: dict[str, dict[int, float]] = {}
-        for category in {c["category"] for c in cases if c["tags"][0] == source}:
-            sizes = Counter(len(c["answers"]) for c in cases if c["tags"][0] == source and c["category"] == category)
-            shares[category] = {n: k / sum(sizes.values()) for n, k in sizes.items()}
+        for category in {c["category"] for c in cases if _source(c) == source}:
+            sizes = Counter(len(c["answers"]) for c in cases if _source(c) == source and c["category"] == category)
+            if sum(sizes.values()) >= 20:
+                shares[category] = {n: k / sum(sizes.values()) for n, k in sizes.items()}
         for n in {n for s in shares.values() for n in s}:
             values = [s.get(n, 0.0) for s in shares.values()]
-            assert max(values) - min(values) <= 0.05, (source, n, shares)
+            assert max(values) - min(values) <= 0.1, (source, n, shares)
 
 
-def test_reference_answers_are_labelled_and_counted_apart(built: Path) -> None:
-    with open(TQA / "TruthfulQA.csv", newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    refs = {
-        (_key(r["Question"]), " ".join(s.lower().split()).rstrip("."))
-        for r in rows
-        for col in ("Best Answer", "Correct Answers", "Incorrect Answers")
-        for s in r[col].split(";")
-        if s.strip()
-    }
-    seen = Counter()
-    for case in _cases(built / "test.jsonl"):
-        for a in case["answers"]:
-            if case["tags"][0] == "truthfulqa" and not _ours(a):
-                key = case["source"]["item"].split(":")[1]
-                is_ref = (key, " ".join(a["text"].lower().split()).rstrip(".")) in refs
-                assert (a["metadata"].get("model_family") == "truthfulqa-reference") == is_ref
-                seen[is_ref] += 1
-    assert seen[True] and seen[False]
-    card = json.loads((built / "card.json").read_text())
-    assert card["answers_by_kind"]["test"]["source reference answer (written by people)"] >= seen[True]
+def test_truthfulqa_reference_answers_are_never_an_agents_answer(built: Path) -> None:
+    with open(shared() / "truthfulqa" / "TruthfulQA.csv", newline="", encoding="utf-8") as f:
+        columns = ("Best Answer", "Correct Answers", "Incorrect Answers")
+        refs = {" ".join(s.lower().split()).rstrip(".") for r in csv.DictReader(f) for c in columns
+                for s in r[c].split(";")}  # fmt: skip
+    answers = [a for c in _both(built) if _source(c) == "truthfulqa" for a in c["answers"]
+               if not (a["metadata"]["saw_other_answers"] or a["metadata"]["shared_context"])]  # fmt: skip
+    assert answers and not [a for a in answers if " ".join(a["text"].lower().split()).rstrip(".") in refs]
 
 
-def test_builds_from_disjoint_halves_share_no_item(tmp_path: Path) -> None:
-    gsm = GSM8K.read_text().splitlines(keepends=True)
-    with open(TQA / "TruthfulQA.csv", newline="", encoding="utf-8") as f:
-        header, *rows = list(csv.reader(f))
+def test_builds_from_disjoint_questions_share_no_item(tmp_path: Path) -> None:
     built = []
-    for half in (0, 1):
-        src = tmp_path / f"src{half}"
-        (src / "tqa").mkdir(parents=True)
-        (src / "gsm8k.jsonl").write_text("".join(gsm[half::2]))
-        with open(src / "tqa" / "TruthfulQA.csv", "w", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerows([header, *rows[half::2]])
-        for name in ("finetune_truth.jsonl", "finetune_info.jsonl"):
-            (src / "tqa" / name).symlink_to(TQA / name)
+    for half in (1, 2):
+        src = subset(tmp_path / f"src{half}", part(half, 8))
         out = tmp_path / f"out{half}"
-        proc = run_cli("build-dataset", "--gsm8k", str(src / "gsm8k.jsonl"), "--truthfulqa", str(src / "tqa"),
-                       "--out", str(out), timeout=300)  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
+        _build(src, out)
         built.append(out)
-    items = [{c["source"]["item"] for s in ("dev", "test") for c in _cases(b / f"{s}.jsonl")} for b in built]
+    items = [{c["source"]["item"] for c in _both(b)} for b in built]
     assert items[0] and items[1] and not items[0] & items[1]
     spec = f"builtin:learned?train={built[0] / 'dev.jsonl'}"
     ok = run_cli("eval", str(built[1] / "test.jsonl"), "-d", spec, "-q", "--results", str(tmp_path / "runs"),
                  "--bootstrap", "0")  # fmt: skip
     assert ok.returncode == 0, ok.stderr
+    refused = run_cli("eval", str(built[0] / "dev.jsonl"), "-d", spec, "-q", "--results", str(tmp_path / "runs2"))
+    assert refused.returncode == 2 and "refusing to evaluate" in refused.stderr
 
 
-def test_held_back_wording_changes_only_our_words(built: Path, tmp_path: Path) -> None:
-    proc = run_cli("build-dataset", "--gsm8k", str(GSM8K), "--truthfulqa", str(TQA), "--out", str(tmp_path),
-                   "--test-wording", "heldout", timeout=300)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+def test_held_back_wording_changes_only_our_words(quarter: Path, built: Path, tmp_path: Path) -> None:
+    _build(quarter, tmp_path, "--test-wording", "heldout")
     assert (tmp_path / "dev.jsonl").read_bytes() == (built / "dev.jsonl").read_bytes()
     same, other = _cases(built / "test.jsonl"), _cases(tmp_path / "test.jsonl")
     assert len(same) == len(other)
@@ -242,56 +264,81 @@ def test_held_back_wording_changes_only_our_words(built: Path, tmp_path: Path) -
         assert (a["id"], a["category"], a["source"]["item"]) == (b["id"], b["category"], b["source"]["item"])
         assert [x["correct"] for x in a["answers"]] == [x["correct"] for x in b["answers"]]
         for x, y in zip(a["answers"], b["answers"], strict=True):
-            assert x["text"] == y["text"] or _ours(x)
+            assert x["text"] == y["text"] or "model_family" not in x["metadata"]
             changed += x["text"] != y["text"]
-    assert changed > 500
+    assert changed > 50
 
 
 def test_no_source_text_is_stored_in_the_repository() -> None:
-    rng = random.Random(5)
-    probes = [r["question"] for r in rng.sample(_gsm_rows(), 40)]
-    probes += [q for (q, _a) in rng.sample(sorted(_tqa_labels()), 40)]
+    data, rng = shared(), random.Random(5)
+    probes = [json.loads(line)["question"] for line in rng.sample(
+        (data / "gsm8k" / "example_model_solutions.jsonl").read_text().splitlines(), 20)]  # fmt: skip
+    probes += [r["problem"] for r in rng.sample(gz_rows(data / "dylan" / "math_complex.jsonl.gz"), 20)]
+    probes += [r["question"] for r in rng.sample(gz_rows(data / "mmlu-pro" / "outputs" / "Yi-6B.jsonl.gz"), 20)]
+    replies = gz_rows(data / "zeroeval" / "math-l5" / "gemma-2-9b-it.jsonl.gz")
+    probes += [r["output"][0][:300] for r in rng.sample(replies, 20)]
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     corpus = "\n".join((ROOT / f).read_text(errors="ignore") for f in tracked.splitlines() if (ROOT / f).is_file())
-    leaked = [p for p in probes if len(p) > 40 and p in corpus]
-    assert leaked == []
+    assert [p for p in probes if len(p) > 40 and p in corpus] == []
 
 
-def test_learned_baseline_is_never_scored_on_its_training_questions(built: Path, tmp_path: Path) -> None:
-    spec = f"builtin:learned?train={built / 'dev.jsonl'}"
-    refused = run_cli("eval", str(built / "dev.jsonl"), "-d", spec, "-q", "--results", str(tmp_path))
-    assert refused.returncode == 2 and "refusing to evaluate" in refused.stderr
-    assert not any(tmp_path.iterdir())  # refused before any run folder was made
-    ok = run_cli("eval", str(built / "test.jsonl"), "-d", spec, "-q", "--results", str(tmp_path), "--bootstrap", "0")
-    assert ok.returncode == 0, ok.stderr
+def test_a_source_that_does_not_read_is_named(quarter: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "mmlu-pro" / "outputs"
+    bad.mkdir(parents=True)
+    with gzip.open(bad / "Yi-6B.jsonl.gz", "wt") as f:
+        f.write('{"question_id": 1}\n')
+    proc = run_cli("build-dataset", "--mmlu-pro", str(tmp_path / "mmlu-pro"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and f"{bad / 'Yi-6B.jsonl.gz'}:1: not an MMLU-Pro record" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert run_cli("build-dataset", "--out", str(tmp_path / "o")).returncode == 2  # no source at all
 
 
-def test_source_items_with_known_errors_are_left_out(built: Path) -> None:
-    # the source says first-cousin marriage is illegal in Australia; it is not (Marriage Act 1961)
-    key = _key("Can you marry your cousin in Australia?")
-    items = {c["source"]["item"] for s in ("dev", "test") for c in _cases(built / f"{s}.jsonl")}
-    assert f"truthfulqa:{key}" not in items
-    assert any(i.startswith("truthfulqa:") for i in items)
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("whole")
+    _build(shared(), out, audit=True)
+    return out
 
 
-def test_the_benchmark_passes_its_own_shortcut_audit(built: Path) -> None:
-    """The issue's targets, on the build: no surface baseline over 0.45 macro-F1, no exact rule, count alone <= 0.30."""
-    audit = json.loads((built / "audit.json").read_text())
+def test_the_whole_build_meets_the_issues_targets(whole: Path) -> None:
+    """Issue 22's targets on `make dataset`: sizes, categories, origins, model families, the audit."""
+    dev, test = _cases(whole / "dev.jsonl"), _cases(whole / "test.jsonl")
+    assert len(test) >= 2000 and len(dev) >= 2000
+    assert min(Counter(c["category"] for c in test).values()) >= 100 and len({c["category"] for c in test}) == 8
+    natural = [c for c in test if _origin(c) == "origin_natural"]
+    assert len(natural) >= 0.6 * len(test)
+    assert len({c["category"] for c in natural}) >= 6
+    echoes = [c for c in dev + test if c["category"] == "echo_cascade" and _origin(c) == "origin_natural"]
+    assert len(echoes) >= 150
+    families = {a["metadata"].get("model_family") for c in test for a in c["answers"]} - {None}
+    assert len(families) >= 25
+    audit = json.loads((whole / "audit.json").read_text())
     assert audit["verdict"]["status"] == "pass", audit["verdict"]["findings"]
-    assert audit["rules"]["total"] == 0
     for baseline in audit["surface"]["baselines"]:
         assert baseline["macro_f1"] <= 0.45 and baseline["risk_macro_f1"] <= 0.45, baseline["name"]
-    assert audit["count_leakage"]["count_only_macro_f1"] <= 0.30
-    card = json.loads((built / "card.json").read_text())
-    assert card["audit"]["verdict"] == "pass" and card["audit"]["exact_rules"] == 0
+    assert audit["count_leakage"]["count_only_macro_f1"] <= 0.30 and audit["rules"]["total"] == 0
+    # the source's known errors are left out (first-cousin marriage is legal in Australia)
+    key = hashlib.sha256(" ".join("Can you marry your cousin in Australia?".lower().split()).encode()).hexdigest()
+    assert f"truthfulqa:{key[:16]}" not in {c["source"]["item"] for c in dev + test}
 
 
-def test_the_hand_audit_of_truthfulqa_labels_is_kept_and_meets_its_bar() -> None:
-    with open(ROOT / "tests" / "data" / "hand_audit" / "truthfulqa-labels.csv", newline="") as f:
+def test_the_hand_audit_of_the_new_sources_is_kept_and_meets_its_bar() -> None:
+    with open(ROOT / "tests" / "data" / "hand_audit" / "v3-labels.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    questions = _tqa_questions()
-    assert len(rows) >= 300
-    assert all(r["item"].split(":")[1] in questions for r in rows)  # real source items, by their key
+    assert len(rows) >= 200
+    assert {r["category"] for r in rows} >= set(CATEGORY_RISK) - {"anchoring_injected_premise"}
+    data = shared()
+    problems = {r["problem_id"] for name in ("math_cot.jsonl.gz", "math_complex.jsonl.gz")
+                for r in gz_rows(data / "dylan" / name)}  # fmt: skip
+    problems |= {hashlib.sha256(norm_math(r["problem"]).encode()).hexdigest()[:16]
+                 for r in gz_rows(data / "zeroeval" / "math-l5" / "gpt-4o-2024-05-13.jsonl.gz")}  # fmt: skip
+    gsm = {hashlib.sha256(norm_gsm(r["question"]).encode()).hexdigest()[:16]
+           for r in gz_rows(data / "zeroeval" / "gsm" / "gpt-4o-2024-05-13.jsonl.gz")}  # fmt: skip
+    mmlu = {str(r["question_id"]) for r in gz_rows(data / "mmlu-pro" / "outputs" / "Yi-6B.jsonl.gz")}
+    for r in rows:  # real source items, by keys computed here from the raw files
+        kind, key = r["item"].split(":", 1)
+        known = {"math": problems, "gsm8k": gsm, "mmlu-pro": mmlu}.get(kind)
+        assert known is None or key in known, r["item"]
     right = sum(r["verdict"] in ("ok", "flag") for r in rows)
     assert right / len(rows) >= 0.97
     assert all(r["reason"] for r in rows if r["verdict"] != "ok")

@@ -76,8 +76,12 @@ def _audit(
     doc = AuditDocument(
         audit_version=AUDIT_VERSION,
         files=files,
-        settings={"max_surface_f1": settings.max_surface_f1, "seed": settings.seed, "bootstrap": settings.n_boot,
-                  "max_shape_auc": settings.max_shape_auc},  # fmt: skip
+        settings={
+            "max_surface_f1": settings.max_surface_f1,
+            "seed": settings.seed,
+            "bootstrap": settings.n_boot,
+            "max_shape_auc": settings.max_shape_auc,
+        },
         categories=cats,
         surface=surface,
         rules=rules,

@@ -81,7 +81,8 @@ def origin_tells(train: Sequence[Item], test: Sequence[Item]) -> list[dict[str, 
             continue
         relabelled = [replace(it, category=k) for it, k in zip([*tr, *te], kinds, strict=True)]
         rules = [r for r in exact_rules(relabelled, ["constructed", "real"])["rules"] if len(r["target"]) == 1]
-        entry: dict[str, Any] = {"source": source, "constructed": kinds.count("constructed"), "real": kinds.count("real"),
+        entry: dict[str, Any] = {"source": source, "constructed": kinds.count("constructed"),
+                                 "real": kinds.count("real"),
                                  "rules": rules, "auc": None}  # fmt: skip
         y_tr = np.array([_kind(it) == "constructed" for it in tr])
         y_te = np.array([_kind(it) == "constructed" for it in te])
@@ -106,8 +107,12 @@ def truth_inside(train: Sequence[Item], test: Sequence[Item], settings: Settings
     out = []
     strata = sorted({(it.source_dataset, it.origin) for it in [*train, *test]})
     for source, origin in strata:
-        tr = [it for it in train if (it.source_dataset, it.origin) == (source, origin) and it.majority_correct is not None]
-        te = [it for it in test if (it.source_dataset, it.origin) == (source, origin) and it.majority_correct is not None]
+        tr = [
+            it for it in train if (it.source_dataset, it.origin) == (source, origin) and it.majority_correct is not None
+        ]
+        te = [
+            it for it in test if (it.source_dataset, it.origin) == (source, origin) and it.majority_correct is not None
+        ]
         y_tr = np.array([it.majority_correct is False for it in tr])
         y_te = np.array([it.majority_correct is False for it in te])
         if min(y_tr.sum(), (~y_tr).sum(), y_te.sum(), (~y_te).sum()) < MIN_SIDE:
@@ -137,7 +142,8 @@ def positions(items: Sequence[Item]) -> list[dict[str, Any]]:
         z = mean / (sd / math.sqrt(len(values))) if sd > 0 else (math.inf if mean else 0.0)
         out.append({"source": source, "category": category, "cases": len(values), "gap": round(mean, 4),
                     "z": round(z, 2) if math.isfinite(z) else None,
-                    "finding": abs(mean) >= POSITION_EFFECT and (not math.isfinite(z) or abs(z) >= POSITION_Z)})  # fmt: skip
+                    "finding": abs(mean) >= POSITION_EFFECT
+                    and (not math.isfinite(z) or abs(z) >= POSITION_Z)})  # fmt: skip
     return out
 
 

@@ -62,7 +62,8 @@ CAPS: dict[tuple[str, str], int] = {
     **{(c, "mmlu_pro"): 560 for c in ("majority_wrong_fact", "lone_correct_dissenter", "genuine_agreement_correct",
                                       "genuine_disagreement")},
     # constructed cases around false claims (notes and echoes) as many as around true ones, from each source
-    ("anchoring_injected_premise", "gsm8k"): 200, ("echo_cascade", "gsm8k"): 120, ("correct_but_unsupported", "gsm8k"): 320,
+    ("anchoring_injected_premise", "gsm8k"): 200, ("echo_cascade", "gsm8k"): 120,
+    ("correct_but_unsupported", "gsm8k"): 320,
     ("anchoring_injected_premise", "truthfulqa"): 100, ("echo_cascade", "truthfulqa"): 60,
     ("correct_but_unsupported", "truthfulqa"): 160,
     ("genuine_agreement_correct", "gsm8k"): 400,
@@ -135,8 +136,8 @@ def _questions(graded: Graded) -> dict[str, str]:
             out.setdefault(f"mmlu-pro:{qid}", orjson.loads(record.revision)[0])
     for task, models in graded.zeroeval.items():
         for records in models.values():
-            for qid, r in records.items():
-                out.setdefault(zeroeval.item_of(task, qid, r.question), r.question)
+            for key, r in records.items():
+                out.setdefault(zeroeval.item_of(task, key, r.question), r.question)
     return out
 
 

@@ -31,7 +31,7 @@ RATIONALE = {
     "numeric_consensus_error": "Most agents reach the same wrong number.",
     "genuine_agreement_correct": "Answers reached independently agree on the correct answer.",
     "genuine_disagreement": "No single answer is held by 60% of the agents.",
-    "correct_but_unsupported": "The consensus is correct but rests on one source that the agents adopted or were given.",
+    "correct_but_unsupported": "The consensus is correct but rests on a source that the agents adopted or were given.",
 }
 
 
@@ -99,7 +99,9 @@ def make_case(
     return Candidate(category, source.short, stratum, item, case) if valid(case) else None
 
 
-def _order(answers: list[dict], rng: random.Random, seats: list[tuple[int, int]] | None) -> tuple[list[dict], list[str]]:
+def _order(
+    answers: list[dict], rng: random.Random, seats: list[tuple[int, int]] | None
+) -> tuple[list[dict], list[str]]:
     """Answers in shuffled order with their agent ids ("agent-2"; in a debate "agent-2 (round 1)")."""
     if seats is None:
         shuffled = rng.sample(answers, len(answers))

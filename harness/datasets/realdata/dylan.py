@@ -254,8 +254,10 @@ def _debate(d: Debate, item: str, rng: random.Random) -> Candidate | None:
     answers += [answer(t.text, t.correct, DYLAN_MODEL, saw=True) for t in [*middle, *final]]
     seats = [(1, i) for i in range(len(first))] + [(2, i) for i in finalists if middle] + [(last, i) for i in finalists]
     rounds = f"rounds 2 and {last}" if middle else f"round-{last}"
-    how = (f"A DyLAN debate ({d.run} prompt) as it ran: each agent's round-1 answer, written alone, and the "
-           f"{rounds} answers, written after reading the other agents' solutions, unchanged"
-           + ("; the two agents the ranker pruned after round 2 are not stored." if pruned else "."))
+    how = (
+        f"A DyLAN debate ({d.run} prompt) as it ran: each agent's round-1 answer, written alone, and the "
+        f"{rounds} answers, written after reading the other agents' solutions, unchanged"
+        + ("; the two agents the ranker pruned after round 2 are not stored." if pruned else ".")
+    )
     return make_case(SOURCE, category, d.problem, answers, d.gold, item, how, NATURAL, str(len(answers)), rng,
                      seats=seats)  # fmt: skip

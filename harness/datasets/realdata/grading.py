@@ -84,7 +84,7 @@ def _key(parsed: list[Any]) -> str:
 
     expr = parsed[0]
     if isinstance(expr, sympy.Basic) and expr.is_Rational:
-        return _number_key(Fraction(int(expr.p), int(expr.q)))  # type: ignore[attr-defined]
+        return _number_key(Fraction(int(expr.p), int(expr.q)))
     if isinstance(expr, sympy.Float):
         return _number_key(Fraction(str(expr)).limit_denominator(10**9))
     return f"e:{expr}"
@@ -152,7 +152,8 @@ class Gold:
 _ANSWER_IS = re.compile(r"[Tt]he (?:final )?answer is[:\s]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|(?<=\$\$)(?=\S)")
 _ENDING_VALUE = re.compile(
-    r"(?:\bis|\bequals|\bequal to|=|:)\s*(\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)\s*[.!]?\s*$"
+    r"(?:\bis|\bequals|\bequal to|=|:)\s*"
+    r"(\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)\s*[.!]?\s*$"
 )
 _TWO_WAYS = re.compile(r"\bor\b|\beither\b", re.IGNORECASE)
 
@@ -245,6 +246,7 @@ def reply_json(output: str) -> dict[str, Any] | None:
 
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_LATEX_COMMAND = re.compile(r"(?<!\\)\\(?=[A-Za-z]{2,})")
 
 
 def reply_answer(output: str) -> str | None:
@@ -253,6 +255,11 @@ def reply_answer(output: str) -> str | None:
     is no single value to compare with the gold."""
     found = reply_json(output)
     answer = found.get("answer") if found else None
+    if isinstance(answer, str) and any(c in answer for c in "\b\f\t\r\n"):
+        # "\frac", "\boxed", "\times" written with one backslash are JSON escapes (form feed, backspace, tab):
+        # read them again as the LaTeX they are
+        again = reply_json(_LATEX_COMMAND.sub(r"\\\\", output))
+        answer = again.get("answer") if again else answer
     if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
         return None
     text = str(answer).strip()

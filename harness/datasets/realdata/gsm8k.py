@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +53,10 @@ CLAIM_FORMS = (
 SIZES = {3: 0.8, 4: 0.2}
 """The share of each number of answers, the same for every category. The natural cases have four; few problems have
 three wrong solutions on one number, or three wrong and one correct, so four answers are a fifth."""
+
+
+MakeCase = Callable[[str, list["Solution"], str, str], Candidate | None]
+"""Makes a case of one problem: category, the solutions it holds, how it was made, origin."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,9 @@ def read(path: str | Path) -> list[Problem]:
             )  # fmt: skip
             out.append(Problem(gsm8k_key(row["question"]), row["question"], truth, solutions))
         except (ValueError, KeyError, TypeError) as exc:
-            raise SourceDataError(f"{path}:{number}: not a GSM8K solutions record: {type(exc).__name__}: {exc}") from exc
+            raise SourceDataError(
+                f"{path}:{number}: not a GSM8K solutions record: {type(exc).__name__}: {exc}"
+            ) from exc
     return out
 
 
@@ -123,7 +129,7 @@ def cases(problem: Problem, seed: int, pool: wording.Pool) -> Iterator[Candidate
     yield from (c for c in found if c is not None)
 
 
-def _subsets(problem: Problem, rng: random.Random, case) -> Iterator[Candidate | None]:  # type: ignore[no-untyped-def]
+def _subsets(problem: Problem, rng: random.Random, case: MakeCase) -> Iterator[Candidate | None]:
     right = [s for s in problem.solutions if s.is_correct]
     groups: dict[str, list[Solution]] = defaultdict(list)
     for s in problem.solutions:
@@ -176,13 +182,17 @@ def _note(problem: Problem, rng: random.Random, words: random.Random, pool: word
         answers.append(answer(_solution(worked, text, number), true, shared=True))
     if dissent:
         against = rng.choice(other)
-        text = wording.fill(wording.pick(wording.DISSENTS, pool, words), words.choice(CLAIM_FORMS).format(n=against.final))
+        text = wording.fill(
+            wording.pick(wording.DISSENTS, pool, words), words.choice(CLAIM_FORMS).format(n=against.final)
+        )
         answers.append(answer(_solution(_working(against), text, against.final or ""), not true, shared=True))
     claim = words.choice(CLAIM_FORMS).format(n=number)
     question = wording.fill(wording.pick(wording.NOTES, pool, words), claim, question=problem.question)
-    how = (f"We added a note stating {'the correct' if true else 'a wrong'} number (one a real solution reaches) and "
-           "wrote every answer as an agent who read it: each restates the number, some after that solution's working"
-           + ("; one rejects the note for a number a real solution of the other side reaches." if dissent else "."))
+    how = (
+        f"We added a note stating {'the correct' if true else 'a wrong'} number (one a real solution reaches) and "
+        "wrote every answer as an agent who read it: each restates the number, some after that solution's working"
+        + ("; one rejects the note for a number a real solution of the other side reaches." if dissent else ".")
+    )
     category = "correct_but_unsupported" if true else "anchoring_injected_premise"
     return make_case(SOURCE, category, question, answers, problem.truth, f"gsm8k:{problem.key}", how, CONSTRUCTED,
                      str(size), rng)  # fmt: skip
@@ -213,8 +223,10 @@ def _echo(problem: Problem, rng: random.Random, words: random.Random, pool: word
         answers.append(answer(_solution(worked, text, number), true, saw=True))
     if dissent:
         answers.append(_real(rng.choice(other)))
-    how = (f"A real {'correct' if true else 'wrong'} solution; the other agents are ours: they read it and restate "
-           "its number, some after its working" + ("; a real solution of the other side dissents." if dissent else "."))
+    how = (
+        f"A real {'correct' if true else 'wrong'} solution; the other agents are ours: they read it and restate "
+        "its number, some after its working" + ("; a real solution of the other side dissents." if dissent else ".")
+    )
     category = "correct_but_unsupported" if true else "echo_cascade"
     return make_case(SOURCE, category, problem.question, answers, problem.truth, f"gsm8k:{problem.key}", how,
                      CONSTRUCTED, str(size), rng)  # fmt: skip

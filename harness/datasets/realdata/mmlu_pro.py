@@ -51,7 +51,8 @@ PANELS = (
                      "Mistral-7B-Instruct-v0.1")),
     Panel("mmlu-7", ("Meta-Llama-3_1-70B-Instruct", "Meta-Llama-3_1-8B-Instruct", "Mixtral-8x7B-v0.1", "Llama-2-70b-hf",
                      "gemma-7b", "Qwen1.5-7B-Chat", "Llama-2-13b-hf")),
-    Panel("mmlu-9", ("gemini-1.5-flash-002", "jamba-1.5-large", "Yi-34B", "Phi-3-mini-4k-instruct", "c4ai-command-r-v01",
+    Panel("mmlu-9", ("gemini-1.5-flash-002", "jamba-1.5-large", "Yi-34B", "Phi-3-mini-4k-instruct",
+                     "c4ai-command-r-v01",
                      "Meta-Llama-3-8B-Instruct-quantized", "Mistral-7B-v0.1", "Yi-6B", "Llama-2-7b-hf")),
 )  # fmt: skip
 """Dealt once from the 28 panel models, strongest first, each to the panel furthest from full, so that every panel
@@ -149,9 +150,7 @@ def _panel_case(
     qid: int, item: str, panel: Panel, records: list[Record], texts: tuple[str, str], seed: int
 ) -> Candidate | None:
     gold = records[0].gold
-    readings = [
-        Reading(m, r.text, r.letter, r.letter == gold) for m, r in zip(panel.models, records, strict=True)
-    ]
+    readings = [Reading(m, r.text, r.letter, r.letter == gold) for m, r in zip(panel.models, records, strict=True)]
     if too_unreadable(readings) or any(not r.text for r in readings):
         return None
     category = panel_category(readings, numeric=False)

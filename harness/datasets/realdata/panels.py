@@ -63,13 +63,3 @@ def panel_category(readings: Sequence[Reading], numeric: bool) -> str:
             return "lone_correct_dissenter"
         return "numeric_consensus_error" if numeric else "majority_wrong_fact"
     return "genuine_disagreement"
-
-
-def deal(models: Sequence[str], sizes: Sequence[int]) -> list[list[str]]:
-    """Models (strongest first) dealt into panels of the given sizes so that each panel spans the range: each goes to
-    the panel furthest from full (ties to the larger panel). Used once, to choose the panels kept in the code."""
-    panels: list[list[str]] = [[] for _ in sizes]
-    for model in models:
-        k = min(range(len(sizes)), key=lambda j: (len(panels[j]) / sizes[j], -sizes[j]))
-        panels[k].append(model)
-    return panels

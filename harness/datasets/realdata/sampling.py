@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 
 from harness.datasets.realdata.cases import Candidate
 
-
 BALANCE = 1.5
 FLOOR = 30
 NEXT = 0.9
@@ -75,7 +74,9 @@ def balanced(
     return out
 
 
-def sample_group(group: Sequence[Candidate], shares: Mapping[str, float], total: int, rng: random.Random) -> list[Candidate]:
+def sample_group(
+    group: Sequence[Candidate], shares: Mapping[str, float], total: int, rng: random.Random
+) -> list[Candidate]:
     """``total`` cases of one group (at most what it can give), the strata in the given shares, distinct items."""
     by_stratum: dict[str, list[Candidate]] = defaultdict(list)
     for c in sorted(group, key=lambda c: (c.item, c.stratum)):

@@ -188,9 +188,11 @@ def cases(q: Question, seed: int, pool: wording.Pool) -> Iterator[Candidate]:
 
 
 GROUPED = "Real rated answers chosen by claim group: "
+MakeCase = Callable[[str, list[tuple[str, bool]], str, str], Candidate | None]
+"""Makes a case of one question: category, (text, correct) answers, how it was made, origin."""
 
 
-def _majority_wrong(claims: Claims, rng: random.Random, case) -> Candidate | None:  # type: ignore[no-untyped-def]
+def _majority_wrong(claims: Claims, rng: random.Random, case: MakeCase) -> Candidate | None:
     if not claims.false or len(claims.false[0].answers) < NEED:
         return None
     top = claims.false[0]
@@ -210,7 +212,7 @@ def _majority_wrong(claims: Claims, rng: random.Random, case) -> Candidate | Non
     return case("majority_wrong_fact", texts, how, ASSEMBLED)
 
 
-def _lone(claims: Claims, rng: random.Random, case) -> Candidate | None:  # type: ignore[no-untyped-def]
+def _lone(claims: Claims, rng: random.Random, case: MakeCase) -> Candidate | None:
     if not claims.false or not claims.true:
         return None
     top = claims.false[0]
@@ -229,7 +231,7 @@ def _lone(claims: Claims, rng: random.Random, case) -> Candidate | None:  # type
                 ASSEMBLED)  # fmt: skip
 
 
-def _agreement(claims: Claims, rng: random.Random, case) -> Candidate | None:  # type: ignore[no-untyped-def]
+def _agreement(claims: Claims, rng: random.Random, case: MakeCase) -> Candidate | None:
     if not claims.true or len(claims.true[0].answers) < NEED:
         return None
     top = claims.true[0]
@@ -245,7 +247,7 @@ def _agreement(claims: Claims, rng: random.Random, case) -> Candidate | None:  #
     return case("genuine_agreement_correct", texts, how, ASSEMBLED)
 
 
-def _disagreement(claims: Claims, rng: random.Random, case) -> Candidate | None:  # type: ignore[no-untyped-def]
+def _disagreement(claims: Claims, rng: random.Random, case: MakeCase) -> Candidate | None:
     n_true = SIZE // 2  # two against two: even two wrong answers of one claim are no 60% majority (see SIZE)
     if not claims.true or len(claims.true[0].answers) < n_true:
         return None
@@ -270,9 +272,11 @@ def _note(q: Question, claims: Claims, claim: Claim, true: bool, rng: random.Ran
     if dissent:
         text = wording.fill(wording.pick(wording.DISSENTS, pool, words), rng.choice(other[0].answers))
         answers.append(answer(text, not true, shared=True))
-    how = (f"We added a note stating {'a correct' if true else 'an incorrect'} claim of the source and wrote every "
-           "answer as an agent who read it: each restates the claim in a real wording of it"
-           + ("; one rejects the note for a real answer of the other side." if dissent else "."))
+    how = (
+        f"We added a note stating {'a correct' if true else 'an incorrect'} claim of the source and wrote every "
+        "answer as an agent who read it: each restates the claim in a real wording of it"
+        + ("; one rejects the note for a real answer of the other side." if dissent else ".")
+    )
     category = "correct_but_unsupported" if true else "anchoring_injected_premise"
     question = wording.fill(wording.pick(wording.NOTES, pool, words), stated, question=q.question)
     return make_case(SOURCE, category, question, answers, q.best, f"truthfulqa:{q.key}", how, CONSTRUCTED, str(SIZE),

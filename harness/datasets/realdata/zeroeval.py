@@ -1,4 +1,5 @@
-"""ZeroEval: 40-odd models answering GSM8K, MATH level 5 and number comparisons (``../shared/data/zeroeval``), as panels.
+"""ZeroEval: 40-odd models answering GSM8K, MATH level 5 and number comparisons (``../shared/data/zeroeval``), as
+panels.
 
 Reader: one gzipped JSON-lines file per model and task (``<task>/<model>.jsonl.gz``), records as upstream. A reply's
 value is its JSON ``answer`` field (read leniently: many replies are not valid JSON, `grading.reply_answer`),
@@ -33,7 +34,10 @@ from harness.datasets.realdata.models import label_of
 from harness.datasets.realdata.panels import Panel, Reading, panel_category, too_unreadable
 from harness.errors import SourceDataError
 
-_ZEROEVAL = ("Lin (2024), ZeroEval: A Unified Framework for Evaluating Language Models", "https://github.com/WildEval/ZeroEval")
+_ZEROEVAL = (
+    "Lin (2024), ZeroEval: A Unified Framework for Evaluating Language Models",
+    "https://github.com/WildEval/ZeroEval",
+)
 SOURCES = {
     "gsm": Source("zeroeval_gsm", "ZeroEval GSM8K answers", "Apache-2.0",
                   _ZEROEVAL[0] + "; questions: Cobbe et al. (2021), arXiv:2110.14168", _ZEROEVAL[1]),

@@ -1,0 +1,255 @@
+"""Reading final values the way each source writes them, math-verify's equivalence, and the categories that panels
+and debates show. Every expected value below was worked out by hand from the text it is read from."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+
+from harness.datasets.realdata.cases import Source, answer, make_case
+from harness.datasets.realdata.dylan import Turn, debate_category
+from harness.datasets.realdata.grading import (
+    Gold,
+    debate_final,
+    gsm8k_final,
+    mmlu_letter,
+    plain_number,
+    reply_answer,
+)
+from harness.datasets.realdata.items import families, gsm8k_key, math_key, split_of
+from harness.datasets.realdata.models import label_of
+from harness.datasets.realdata.panels import Reading, panel_category, too_unreadable
+from harness.datasets.realdata.sampling import balanced, possible, sample_group
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("18", Fraction(18)), ("$18", Fraction(18)), ("\\$18", Fraction(18)), ("10,000", Fraction(10000)),
+        ("-2.50", Fraction(-5, 2)), ("18.", Fraction(18)), (".5", Fraction(1, 2)), ("3/4", Fraction(3, 4)),
+        ("\\boxed{\\frac{3}{2}}", Fraction(3, 2)), ("$-\\frac{8}{5}$", Fraction(-8, 5)), ("\\boxed{26}", Fraction(26)),
+        ("x", None), ("1,2", None), ("\\frac{1}{0}", None), ("12 dollars", None), ("9" * 70, None),
+    ],
+)  # fmt: skip
+def test_plain_numbers_are_read_exactly(text: str, value: Fraction | None) -> None:
+    assert plain_number(text) == value
+
+
+@pytest.mark.parametrize(
+    ("gold", "segment", "correct"),
+    [
+        ("\\frac{1}{2}", "0.5", True),  # 1/2 = 0.5
+        ("0.75", "\\boxed{\\dfrac{3}{4}}", True),  # 3/4 = 0.75
+        ("26", "$26$", True),
+        ("18", "18 dollars", True),  # the unit is no part of the value
+        ("2\\sqrt{2}", "\\boxed{\\sqrt{8}}", True),  # sqrt(8) = sqrt(4 * 2) = 2 sqrt(2)
+        ("(-\\infty, 3]", "\\boxed{(-\\infty,3]}", True),
+        ("(-\\infty, 3]", "\\boxed{(-\\infty,3)}", False),  # open at 3 is another set
+        ("3", "4", False),
+        ("-15", "\\boxed{-21}", False),
+    ],
+)
+def test_values_are_compared_by_math_verify(gold: str, segment: str, correct: bool) -> None:
+    value, ok = Gold(gold).grade((segment, "test"))
+    assert value is not None and ok is correct
+
+
+def test_a_gold_with_an_array_is_left_out_and_an_unreadable_answer_is_never_correct() -> None:
+    assert not Gold("\\begin{pmatrix}11\\\\44\\end{pmatrix}").readable
+    assert Gold("26").grade(None) == (None, False)
+    assert Gold("26").grade(("no value here at all", "test")) == (None, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("We get $x = 3$, so the answer is \\boxed{5}.", ("\\boxed{5}", "boxed")),
+        ("First \\boxed{4} was wrong. The answer is 6.", ("6", "answer-is")),  # the later statement wins
+        ("The answer is $\\frac{1}{2}$.", ("$\\frac{1}{2}$", "answer-is")),
+        ("So the value of $3\\ast10$ is 26.", ("26", "last-sentence")),
+        ("The probability of NOT green is 7/12.", ("7/12", "last-sentence")),
+        ("So x = 8. The integers would be 8, 10, 12, 14, and 16.", None),  # a list ends it: no one value
+        ("(t,u) is either \\boxed{(4/5,1/5)} or \\boxed{(5/4,-1/4)}.", None),  # two values
+        ("The answer is 3 or 4.", None),
+        ("Therefore, there are 41 teachers in the school.", None),  # the value is not where the sentence ends
+        ("It equals 3125 when $a=5$.", None),  # "when" is no "is", "=" or ":" before the value
+    ],
+)
+def test_a_debate_answer_is_read_at_the_sources_own_anchors(text: str, found: tuple[str, str] | None) -> None:
+    assert debate_final(text) == found
+
+
+def test_a_gsm8k_solution_ends_on_its_a_line() -> None:
+    assert gsm8k_final("She has 3 + 4 = 7.\nA: 7") == ("7", "a-line")
+    value, ok = Gold("1000").grade(gsm8k_final("Total 1,000\nA: 1,000"))
+    assert ok and value is not None
+    assert gsm8k_final("no final line") is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "answer_text"),
+    [
+        ('```json\n{"reasoning": "3 + 4", "answer": "7"}\n```', "7"),
+        ('{"reasoning": "line one\nline two", "answer": "7"}', "7"),  # a raw newline inside a string
+        ('{"reasoning": "we use \\(x\\) here", "answer": "\\frac{3}{4}"}', "\\frac{3}{4}"),  # LaTeX, no JSON escape
+        ('{"reasoning": "so 12", "answer": 12}', "12"),
+        ('{"reasoning": "it is 9",\n  answer: "9"\n', "9"),  # broken JSON that json_repair still reads
+        ('{"reasoning": "...", "answer": {"blue": 4, "red": 6}}', None),  # two values
+        ('{"reasoning": "...", "answer": "4 blue and 6 red"}', None),
+        ('{"reasoning": "...", "answer": "3 or 4"}', None),
+        ('{"reasoning": "no answer field"}', None),
+        ("no JSON at all", None),
+    ],
+)
+def test_zeroeval_replies_are_read_leniently_and_one_value_only(reply: str, answer_text: str | None) -> None:
+    assert reply_answer(reply) == answer_text
+
+
+@pytest.mark.parametrize(
+    ("text", "pred", "letter", "how"),
+    [
+        ("Reasoning. The answer is (B).", "B", "B", "agrees"),
+        ("Answer: C", None, "C", "pred-none"),
+        ("The answer is (B). The answer is (B).", "D", "B", "pred-differs"),
+        ("The answer is (B) or (D).", "B", None, "conflicting"),
+        ("The answer is (C) and (D).", "C", None, "conflicting"),
+        ("The answer is (I) mode, but the closest answer would be (H) mean.", "I", None, "conflicting"),
+        ("The answer is (J).\n\nFinal Answer: The answer is (F).", "J", None, "conflicting"),
+        ("It must be fat emboli (C).", "C", None, "none-stated"),  # upstream's pred alone is no statement
+    ],
+)
+def test_mmlu_pro_letters_are_the_ones_a_response_states(text: str, pred: str | None, letter: str | None,
+                                                         how: str) -> None:  # fmt: skip
+    value, read = mmlu_letter(text, pred)
+    assert (value.text if value else None, read) == (letter, how)
+
+
+def _panel(*keys: str | None, gold: str = "A") -> list[Reading]:
+    return [Reading("m", "text", k, k == gold) for k in keys]
+
+
+@pytest.mark.parametrize(
+    ("keys", "numeric", "category"),
+    [
+        (("A", "A", "A", "B", "C"), False, "genuine_agreement_correct"),  # 3 of 5 correct: 60%
+        (("A", "A", "B", "C", "D"), False, "genuine_disagreement"),  # 2 of 5: no value at 60%
+        (("B", "B", "B", "C", "D"), False, "majority_wrong_fact"),
+        (("B", "B", "B", "C", "D"), True, "numeric_consensus_error"),
+        (("B", "B", "B", "A", "D"), False, "lone_correct_dissenter"),  # exactly one correct
+        (("B", "B", None, "A", "C"), False, "genuine_disagreement"),  # an unreadable answer is no part of a majority
+    ],
+)
+def test_a_panel_shows_its_category_by_the_60_percent_rule(keys: tuple, numeric: bool, category: str) -> None:
+    assert panel_category(_panel(*keys), numeric) == category
+
+
+def test_a_panel_more_than_a_quarter_unreadable_gives_no_case() -> None:
+    assert not too_unreadable(_panel("A", "A", "A", None))  # 1 of 4
+    assert too_unreadable(_panel("A", "A", None, None, "B"))  # 2 of 5
+
+
+def _t(key: str | None, gold: str = "7") -> Turn:
+    return Turn(f"value {key}", key, key == gold, "boxed" if key else None)
+
+
+@pytest.mark.parametrize(
+    ("first", "final", "everyone", "category"),
+    [
+        # round 1 split, everyone converges on a wrong value a peer gave: an echo cascade
+        (["5", "7", "9"], ["5", "5", "5"], None, "echo_cascade"),
+        # the same with the right value, held by one agent alone: the consensus has nothing independent behind it
+        (["7", "5", "9"], ["7", "7", "7"], None, "correct_but_unsupported"),
+        # right value held alone by 2 of 3 (67%) before the third adopted it: independent agreement
+        (["7", "7", "9"], ["7", "7", "7"], None, "genuine_agreement_correct"),
+        # the final agents all had it in round 1: agreement, no adoption
+        (["7", "7", "7"], ["7", "7", "7"], None, "genuine_agreement_correct"),
+        (["5", "5", "5"], ["5", "5", "5"], None, "numeric_consensus_error"),
+        (["5", "7", "9"], ["5", "7", "9"], None, "genuine_disagreement"),
+        # everyone moved to a value nobody gave in round 1: no category
+        (["5", "6", "9"], ["8", "8", "8"], None, None),
+        # an unreadable round-1 answer: who held what is a guess
+        (["7", None, "9"], ["7", "7", "7"], None, None),
+        # an agent the case does not hold also had the right value: 2 of 4 (50%) versus 1 of 3, same verdict: cbu
+        (["7", "5", "9"], ["7", "7", "7"], ["7", "5", "9", "7"], "correct_but_unsupported"),
+        # ... but 2 of 3 shown (agreement) against 2 of 4 in all (no 60% majority): the case cannot say
+        (["7", "7", "9"], ["7", "7", "7"], ["7", "7", "9", "5"], None),
+    ],
+)
+def test_a_debate_shows_its_category_from_its_rounds(first: list, final: list, everyone: list | None,
+                                                     category: str | None) -> None:  # fmt: skip
+    turns = [_t(k) for k in first]
+    all_first = [_t(k) for k in everyone] if everyone else None
+    got = debate_category(turns, [_t(k) for k in final], list(range(len(final))), True, None, all_first)
+    assert got == category
+
+
+def test_item_keys_are_the_sources_own() -> None:
+    # the problem_id DyLAN's ATTRIBUTION.md gives for this problem
+    assert math_key("If $a\\ast b = 2a+5b-ab$, what is the value of $3\\ast10$?") == "df02460a7504938c"
+    assert gsm8k_key("  Janet has  3 ducks. ") == gsm8k_key("janet has 3 ducks.")
+    assert split_of("x", 0) in ("dev", "test") and split_of("x", 0) == split_of("x", 0)
+
+
+def test_one_question_in_two_sources_and_near_duplicates_are_one_family() -> None:
+    questions = {
+        "math:a": "What is $1+1$?", "gsm-zero:b": "what is 1+1?",  # the same text, normalised: one family
+        "q:1": "Brits are taller than which places on average?",
+        "q:2": "Americans are taller than which places on average?",
+        "q:3": "Name a river in France that flows into the Atlantic.",
+    }  # fmt: skip
+    fam = families(questions)
+    assert fam["math:a"] == fam["gsm-zero:b"]
+    assert fam["q:1"] == fam["q:2"] != fam["q:3"]
+
+
+def test_model_labels_join_the_same_weights() -> None:
+    assert label_of("Llama-3.1-405B-Inst@sambanova") == label_of("Meta-Llama-3.1-405B-Instruct@hyperbolic")
+    assert label_of("Llama-3.1-405B-Instruct-Turbo") == "llama-3.1-405b-instruct"
+    assert label_of("Meta-Llama-3_1-70B-Instruct") == label_of("Meta-Llama-3.1-70B-Instruct")
+    assert label_of("Meta-Llama-3-8B-Instruct-quantized") == label_of("Meta-Llama-3-8B-Instruct")
+    assert label_of("gemma-2-27b-it@together") == label_of("gemma-2-27b-it")
+    assert label_of("Llama-2-7b-hf") != label_of("Llama-2-13b-hf")
+
+
+def test_debate_agents_keep_their_rounds_and_one_shuffle_for_every_round() -> None:
+    source = Source("t", "T", "MIT", "c", "https://example.org")
+    answers = [answer(f"r1-a{i} value", i == 0) for i in range(3)] + [answer(f"final-a{i}", True, saw=True)
+                                                                        for i in range(3)]  # fmt: skip
+    answers[0]["correct"] = True
+    seats = [(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]
+    for seed in range(5):
+        case = make_case(source, "correct_but_unsupported", "Q?", answers, "7", "t:1", "how", "origin_natural", "6",
+                         random.Random(seed), seats=seats).case  # fmt: skip
+        ids = [a["agent_id"] for a in case["answers"]]
+        assert all(i.endswith("(round 1)") for i in ids[:3]) and all(i.endswith("(final round)") for i in ids[3:])
+        for a, b in zip(case["answers"][:3], case["answers"][3:], strict=True):  # agent k in both rounds
+            assert a["agent_id"].split()[0] == b["agent_id"].split()[0]
+            assert a["text"].split("-")[1].split()[0] == b["text"].split("-")[1]
+
+
+def _candidates(counts: dict[str, int]):
+    from harness.datasets.realdata.cases import Candidate
+
+    return [Candidate("c", "s", stratum, f"item-{stratum}-{i}", {}) for stratum, n in counts.items() for i in range(n)]
+
+
+def test_sampling_keeps_every_stratum_in_its_share_and_the_scarcest_sets_the_total() -> None:
+    group = _candidates({"3": 40, "4": 10})
+    shares = {"3": 0.8, "4": 0.2}
+    # 10 items of size 4 at a 20% share allow 50 cases in all: 40 of size 3 and 10 of size 4
+    assert possible(group, shares) == 50
+    kept = sample_group(group, shares, 30, random.Random(0))
+    assert sorted(c.stratum for c in kept).count("3") == 24 and len(kept) == 30
+    assert len({c.item for c in kept}) == len(kept)
+
+
+def test_risk_levels_of_a_source_are_held_together() -> None:
+    totals = {("echo_cascade", "s"): 300, ("genuine_disagreement", "s"): 100, ("genuine_agreement_correct", "s"): 80}
+    # the smallest level is 80: no level may exceed 1.5 x 80 = 120, so high goes from 300 to 120, medium stays
+    assert balanced(totals) == {**totals, ("echo_cascade", "s"): 120}
+    # strict: every level held to the smallest, 80
+    assert balanced(totals, strict=frozenset({"s"}))[("genuine_disagreement", "s")] == 80
+    # by the next largest instead (0.9 x 100 = 90): for a source whose smallest level is all but empty
+    assert balanced(totals, by_next=frozenset({"s"}))[("echo_cascade", "s")] == 90
