@@ -17,7 +17,7 @@ REGRESS_RUN := results/regress/$(shell date -u +%Y%m%d-%H%M%S-%N)
 SHARED ?= ../shared/data
 DATASET ?= results/real-benchmark
 
-.PHONY: eval serve regress dataset bench test test-fast lint browser stats validate clean
+.PHONY: eval serve regress dataset dataset-check bench test test-fast lint browser stats validate clean
 
 # The package with its runtime dependencies: all that eval, serve, dataset, stats and validate need.
 $(RUNTIME): pyproject.toml
@@ -54,6 +54,11 @@ regress: $(RUNTIME)
 dataset: $(RUNTIME)
 	$(BIN)/fcb build-dataset --gsm8k $(SHARED)/gsm8k/example_model_solutions.jsonl --truthfulqa $(SHARED)/truthfulqa \
 	  --dylan $(SHARED)/dylan --mmlu-pro $(SHARED)/mmlu-pro --zeroeval $(SHARED)/zeroeval --out $(DATASET) --audit
+
+## make dataset-check [DATASET=results/real-benchmark]: the benchmark's targets (sizes, categories, origins, model
+## families, the shortcut audit) checked on a built folder; make dataset first (the build is too slow for make test)
+dataset-check: $(STAMP)
+	FCB_BENCHMARK=$(DATASET) $(BIN)/python -m pytest -q tests/datasets/test_realdata.py -k whole -p no:cacheprovider
 	$(BIN)/fcb stats $(DATASET)/test.jsonl
 
 ## make bench: the harness's own cost (prints figures; writes results/bench/*.json; a few minutes)

@@ -114,6 +114,24 @@ def _truthfulqa(src: Path, out: Path, keep: Callable[[str], bool]) -> None:
         (out / name).symlink_to(src / name)  # answers of questions left out are never read
 
 
+def once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]) -> Path:
+    """A folder made once for the whole session, even across pytest-xdist workers (which, with pytest 9.2, do not
+    keep the test groups together): the first worker makes it under a lock, the others wait and reuse it."""
+    import fcntl
+
+    root = factory.getbasetemp().parent / "fcb-shared-builds"  # the same folder for every worker of one session
+    root.mkdir(exist_ok=True)
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 def part(n: int, parts: int, share: int = 1) -> Callable[[str], bool]:
     """Questions in buckets [n, n + share) of ``parts`` by a hash of their identity."""
     return lambda key: (_bucket(key, parts) - n) % parts < share

@@ -48,10 +48,17 @@ def make_case(
     question: str | None = None,
     item: str | None = None,
     phrase: str | None = None,
+    origin: str | None = None,
+    last_correct: bool = False,
 ) -> dict:
     n = n or rng.randint(3, 5)
     answers = []
-    for k, ok in enumerate(_flags(category, n)):
+    flags = _flags(category, n)
+    if not last_correct:
+        rng.shuffle(flags)
+    else:  # the correct answer planted last
+        flags = sorted(flags)
+    for k, ok in enumerate(flags):
         text = _words(rng, *words)
         if phrase and k == 1:
             text = f"{text} {phrase} {_words(rng, 1, 3)}"
@@ -83,6 +90,7 @@ def make_case(
             "url": "https://example.org/generated",
             "item": item or f"item-{i}",
         },
+        **({"tags": [origin]} if origin else {}),
     }
 
 
@@ -263,3 +271,79 @@ def test_bad_usage_and_invalid_files(clean: tuple[Path, Path], tmp_path: Path) -
     first = next(line for line in validate.stdout.splitlines() if line.startswith(f"{bad}:2:"))
     assert first in proc.stderr.splitlines() and first.startswith(f"{bad}:2: majority_correct:")
     assert proc.stdout == ""
+
+
+def _tagged(
+    seed: int, first_id: int, plant_words: tuple[int, int] | None = None, phrase: str | None = None
+) -> list[dict]:
+    """Half the cases of every category constructed, half natural, from one source; ``plant_words`` makes the
+    constructed cases with a wrong majority long-winded, ``phrase`` marks every constructed case."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(30):
+        for c in THREE:
+            for origin in ("origin_constructed", "origin_natural"):
+                words = plant_words if plant_words and origin == "origin_constructed" and c == THREE[0] else (5, 15)
+                mark = phrase if origin == "origin_constructed" else None
+                cases.append(make_case(c, first_id + len(cases), rng, dataset="alpha set", origin=origin, words=words,
+                                       phrase=mark))  # fmt: skip
+    return cases
+
+
+def test_a_phrase_that_marks_the_constructed_cases_is_an_origin_rule() -> None:
+    doc = audit_of(_tagged(21, 0, phrase=PHRASE), _tagged(22, 5000, phrase=PHRASE))
+    jsonschema.validate(doc, SCHEMA)
+    (origin,) = doc["shape"]["origin"]
+    assert origin["constructed"] == 180 and origin["real"] == 180  # 30 x 3 categories x 2 files each
+    rules = [r for r in origin["rules"] if r["target"] == ["constructed"]]
+    assert rules and rules[0]["precision"] == 1.0 and rules[0]["recall"] == 1.0
+    assert origin["auc"] is not None and origin["auc"] > 0.95
+    assert any(f["kind"] == "origin_rule" for f in doc["verdict"]["findings"])
+    # no category rule: the phrase marks three categories alike
+    assert not [r for r in doc["rules"]["rules"] if r["kind"] != "answer count"]
+
+
+def test_wrong_majorities_told_from_right_ones_by_their_shape_are_a_finding() -> None:
+    doc = audit_of(_tagged(23, 0, plant_words=(60, 80)), _tagged(24, 5000, plant_words=(60, 80)))
+    strata = {(t["origin"]): t for t in doc["shape"]["truth_inside"]}
+    # the constructed wrong majorities (majority_wrong_fact) have answers four times as long as the constructed right
+    # ones (genuine_agreement_correct): length alone separates them, AUC 1
+    assert strata["constructed"]["auc"] == 1.0 and strata["constructed"]["finding"]
+    assert strata["natural"]["auc"] < 0.75 and not strata["natural"]["finding"]
+    assert any(f["kind"] == "truth_inside" for f in doc["verdict"]["findings"])
+    clean = audit_of(_tagged(25, 0), _tagged(26, 5000))
+    assert all(not t["finding"] for t in clean["shape"]["truth_inside"])
+
+
+def test_a_correct_answer_always_last_is_an_answer_position_finding() -> None:
+    plant = {"category": "lone_correct_dissenter", "last_correct": True}
+    doc = audit_of(make_split(27, 0, plant=plant), make_split(28, 5000, plant=plant))
+    lone = {p["source"]: p for p in doc["shape"]["positions"] if p["category"] == "lone_correct_dissenter"}
+    # the one correct answer of n sits at position n-1: gap = 1 - mean(0..n-2)/(n-1) = 1 - (n-2)/(2(n-1)) = n/(2(n-1)),
+    # for n = 3, 4, 5: 0.75, 0.667, 0.625; per source, the mean over its cases
+    cases = [c for c in make_split(27, 0, plant=plant) + make_split(28, 5000, plant=plant)
+             if c["category"] == "lone_correct_dissenter"]  # fmt: skip
+    assert set(lone) == {c["source"]["dataset"] for c in cases}
+    for source, found in lone.items():
+        mine = [c for c in cases if c["source"]["dataset"] == source]
+        expected = sum(len(c["answers"]) / (2 * (len(c["answers"]) - 1)) for c in mine) / len(mine)
+        assert found["cases"] == len(mine) and abs(found["gap"] - expected) < 1e-3 and found["finding"]
+    assert any(f["kind"] == "answer_position" for f in doc["verdict"]["findings"])
+    others = [p for p in doc["shape"]["positions"] if p["category"] != "lone_correct_dissenter"]
+    assert others and not any(p["finding"] for p in others)  # shuffled answers: no tell
+
+
+def test_an_origin_tag_that_gives_the_category_away_fails_the_source_and_origin_baseline() -> None:
+    rng = random.Random(29)
+    def split(first: int) -> list[dict]:
+        out = []
+        for _ in range(40):
+            for c in THREE:
+                origin = "origin_constructed" if c == THREE[0] else "origin_natural"
+                out.append(make_case(c, first + len(out), rng, dataset="alpha set", origin=origin))
+        return out
+
+    doc = audit_of(split(0), split(5000))
+    b = baseline(doc, "source and origin")
+    assert b["per_category"][THREE[0]] == 1.0 and b["macro_f1"] > 0.55
+    assert any(f["message"].startswith("source and origin") for f in doc["verdict"]["findings"])

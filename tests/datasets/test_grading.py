@@ -253,3 +253,11 @@ def test_risk_levels_of_a_source_are_held_together() -> None:
     assert balanced(totals, strict=frozenset({"s"}))[("genuine_disagreement", "s")] == 80
     # by the next largest instead (0.9 x 100 = 90): for a source whose smallest level is all but empty
     assert balanced(totals, by_next=frozenset({"s"}))[("echo_cascade", "s")] == 90
+
+
+def test_a_right_value_is_one_value_however_it_is_written() -> None:
+    # sqrt(3)/3 and 1/sqrt(3) print differently (two keys) but both equal the gold: two agents had it alone
+    first = [Turn("a", "e:sqrt(3)/3", True, "boxed"), Turn("b", "e:1/sqrt(3)", True, "boxed"),
+             Turn("c", "n:5", False, "boxed")]  # fmt: skip
+    final = [Turn("d", "e:sqrt(3)/3", True, "boxed")] * 3
+    assert debate_category(first, final, [0, 1, 2], False) == "genuine_agreement_correct"

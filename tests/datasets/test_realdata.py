@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from sources import build_args, gz_rows, norm_gsm, norm_math, part, shared, subset
+from sources import build_args, gz_rows, norm_gsm, norm_math, once, part, shared, subset
 
 from harness.cases.reader import scan
 from harness.types import CATEGORY_RISK
@@ -45,14 +45,22 @@ def _both(folder: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def quarter(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return subset(tmp_path_factory.mktemp("quarter-src"), part(0, 4))
+    return once(tmp_path_factory, "quarter-src", lambda out: subset(out, part(0, 4)))
 
 
 @pytest.fixture(scope="module")
 def built(quarter: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("quarter-built")
-    _build(quarter, out, audit=True)
-    return out
+    return once(tmp_path_factory, "quarter-built", lambda out: _build(quarter, out, audit=True))
+
+
+@pytest.fixture(scope="module")
+def eighth(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return once(tmp_path_factory, "eighth-src", lambda out: subset(out, part(1, 8)))
+
+
+def _key(question: str) -> str:
+    """A GSM8K or TruthfulQA item key as the issue defines it, computed here: sha256 of the normalised question."""
+    return hashlib.sha256(norm_gsm(question).encode()).hexdigest()[:16]
 
 
 def _source(case: dict) -> str:
@@ -64,12 +72,11 @@ def _origin(case: dict) -> str:
     return origin
 
 
-def test_same_inputs_and_seed_give_byte_identical_outputs(quarter: Path, built: Path, tmp_path: Path) -> None:
-    _build(quarter, tmp_path, "--workers", "1")  # one grading process: the order of the workers changes nothing
-    for name in ("dev.jsonl", "test.jsonl"):
-        assert (tmp_path / name).read_bytes() == (built / name).read_bytes()
-    again = json.loads((tmp_path / "card.json").read_text())
-    assert again == {k: v for k, v in json.loads((built / "card.json").read_text()).items() if k != "audit"}
+def test_same_inputs_and_seed_give_byte_identical_outputs(eighth: Path, tmp_path: Path) -> None:
+    _build(eighth, tmp_path / "a")
+    _build(eighth, tmp_path / "b", "--workers", "1")  # one grading process: the order of the workers changes nothing
+    for name in ("dev.jsonl", "test.jsonl", "card.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
 def test_valid_and_split_by_question_across_sources(built: Path) -> None:
@@ -228,22 +235,20 @@ def test_the_number_of_answers_says_nothing_of_the_category(built: Path) -> None
 
 
 def test_truthfulqa_reference_answers_are_never_an_agents_answer(built: Path) -> None:
+    columns = ("Best Answer", "Correct Answers", "Incorrect Answers")
     with open(shared() / "truthfulqa" / "TruthfulQA.csv", newline="", encoding="utf-8") as f:
-        columns = ("Best Answer", "Correct Answers", "Incorrect Answers")
-        refs = {" ".join(s.lower().split()).rstrip(".") for r in csv.DictReader(f) for c in columns
-                for s in r[c].split(";")}  # fmt: skip
-    answers = [a for c in _both(built) if _source(c) == "truthfulqa" for a in c["answers"]
-               if not (a["metadata"]["saw_other_answers"] or a["metadata"]["shared_context"])]  # fmt: skip
-    assert answers and not [a for a in answers if " ".join(a["text"].lower().split()).rstrip(".") in refs]
+        refs = {(_key(r["Question"]), " ".join(s.lower().split()).rstrip("."))
+                for r in csv.DictReader(f) for c in columns for s in r[c].split(";")}  # fmt: skip
+    real = [(c["source"]["item"].split(":")[1], a["text"]) for c in _both(built) if _source(c) == "truthfulqa"
+            for a in c["answers"] if not (a["metadata"]["saw_other_answers"] or a["metadata"]["shared_context"])]
+    assert real and not [t for k, t in real if (k, " ".join(t.lower().split()).rstrip(".")) in refs]
 
 
-def test_builds_from_disjoint_questions_share_no_item(tmp_path: Path) -> None:
+def test_builds_from_disjoint_questions_share_no_item(eighth: Path, tmp_path: Path) -> None:
     built = []
-    for half in (1, 2):
-        src = subset(tmp_path / f"src{half}", part(half, 8))
-        out = tmp_path / f"out{half}"
-        _build(src, out)
-        built.append(out)
+    for name, src in (("one", eighth), ("two", subset(tmp_path / "src2", part(2, 8)))):
+        _build(src, tmp_path / name)
+        built.append(tmp_path / name)
     items = [{c["source"]["item"] for c in _both(b)} for b in built]
     assert items[0] and items[1] and not items[0] & items[1]
     spec = f"builtin:learned?train={built[0] / 'dev.jsonl'}"
@@ -254,10 +259,11 @@ def test_builds_from_disjoint_questions_share_no_item(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "refusing to evaluate" in refused.stderr
 
 
-def test_held_back_wording_changes_only_our_words(quarter: Path, built: Path, tmp_path: Path) -> None:
-    _build(quarter, tmp_path, "--test-wording", "heldout")
-    assert (tmp_path / "dev.jsonl").read_bytes() == (built / "dev.jsonl").read_bytes()
-    same, other = _cases(built / "test.jsonl"), _cases(tmp_path / "test.jsonl")
+def test_held_back_wording_changes_only_our_words(eighth: Path, tmp_path: Path) -> None:
+    _build(eighth, tmp_path / "own")
+    _build(eighth, tmp_path / "held", "--test-wording", "heldout")
+    assert (tmp_path / "held" / "dev.jsonl").read_bytes() == (tmp_path / "own" / "dev.jsonl").read_bytes()
+    same, other = _cases(tmp_path / "own" / "test.jsonl"), _cases(tmp_path / "held" / "test.jsonl")
     assert len(same) == len(other)
     changed = 0
     for a, b in zip(same, other, strict=True):
@@ -266,7 +272,7 @@ def test_held_back_wording_changes_only_our_words(quarter: Path, built: Path, tm
         for x, y in zip(a["answers"], b["answers"], strict=True):
             assert x["text"] == y["text"] or "model_family" not in x["metadata"]
             changed += x["text"] != y["text"]
-    assert changed > 50
+    assert changed > 20
 
 
 def test_no_source_text_is_stored_in_the_repository() -> None:
@@ -294,10 +300,15 @@ def test_a_source_that_does_not_read_is_named(quarter: Path, tmp_path: Path) -> 
 
 
 @pytest.fixture(scope="module")
-def whole(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("whole")
-    _build(shared(), out, audit=True)
-    return out
+def whole() -> Path:
+    """The whole benchmark as `make dataset` builds it (3-4 minutes on 2 cores: too long for `make test`, so this
+    check reads a build given by FCB_BENCHMARK; `make dataset` runs it on the folder it has just written)."""
+    import os
+
+    folder = os.environ.get("FCB_BENCHMARK")
+    if not folder:
+        pytest.skip("the whole-build targets are checked by `make dataset` (set FCB_BENCHMARK=DIR to check a build)")
+    return Path(folder)
 
 
 def test_the_whole_build_meets_the_issues_targets(whole: Path) -> None:

@@ -210,20 +210,25 @@ def debate_category(
     if any(v is None for v in values) or any(t.key is None for t in everyone):
         return None
     answers = [*first, *(middle or []), *final]
-    if len(set(values)) == 1:
+    right = all(t.correct for t in final)
+    if len(set(values)) == 1 or right:
         value = values[0]
-        held = sum(t.key == value for t in first)
-        switched = any(first[a].key != value for a in finalists)
+
+        def holds(t: Turn) -> bool:  # the right value by equivalence (1/sqrt(3) is sqrt(3)/3), a wrong one by key
+            return t.correct if right else t.key == value
+
+        held = sum(map(holds, first))
+        switched = any(not holds(first[a]) for a in finalists)
         if not held:
             return None  # the final agents all moved to a value nobody gave in round 1
-        if not final[0].correct:
+        if not right:
             return "echo_cascade" if switched else ("numeric_consensus_error" if is_numeric else "majority_wrong_fact")
         if not switched:
             return "genuine_agreement_correct"  # every final agent had it alone in round 1
         # Adopted after a split: independent support only if a 60% majority held it alone in round 1; counted over
         # the round-1 answers the case holds and over every round-1 solution, which must agree.
         backed = meets(held, len(first))
-        if backed != meets(sum(t.key == value for t in everyone), len(everyone)):
+        if backed != meets(sum(map(holds, everyone)), len(everyone)):
             return None  # agents the case does not hold would change the verdict
         return "genuine_agreement_correct" if backed else "correct_but_unsupported"
     _, count = Counter(values).most_common(1)[0]
