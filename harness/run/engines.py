@@ -31,6 +31,7 @@ from harness.types import Detector, DetectorError, HasSecrets, HasTrainingItems,
 
 ENGINES = ("local", "processes", "ray")
 MIN_CHUNK = 32  # measured: 8 gave 1.2x with 2 processes on 2 cores, 32 gave 1.6-1.8x
+RESTART_POLLS, RESTART_POLL_S = 600, 0.1  # how long a lost Ray actor may take to come back: a minute
 MAX_WORKER_DEATHS = 3  # a batch whose worker died this often fails its cases (a case that kills every worker)
 
 
@@ -317,9 +318,22 @@ class RayEngine(_Engine):
         try:
             return await self._actors[index].assess.remote(requests)
         except self._ray.exceptions.RayActorError:
+            await self._restarted(self._actors[index])
             raise _WorkerDied from None
         finally:
             self._load[index] -= 1
+
+    async def _restarted(self, actor: Any) -> None:
+        """Wait while Ray restarts a lost actor: a batch sent again at once meets the same actor still down (under
+        load, in several tries in a row) and would count one death as many."""
+        for _ in range(RESTART_POLLS):
+            try:
+                await actor.__ray_ready__.remote()
+                return
+            except self._ray.exceptions.ActorUnavailableError:
+                await asyncio.sleep(RESTART_POLL_S)  # restarting: not yet reachable
+            except self._ray.exceptions.RayActorError:
+                return  # dead for good (its detector no longer loads): the next try reports it
 
     def _shutdown(self) -> None:
         for actor in getattr(self, "_actors", []):

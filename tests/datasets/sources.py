@@ -118,8 +118,11 @@ def once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], obje
     """A folder made once for the whole session, even across pytest-xdist workers (which, with pytest 9.2, do not
     keep the test groups together): the first worker makes it under a lock, the others wait and reuse it."""
     import fcntl
+    import os
 
-    root = factory.getbasetemp().parent / "fcb-shared-builds"  # the same folder for every worker of one session
+    base = factory.getbasetemp()
+    # the same folder for every worker of one session (a worker's base is popen-gwN inside the session's own)
+    root = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "fcb-shared-builds"
     root.mkdir(exist_ok=True)
     folder, done = root / name, root / f"{name}.done"
     with open(root / f"{name}.lock", "w") as lock:

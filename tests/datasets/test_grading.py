@@ -49,11 +49,29 @@ def test_plain_numbers_are_read_exactly(text: str, value: Fraction | None) -> No
         ("(-\\infty, 3]", "\\boxed{(-\\infty,3)}", False),  # open at 3 is another set
         ("3", "4", False),
         ("-15", "\\boxed{-21}", False),
+        # an infinite sum left as such is never equal to a closed form: sympy may take longer than any timeout
+        ("\\frac{\\pi^2}{6}", "\\boxed{\\sum_{k=1}^\\infty \\frac{1}{k^2}}", False),
+        ("p - q", "\\boxed{\\sum_{k = 1}^\\infty \\frac{1}{k^2} \\sum_{k = 1}^\\infty \\frac{1}{k^3}}", False),
+        ("\\frac{\\pi^2}{6}", "\\boxed{\\frac{\\pi^2}{6}}", True),
     ],
 )
 def test_values_are_compared_by_math_verify(gold: str, segment: str, correct: bool) -> None:
     value, ok = Gold(gold).grade((segment, "test"))
     assert value is not None and ok is correct
+
+
+@pytest.mark.parametrize(
+    ("gold", "segment", "letter", "correct"),
+    [
+        ("\\text{C}", "\\boxed{\\textbf{(C)}\\ 34\\ \\text{dollars}}", "C", True),  # the letter, whatever follows
+        ("\\text{C}", "$\\boxed{\\textbf{(C)} 34}$", "C", True),
+        ("\\text{(E)}", "\\boxed{E}", "E", True),
+        ("\\text{C}", "\\boxed{\\textbf{(D)}\\ 35}", "D", False),
+    ],
+)
+def test_an_option_letter_meets_the_same_letter_only(gold: str, segment: str, letter: str, correct: bool) -> None:
+    value, ok = Gold(gold).grade((segment, "test"))
+    assert ok is correct and value is not None and value.key == f"c:{letter}"
 
 
 def test_a_gold_with_an_array_is_left_out_and_an_unreadable_answer_is_never_correct() -> None:
@@ -73,6 +91,7 @@ def test_a_gold_with_an_array_is_left_out_and_an_unreadable_answer_is_never_corr
         ("So x = 8. The integers would be 8, 10, 12, 14, and 16.", None),  # a list ends it: no one value
         ("(t,u) is either \\boxed{(4/5,1/5)} or \\boxed{(5/4,-1/4)}.", None),  # two values
         ("The answer is 3 or 4.", None),
+        ("If it means a segment, then the answer is 2. If it means a side, then the answer is 10.", None),  # hedged
         ("Therefore, there are 41 teachers in the school.", None),  # the value is not where the sentence ends
         ("It equals 3125 when $a=5$.", None),  # "when" is no "is", "=" or ":" before the value
     ],
@@ -115,9 +134,15 @@ def test_zeroeval_replies_are_read_leniently_and_one_value_only(reply: str, answ
         ("The answer is (B). The answer is (B).", "D", "B", "pred-differs"),
         ("The answer is (B) or (D).", "B", None, "conflicting"),
         ("The answer is (C) and (D).", "C", None, "conflicting"),
+        ("The answer is (I) Bill Clinton and (J) Margaret Thatcher", "I", None, "conflicting"),  # one sentence
+        ("The answer is (E) 4 N. (A) was ruled out above.", "E", "E", "agrees"),
+        ("Answer: A. Rely on force. B. Undermine the army.", "A", None, "conflicting"),  # two options listed
+        ("Answer: D. True, True", "D", "D", "agrees"),
         ("The answer is (I) mode, but the closest answer would be (H) mean.", "I", None, "conflicting"),
         ("The answer is (J).\n\nFinal Answer: The answer is (F).", "J", None, "conflicting"),
         ("It must be fat emboli (C).", "C", None, "none-stated"),  # upstream's pred alone is no statement
+        ("The answer is:\nEach of them. So (D).", "D", None, "none-stated"),  # "Each" opens with no letter E
+        ("The correct answer is:\nE. To determine the hardware address", "E", "E", "agrees"),
     ],
 )
 def test_mmlu_pro_letters_are_the_ones_a_response_states(text: str, pred: str | None, letter: str | None,

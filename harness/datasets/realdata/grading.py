@@ -66,6 +66,17 @@ def _unwrap(text: str) -> str:
     return t.removeprefix("\\$").strip()
 
 
+_CHOICE = re.compile(r"\\text(?:bf|rm)?\{\s*\(?([A-E])\)?\s*\}|\(([A-E])\)|([A-E])\.?$")
+
+
+def choice(text: str) -> str | None:
+    """The option letter a multiple-choice value opens with ("\\text{C}", "\\textbf{(C)}\\ 34 dollars", "(C)",
+    a bare "C"), or None. Math-verify reads "\\text{C}" as a string and "\\textbf{(C)} 34" as 34: neither meets
+    the other."""
+    found = _CHOICE.match(_unwrap(_unwrap(text)))
+    return next(g for g in found.groups() if g) if found else None
+
+
 def _number_key(number: Fraction) -> str:
     return f"n:{number.numerator}/{number.denominator}" if number.denominator != 1 else f"n:{number.numerator}"
 
@@ -136,6 +147,9 @@ class Gold:
         if found is None:
             return None, False
         segment, route = found
+        letter = choice(self.text) if self.number is None else None
+        if letter is not None and choice(segment) is not None:  # a multiple-choice problem: letters meet letters
+            return Value(segment.strip(), f"c:{choice(segment)}", route), choice(segment) == letter
         value, parsed = read(segment, route)
         if value is None:
             return None, False
@@ -144,7 +158,19 @@ class Gold:
         from math_verify import verify
 
         target = parsed or parse_math(segment)
-        return value, bool(self.parsed and target) and verify(self.parsed, target, timeout_seconds=TIMEOUT)
+        if not (self.parsed and target) or _unevaluated(self.parsed) != _unevaluated(target):
+            return value, False
+        return value, verify(self.parsed, target, timeout_seconds=TIMEOUT)
+
+
+def _unevaluated(parsed: list[Any]) -> bool:
+    """An infinite sum, product, integral or limit left as such. Against a closed form sympy may take longer than any
+    timeout to decide (and a timeout that fires on a loaded machine only would make a rebuild differ): such a pair is
+    never equal here."""
+    import sympy
+
+    unevaluated = (sympy.Sum, sympy.Product, sympy.Integral, sympy.Limit)
+    return any(isinstance(p, sympy.Basic) and p.has(*unevaluated) for p in parsed)
 
 
 # ------------------------------------------------------------------ the sources' own anchors
@@ -156,6 +182,7 @@ _ENDING_VALUE = re.compile(
     r"(\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)\s*[.!]?\s*$"
 )
 _TWO_WAYS = re.compile(r"\bor\b|\beither\b", re.IGNORECASE)
+_CONDITION = re.compile(r"\s*(?:if|when|assuming|unless)\b", re.IGNORECASE)
 
 
 def boxed(text: str) -> str | None:
@@ -188,7 +215,10 @@ def debate_final(text: str) -> tuple[str, str] | None:
     said = list(_ANSWER_IS.finditer(text))
     if said and said[-1].start() > box_at:
         rest = _strip_tail(text[said[-1].end() :].split("\n")[0])
-        return None if _TWO_WAYS.search(rest) else (rest, "answer-is")
+        sentence = _SENTENCE_END.split(text[: said[-1].start()])[-1]
+        if _TWO_WAYS.search(rest) or _CONDITION.match(sentence):
+            return None  # "the answer is 3 or 4"; "If the question means ..., then the answer is 10."
+        return rest, "answer-is"
     if box:
         tail = text[text.rfind("\n\n", 0, box_at) + 1 :]  # the paragraph the last box is in
         if len({" ".join(b.split()) for b in boxes(tail)}) > 1:
@@ -273,16 +303,19 @@ def reply_answer(output: str) -> str | None:
 # ------------------------------------------------------------------ MMLU-Pro's letters
 
 _LETTER = re.compile(
-    r"(?:answer (?:is|would be|should be)|[aA]nswer:)\s*:?\s*\(?([A-J])\)?((?:\s*(?:,|and|or|&|/)\s*\([A-J]\))*)"
+    r"(?:answer (?:is|would be|should be)|[aA]nswer:)\s*:?\s*\(?([A-J])(?![A-Za-z])\)?([^\n]*)"
 )
+_OPTION = re.compile(r"(?<![\w.])([A-J])\.\s+[A-Z]")  # "A. Rely on force. B. Undermine the army": an option listed
 
 
 def stated_letters(text: str) -> list[str]:
     """The letters a response states with MMLU-Pro's own anchors ("the answer is (X)", "Answer: X", and "the
-    answer would be (X)"), in order, with any it names alongside ("(C) and (D)", "(B) or (D)")."""
+    answer would be (X)"), in order, with any it names alongside in the same sentence ("(C) and (D)", "(I) Bill
+    Clinton and (J) Margaret Thatcher") or lists after it on its line ("A. Rely on force. B. Undermine ...")."""
     letters: list[str] = []
-    for first, more in _LETTER.findall(text):
-        letters += [first, *re.findall(r"\(([A-J])\)", more)]
+    for first, line in _LETTER.findall(text):
+        sentence = line.split(". ")[0]
+        letters += [first, *re.findall(r"\(([A-J])\)", sentence), *_OPTION.findall(line)]
     return letters
 
 
