@@ -112,7 +112,8 @@ def test_gsm8k_labels_agree_with_the_source_records(eighth: Path, built: Path) -
 
 
 def _letters(text: str) -> set[str]:
-    return {a or b for a, b in re.findall(r"answer (?:is|should be|would be):?\s*\(?([A-J])\b|Answer:\s*\(?([A-J])\b", text)}
+    found = re.findall(r"answer (?:is|should be|would be):?\s*\(?([A-J])\b|Answer:\s*\(?([A-J])\b", text)
+    return {a or b for a, b in found}
 
 
 def test_mmlu_pro_cases_are_fixed_panels_as_the_source_gave_them(eighth: Path, built: Path) -> None:
