@@ -346,7 +346,7 @@ def test_the_hand_audit_of_the_new_sources_is_kept_and_the_card_gives_its_figure
         assert known is None or key in known, r["item"]
     assert all(r["reason"] for r in rows if r["verdict"] != "ok")
     right = sum(r["verdict"] in ("ok", "flag") for r in rows)
-    # the card reports what the kept verdicts say; the bar (97%) is not met yet: 95.9% in round 3
+    # the card reports what the kept verdicts say; the bar (97%) is not met yet: 96.8% in round 4
     verdicts = Counter(r["verdict"] for r in rows)
     assert (HAND_AUDIT["cases"], HAND_AUDIT["right"], HAND_AUDIT["verdicts"]) == (len(rows), right, dict(verdicts))
-    assert HAND_AUDIT["share_right"] == round(right / len(rows), 3) >= 0.95
+    assert HAND_AUDIT["share_right"] == round(right / len(rows), 3) >= 0.96
