@@ -62,9 +62,15 @@ def shape_features(items: Sequence[Item]) -> np.ndarray:
 
 
 def _auc(y: np.ndarray, score: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
+    """ROC-AUC by the rank-sum (Mann-Whitney) identity, ties at their mean rank: the value scikit-learn's
+    `roc_auc_score` gives, at a fraction of its cost in the bootstrap below."""
+    from scipy.stats import rankdata
 
-    return float(roc_auc_score(y, score))
+    positive = y == 1
+    n_pos = int(positive.sum())
+    n_neg = len(y) - n_pos
+    ranks = rankdata(score)
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def _auc_low(y: np.ndarray, score: np.ndarray, settings: Settings) -> float:
