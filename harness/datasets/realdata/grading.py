@@ -147,9 +147,10 @@ class Gold:
         if found is None:
             return None, False
         segment, route = found
-        letter = choice(self.text) if self.number is None else None
-        if letter is not None and choice(segment) is not None:  # a multiple-choice problem: letters meet letters
-            return Value(segment.strip(), f"c:{choice(segment)}", route), choice(segment) == letter
+        gold_letter = choice(self.text) if self.number is None else None
+        letter = choice(segment) if gold_letter is not None else None
+        if letter is not None:  # a multiple-choice problem: letters meet letters
+            return Value(segment.strip(), f"c:{letter}", route), letter == gold_letter
         value, parsed = read(segment, route)
         if value is None:
             return None, False
