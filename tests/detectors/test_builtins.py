@@ -159,7 +159,8 @@ def test_features_stay_fast_on_the_largest_request() -> None:
     request = req(*[huge[:16000]] * 16, task="q " * 4000)
     started = time.perf_counter()
     features(request)
-    assert time.perf_counter() - started < 5.0
+    # a guard against a quadratic turn, not a speed goal: 1.9 s on a loaded 2-core machine, so 10x that
+    assert time.perf_counter() - started < 20.0
 
 
 # --- the heuristic --------------------------------------------------------------------------------------------
