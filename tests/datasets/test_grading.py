@@ -4,6 +4,7 @@ and debates show. Every expected value below was worked out by hand from the tex
 from __future__ import annotations
 
 import random
+from collections import Counter
 from fractions import Fraction
 
 import pytest
@@ -15,6 +16,8 @@ from harness.datasets.realdata.grading import (
     debate_final,
     gsm8k_final,
     mmlu_letter,
+    names_no_option,
+    one_of_several,
     plain_number,
     reply_answer,
 )
@@ -53,6 +56,14 @@ def test_plain_numbers_are_read_exactly(text: str, value: Fraction | None) -> No
         ("\\frac{\\pi^2}{6}", "\\boxed{\\sum_{k=1}^\\infty \\frac{1}{k^2}}", False),
         ("p - q", "\\boxed{\\sum_{k = 1}^\\infty \\frac{1}{k^2} \\sum_{k = 1}^\\infty \\frac{1}{k^3}}", False),
         ("\\frac{\\pi^2}{6}", "\\boxed{\\frac{\\pi^2}{6}}", True),
+        # unicode mathematics as LaTeX: math-verify alone reads "90π" as 90 and "2√3" as 2
+        ("90\\pi", "90π", True),
+        ("90", "90π", False),
+        ("2\\sqrt{3}", "2√3", True),
+        ("2", "2√3", False),
+        ("\\sqrt{x+1}", "√(x+1)", True),
+        ("-5", "−5", True),  # a minus sign, not a hyphen
+        ("\\frac{\\pi}{2}", "π/2", True),
     ],
 )
 def test_values_are_compared_by_math_verify(gold: str, segment: str, correct: bool) -> None:
@@ -94,6 +105,14 @@ def test_a_gold_with_an_array_is_left_out_and_an_unreadable_answer_is_never_corr
         ("If it means a segment, then the answer is 2. If it means a side, then the answer is 10.", None),  # hedged
         ("Therefore, there are 41 teachers in the school.", None),  # the value is not where the sentence ends
         ("It equals 3125 when $a=5$.", None),  # "when" is no "is", "=" or ":" before the value
+        # "the answer is" that goes on in words states no value; the sentence that ends the answer may
+        ("So the answer is somewhere between 2 and 3. Taking logs, $x = \\log_6 64 \\approx 2.77$.", None),
+        ("Hence the answer is incorrect because 14 fails.\n\nSo the rope is \\boxed{13}.", ("\\boxed{13}", "boxed")),
+        ("So the answer is: The probability is 13/45.", ("13/45", "last-sentence")),
+        ("The answer is odd.", ("odd", "answer-is")),  # a short rest stays a value
+        ("The answer is indeed $5$.", ("indeed $5$", "answer-is")),  # a filler word is no prose
+        # a last sentence that states two values says neither
+        ("Thus the center is at $(2,1)$, and the semi-major axis is $\\sqrt{5}$.", None),
     ],
 )
 def test_a_debate_answer_is_read_at_the_sources_own_anchors(text: str, found: tuple[str, str] | None) -> None:
@@ -143,6 +162,19 @@ def test_zeroeval_replies_are_read_leniently_and_one_value_only(reply: str, answ
         ("It must be fat emboli (C).", "C", None, "none-stated"),  # upstream's pred alone is no statement
         ("The answer is:\nEach of them. So (D).", "D", None, "none-stated"),  # "Each" opens with no letter E
         ("The correct answer is:\nE. To determine the hardware address", "E", "E", "agrees"),
+        # every anchor on a line counts, not only the first: a response that runs on states two letters
+        ("The answer is (D). The treaty was signed. The answer is (H). The answer is (H).", "D", None, "conflicting"),
+        # a choice named outside the anchors, or in bold, is stated too
+        ("The value is 4.2 m, so the closest option is (E).", None, "E", "pred-none"),
+        ("Therefore, the most accurate statement is (C) The plaintiff will prevail.", "C", "C", "agrees"),
+        ("The answer is **B. No, because the street was open to the public.**", "B", "B", "agrees"),
+        ("The answer is (B). None fits exactly; the closest option is (C).", "B", None, "conflicting"),
+        ("The best option is not listed.", None, None, "none-stated"),
+        # a choice named and taken back, or "none of the above", states no option
+        ("The closest option is (E) $255, but this is not the correct answer.\nAnswer: None of the above.", "E", None,
+         "conflicting"),
+        ("The answer is (B).\n\nAnswer: None of the above.", "B", None, "conflicting"),
+        ("The correct answer is (B), not (C) as argued above.", "B", None, "conflicting"),
     ],
 )
 def test_mmlu_pro_letters_are_the_ones_a_response_states(text: str, pred: str | None, letter: str | None,
@@ -163,11 +195,30 @@ def _panel(*keys: str | None, gold: str = "A") -> list[Reading]:
         (("B", "B", "B", "C", "D"), False, "majority_wrong_fact"),
         (("B", "B", "B", "C", "D"), True, "numeric_consensus_error"),
         (("B", "B", "B", "A", "D"), False, "lone_correct_dissenter"),  # exactly one correct
-        (("B", "B", None, "A", "C"), False, "genuine_disagreement"),  # an unreadable answer is no part of a majority
+        (("B", "B", "C", "A", "D", "E", "F", "G", "H", None), False, "genuine_disagreement"),  # no reading reaches 60%
+        (("A", "A", "A", "A", None), False, "genuine_agreement_correct"),  # 4 of 5 right however None reads
+        (("B", "B", "B", "B", "B", "A", "C", "D"), False, "lone_correct_dissenter"),  # B 5/8
+        # one right answer never survives an unreadable one: read as right, two are right (majority_wrong_fact)
+        (("B", "B", "B", "B", "B", "A", "C", None), False, None),
+        # the category hangs on the unreadable answer: read as B it is 3/5 (lone_correct_dissenter), as A 2/5
+        (("B", "B", None, "A", "C"), False, None),
+        (("A", "A", None, "B", "C"), False, None),  # as A: 3/5 right (agreement); as B: no value at 60%
+        (("B", "B", "B", "C", None), True, None),  # as A: one right, lone_correct_dissenter; as B or D: numeric
     ],
 )
-def test_a_panel_shows_its_category_by_the_60_percent_rule(keys: tuple, numeric: bool, category: str) -> None:
+def test_a_panel_shows_its_category_by_the_60_percent_rule(keys: tuple, numeric: bool, category: str | None) -> None:
     assert panel_category(_panel(*keys), numeric) == category
+
+
+def test_an_answer_that_names_no_value_leaves_no_doubt() -> None:
+    # B 3/5 against one right A: read as right, the unreadable answer would make two right; silent, it cannot
+    silent = [*_panel("B", "B", "B", "A"), Reading("m", "The cutoff is f = c/2a. The cutoff is", None, False, True)]
+    assert panel_category(silent, numeric=False) == "lone_correct_dissenter"
+    assert panel_category([*silent[:4], Reading("m", "text", None, False)], numeric=False) is None
+    assert names_no_option("The key is subjected to a torque of 1250 lb-ft. The key is subjected to a torque")
+    for named in ("so the closest option is (C).", "Therefore, the accurate statement is:\n\nD. The occurrence",
+                  "This corresponds to a pH of (H)."):  # fmt: skip
+        assert not names_no_option(named)
 
 
 def test_a_panel_more_than_a_quarter_unreadable_gives_no_case() -> None:
@@ -270,6 +321,22 @@ def test_sampling_keeps_every_stratum_in_its_share_and_the_scarcest_sets_the_tot
     assert len({c.item for c in kept}) == len(kept)
 
 
+def test_sampling_deals_a_group_evenly_to_the_splits_where_both_have_cases() -> None:
+    group = _candidates({"3": 40, "4": 40})
+    shares = {"3": 0.5, "4": 0.5}
+    # size 3: 30 items in dev, 10 in test; size 4: 20 and 20
+    split = {c.item: "dev" if int(c.item.rsplit("-", 1)[1]) < (30 if c.stratum == "3" else 20) else "test"
+             for c in group}  # fmt: skip
+    kept = sample_group(group, shares, 40, random.Random(0), split)
+    parts = Counter((c.stratum, split[c.item]) for c in kept)
+    # 20 per stratum, 10 from each split: size 3's test side has exactly the 10 it needs
+    assert parts == {("3", "dev"): 10, ("3", "test"): 10, ("4", "dev"): 10, ("4", "test"): 10}
+    # a split short of its half gives what it has; the other makes up the rest
+    kept = sample_group(group, shares, 60, random.Random(0), split)
+    parts = Counter((c.stratum, split[c.item]) for c in kept)
+    assert parts[("3", "test")] == 10 and parts[("3", "dev")] == 20 and len(kept) == 60
+
+
 def test_risk_levels_of_a_source_are_held_together() -> None:
     totals = {("echo_cascade", "s"): 300, ("genuine_disagreement", "s"): 100, ("genuine_agreement_correct", "s"): 80}
     # the smallest level is 80: no level may exceed 1.5 x 80 = 120, so high goes from 300 to 120, medium stays
@@ -286,3 +353,9 @@ def test_a_right_value_is_one_value_however_it_is_written() -> None:
              Turn("c", "n:5", False, "boxed")]  # fmt: skip
     final = [Turn("d", "e:sqrt(3)/3", True, "boxed")] * 3
     assert debate_category(first, final, [0, 1, 2], False) == "genuine_agreement_correct"
+
+
+def test_a_problem_asking_for_any_one_of_several_answers_is_known() -> None:
+    assert one_of_several("Find one of the foci. (Enter only one of the foci, not both.)")
+    assert one_of_several("Enter the coordinates of one of the vertices, not both.")
+    assert not one_of_several("If one of the endpoints is $(1, 6)$, what is the other endpoint?")

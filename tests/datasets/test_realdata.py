@@ -135,12 +135,17 @@ def test_mmlu_pro_cases_are_fixed_panels_as_the_source_gave_them(eighth: Path, b
         assert Counter(a["text"] for a in case["answers"]) == texts  # the whole panel, every answer unchanged
         gold = records[0]["answer"]
         assert case["ground_truth"].startswith(f"({gold}) ")
+        # the options in the order this panel saw them (revisions of one question order them differently)
+        listed = "\n".join(f"{'ABCDEFGHIJ'[i]}. {o}" for i, o in enumerate(records[0]["options"]))
+        assert case["question"].endswith("Options:\n" + listed)
         for a in case["answers"]:
             letters = _letters(a["text"])
-            if len(letters) == 1 and not re.search(r"[Aa]nswer:|would be|\)\s*(,|or|and)\s*\(", a["text"]):
+            names_choice = re.search(r"(?:option|choice|statement|match|diagnosis) (?:is|would be)", a["text"])
+            if len(letters) == 1 and not re.search(r"[Aa]nswer:|would be|\)\s*(,|or|and)\s*\(|\*\*", a["text"]) \
+                    and not names_choice:
                 assert a["correct"] == (letters == {gold}), a["text"][-200:]
                 checked += 1
-            elif not letters:
+            elif not letters and not names_choice and "**" not in a["text"]:
                 assert not a["correct"]
         assert CATEGORY_RISK[case["category"]] == case["expected_risk"]
     assert checked > 100
@@ -346,7 +351,7 @@ def test_the_hand_audit_of_the_new_sources_is_kept_and_the_card_gives_its_figure
         assert known is None or key in known, r["item"]
     assert all(r["reason"] for r in rows if r["verdict"] != "ok")
     right = sum(r["verdict"] in ("ok", "flag") for r in rows)
-    # the card reports what the kept verdicts say; the bar (97%) is not met yet: 96.8% in round 4
+    # the card reports what the kept verdicts say; the bar (97%) is not met yet: 96.8% in rounds 4 and 5
     verdicts = Counter(r["verdict"] for r in rows)
     assert (HAND_AUDIT["cases"], HAND_AUDIT["right"], HAND_AUDIT["verdicts"]) == (len(rows), right, dict(verdicts))
     assert HAND_AUDIT["share_right"] == round(right / len(rows), 3) >= 0.96

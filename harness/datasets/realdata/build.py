@@ -188,7 +188,7 @@ def build(
     split = {item: split_of(family[item], seed) for item in questions}
     candidates = _candidates(graded, split, seed, test_wording)
     stage(f"{len(candidates)} valid candidate cases in all; sampling them")
-    kept = sample(candidates, shares(), _caps(candidates), seed, STRICT, BY_NEXT)
+    kept = sample(candidates, shares(), _caps(candidates), seed, STRICT, BY_NEXT, split)
     stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits = write(kept, split, Path(out_dir))
     card = cards.card(splits, seed, test_wording, given, Path(out_dir), graded_summary(graded), candidates)

@@ -37,7 +37,7 @@ from pathlib import Path
 import orjson
 
 from harness.datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
-from harness.datasets.realdata.grading import Gold, debate_final, plain_number
+from harness.datasets.realdata.grading import Gold, debate_final, one_of_several, plain_number
 from harness.datasets.realdata.models import DYLAN_MODEL
 from harness.datasets.realdata.panels import Reading, meets, panel_category, too_unreadable
 from harness.errors import SourceDataError
@@ -165,7 +165,7 @@ def _value(gold: Gold, text: str) -> tuple[str | None, bool, str | None]:
 def cases(debates: list[Debate], seed: int) -> Iterator[tuple[str, str, Candidate]]:
     """(item, problem, candidate) for every debate that gives one."""
     for d in debates:
-        if not (d.readable_gold and d.whole and d.agents):
+        if not (d.readable_gold and d.whole and d.agents) or one_of_several(d.problem):
             continue
         item = f"math:{d.problem_id}"
         rng = random.Random(f"{seed}:dylan:{d.run}:{d.problem_id}")
@@ -175,11 +175,9 @@ def cases(debates: list[Debate], seed: int) -> Iterator[tuple[str, str, Candidat
 
 
 def numeric(gold: str) -> bool:
-    """A gold answer that is a plain decimal number (what numeric_consensus_error asks of ground_truth)."""
-    try:
-        float(gold.replace(",", ""))
-    except ValueError:
-        return False
+    """A gold answer that is a number, decimal or fraction ("18", "\\frac{1}{4}"): a wrong consensus on it is a
+    numeric_consensus_error. The label scheme asks that category for a decimal ground_truth, so a wrong consensus
+    on a fraction gives no case (`cases.valid`): majority_wrong_fact would call a number no number."""
     return plain_number(gold) is not None
 
 
@@ -189,6 +187,8 @@ def _round_one(d: Debate, item: str, rng: random.Random) -> Candidate | None:
     if too_unreadable(readings):
         return None
     category = panel_category(readings, numeric(d.gold))
+    if category is None:
+        return None
     answers = [answer(t.text, t.correct, DYLAN_MODEL) for t in turns]
     how = (f"The round-1 answers of a DyLAN debate ({d.run} prompt) that stopped after round 1, each written alone, "
            "unchanged.")  # fmt: skip

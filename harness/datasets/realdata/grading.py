@@ -81,13 +81,33 @@ def _number_key(number: Fraction) -> str:
     return f"n:{number.numerator}/{number.denominator}" if number.denominator != 1 else f"n:{number.numerator}"
 
 
+_UNICODE = {"π": r"\pi ", "−": "-", "×": r"\times ", "÷": r"\div ", "·": r"\cdot ", "²": "^2", "³": "^3",
+            "∞": r"\infty "}
+_ROOT = re.compile(r"√\s*(?:\(([^()]*)\)|\{([^{}]*)\}|(\d+(?:\.\d+)?|[A-Za-z]))")
+_DELIMITED = re.compile(r"\$|\\\(|\\\[")
+
+
+def _as_latex(segment: str) -> str | None:
+    """Unicode mathematics in LaTeX: math-verify reads "90π" as 90 and "2√3" as 2. "√(x+1)" is \\sqrt{x+1};
+    a root whose argument is not clear gives None (unreadable, never misread)."""
+    if not any(ch in segment for ch in "√π−×÷·²³∞"):
+        return segment
+    latex = _ROOT.sub(lambda m: rf"\sqrt{{{next(g for g in m.groups() if g is not None)}}}", segment)
+    if "√" in latex:
+        return None
+    for char, command in _UNICODE.items():
+        latex = latex.replace(char, command)
+    return latex if _DELIMITED.search(latex) else f"${latex.strip()}$"
+
+
 def parse_math(segment: str) -> list[Any]:
     """math-verify's reading of a segment (LaTeX or plain expression); [] when it finds nothing."""
     from math_verify import parse
 
-    if len(segment) > LONGEST:
+    latex = _as_latex(segment)
+    if latex is None or len(latex) > LONGEST:
         return []
-    return parse(segment, parsing_timeout=TIMEOUT)
+    return parse(latex, parsing_timeout=TIMEOUT)
 
 
 def _key(parsed: list[Any]) -> str:
@@ -118,6 +138,15 @@ def read(segment: str, route: str) -> tuple[Value | None, list[Any]]:
         return Value(str(parsed[-1]), _key(parsed), route), parsed
     except (ValueError, OverflowError, RecursionError):  # sympy printing a number of thousands of digits
         return None, []
+
+
+_ONE_OF_SEVERAL = re.compile(r"\bnot both\b|\benter (?:only )?one of\b|\benter either\b", re.IGNORECASE)
+
+
+def one_of_several(problem: str) -> bool:
+    """A problem that asks for any one of several right answers ("Enter only one of the foci, not both."): its gold
+    is one of them, so an answer giving another is right and would be graded wrong. Such problems give no case."""
+    return _ONE_OF_SEVERAL.search(problem) is not None
 
 
 class Gold:
@@ -183,6 +212,9 @@ _ENDING_VALUE = re.compile(
     r"(\$[^$]+\$|\\\(.+?\\\)|\\\[.+?\\\]|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)\s*[.!]?\s*$"
 )
 _TWO_WAYS = re.compile(r"\bor\b|\beither\b", re.IGNORECASE)
+_FILLER = r"(?:indeed|still|also|now|then|clearly|simply|exactly|approximately|about|roughly)\b"
+_PROSE = re.compile(rf"(?:{_FILLER}\s*)*(?!{_FILLER})[A-Za-z]{{3,}}\b(?!\s*[=(\\^_{{])")
+_STATED = re.compile(r"\b(?:is|are|equals|be)\b[^$.]{0,12}\$")
 _CONDITION = re.compile(r"\s*(?:if|when|assuming|unless)\b", re.IGNORECASE)
 
 
@@ -219,15 +251,24 @@ def debate_final(text: str) -> tuple[str, str] | None:
         sentence = _SENTENCE_END.split(text[: said[-1].start()])[-1]
         if _TWO_WAYS.search(rest) or _CONDITION.match(sentence):
             return None  # "the answer is 3 or 4"; "If the question means ..., then the answer is 10."
-        return rest, "answer-is"
+        if not _says_nothing(rest):
+            return rest, "answer-is"
     if box:
         tail = text[text.rfind("\n\n", 0, box_at) + 1 :]  # the paragraph the last box is in
         if len({" ".join(b.split()) for b in boxes(tail)}) > 1:
             return None
         return box, "boxed"
     sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-    ending = _ENDING_VALUE.search(sentences[-1]) if sentences else None
+    if not sentences or len(_STATED.findall(sentences[-1])) > 1:
+        return None  # "the center is at $(2,1)$, and the semi-major axis is $\\sqrt{5}$": which is the answer?
+    ending = _ENDING_VALUE.search(sentences[-1])
     return (ending.group(1), "last-sentence") if ending else None
+
+
+def _says_nothing(rest: str) -> bool:
+    """A "the answer is" that goes on in words, not a value: "the answer is somewhere between 2 and 3. Taking the
+    inverse ..." A short rest stays a value ("the answer is odd"), as does "x = 5" or "\\frac{1}{2}"."""
+    return len(rest.split()) > 3 and _PROSE.match(rest) is not None
 
 
 def _strip_tail(segment: str) -> str:
@@ -303,20 +344,34 @@ def reply_answer(output: str) -> str | None:
 
 # ------------------------------------------------------------------ MMLU-Pro's letters
 
+_ANCHOR = (
+    r"(?:answer (?:is|would be|should be)|[aA]nswer:"
+    r"|(?:closest|correct|best|right|accurate|likely) (?:option|choice|statement|match|diagnosis) (?:is|would be))"
+)
 _LETTER = re.compile(
-    r"(?:answer (?:is|would be|should be)|[aA]nswer:)\s*:?\s*\(?([A-J])(?![A-Za-z])\)?([^\n]*)"
+    rf"{_ANCHOR}\s*:?\s*(?:\*\*)?\(?([A-J])(?![A-Za-z])\)?"
+    rf"((?:(?!{_ANCHOR})[^\n])*)"  # the rest of the line, up to the next anchor
 )
 _OPTION = re.compile(r"(?<![\w.])([A-J])\.\s+[A-Z]")  # "A. Rely on force. B. Undermine the army": an option listed
+# "The closest option is (E), but this is not the correct answer": a letter named and taken back
+_TAKEN_BACK = re.compile(r"\bbut\b[^.]*\bnot\b|\bnot (?:the )?(?:correct|right|exact|accurate)\b|\bnone of\b",
+                         re.IGNORECASE)
+_NO_OPTION = re.compile(rf"{_ANCHOR}\s*:?\s*(?:\*\*)?(?:none|not (?:listed|given|among|one of))\b", re.IGNORECASE)
 
 
 def stated_letters(text: str) -> list[str]:
     """The letters a response states with MMLU-Pro's own anchors ("the answer is (X)", "Answer: X", and "the
-    answer would be (X)"), in order, with any it names alongside in the same sentence ("(C) and (D)", "(I) Bill
-    Clinton and (J) Margaret Thatcher") or lists after it on its line ("A. Rely on force. B. Undermine ...")."""
-    letters: list[str] = []
+    answer would be (X)", in bold or not) or by naming its choice ("the closest option is (X)", "the correct
+    statement is (X)"), in order, with any it names alongside in the same sentence ("(C) and (D)", "(I) Bill
+    Clinton and (J) Margaret Thatcher") or lists after it on its line ("A. Rely on force. B. Undermine ..."). A
+    letter taken back in its sentence ("..., but this is not the correct answer") and an answer of "none of the
+    above" stand in the list as words, so that a response holding them reads as two answers, never as one."""
+    letters: list[str] = ["none"] if _NO_OPTION.search(text) else []  # "Answer: None of the above" states no option
     for first, line in _LETTER.findall(text):
         sentence = line.split(". ")[0]
         letters += [first, *re.findall(r"\(([A-J])\)", sentence), *_OPTION.findall(line)]
+        if _TAKEN_BACK.search(sentence):
+            letters.append("taken back")
     return letters
 
 
@@ -330,9 +385,19 @@ def mmlu_letter(text: str, pred: str | None) -> tuple[Value | None, str]:
     ``none-stated``.
     """
     letters = stated_letters(text)
-    if not letters:
+    if not any(len(x) == 1 for x in letters):  # none, or only "none of the above"
         return None, "none-stated"
     if len(set(letters)) > 1:
         return None, "conflicting"
     how = "agrees" if pred == letters[0] else ("pred-none" if pred is None else "pred-differs")
     return Value(letters[0], f"s:{letters[0]}", "letter"), how
+
+
+_NAMES_OPTION = re.compile(r"\([A-J]\)|\*\*[A-J]\b|\b[A-J]\)|\b(?:answer|option|choice|statement)\b", re.IGNORECASE)
+
+
+def names_no_option(text: str) -> bool:
+    """An MMLU-Pro response whose end names no option and speaks of no answer (cut off, or looping on one
+    sentence): what the anchors found nothing in, no reader finds a letter in either. "The closest option is (C)"
+    or "the accurate statement is: D." names one."""
+    return _NAMES_OPTION.search(text[-400:]) is None

@@ -116,7 +116,9 @@ def cases(problem: Problem, seed: int, pool: wording.Pool) -> Iterator[Candidate
     words = random.Random(f"{seed}:words:gsm8k:{problem.key}")
     item, q = f"gsm8k:{problem.key}", problem.question
 
-    def case(category: str, chosen: list[Solution], how: str, origin: str) -> Candidate | None:
+    def case(category: str | None, chosen: list[Solution], how: str, origin: str) -> Candidate | None:
+        if category is None:
+            return None
         return make_case(SOURCE, category, q, [_real(s) for s in chosen], problem.truth, item, how, origin,
                          str(len(chosen)), rng)  # fmt: skip
 

@@ -5,7 +5,8 @@ letter is the one it states with the source's own anchors ("The answer is (X)", 
 upstream's ``pred`` (`grading.mmlu_letter`); a response stating two different letters, or none, is unreadable.
 
 Cases: every question asked of every panel in `PANELS` (fixed here, listed in the card), its category what the
-panel's letters show (`panels.panel_category`), ``origin_natural``. A panel's letters are compared only where every
+panel's letters show (`panels.panel_category`: a category that an unreadable answer naming an option could change
+gives no case), ``origin_natural``. A panel's letters are compared only where every
 member saw the same revision of the question (question, options and gold letter identical), as the source asks.
 
 Questions whose gold letter the three strongest models (`REFERENCE`, in no panel) do not confirm, two of three at
@@ -24,7 +25,7 @@ from pathlib import Path
 import orjson
 
 from harness.datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
-from harness.datasets.realdata.grading import mmlu_letter
+from harness.datasets.realdata.grading import mmlu_letter, names_no_option
 from harness.datasets.realdata.models import label_of
 from harness.datasets.realdata.panels import Panel, Reading, panel_category, too_unreadable
 from harness.errors import SourceDataError
@@ -116,44 +117,50 @@ def cases(graded: dict[str, dict[int, Record]], seed: int) -> Iterator[tuple[str
     if missing:
         raise SourceDataError(f"MMLU-Pro: no output file for panel model(s) {', '.join(missing)}")
     first = graded[PANELS[0].models[0]]
-    texts = _question_texts(graded)
+    kept = _kept_ids(graded)
     for qid in sorted(first):
-        if not confirmed(qid, graded) or qid not in texts:
+        if not confirmed(qid, graded) or qid not in kept:
             continue
         item = f"mmlu-pro:{qid}"
         for panel in PANELS:
             records = [graded[m].get(qid) for m in panel.models]
             if any(r is None for r in records) or len({r.revision for r in records if r}) != 1:
                 continue
-            candidate = _panel_case(qid, item, panel, [r for r in records if r], texts[qid], seed)
+            # the question as this panel saw it: revisions of one question order its options differently
+            shown = shown_question(records[0].revision) if records[0] else ("", "")
+            candidate = _panel_case(qid, item, panel, [r for r in records if r], shown, seed)
             if candidate is not None:
-                yield item, texts[qid][0], candidate
+                yield item, shown[0], candidate
 
 
-def _question_texts(graded: dict[str, dict[int, Record]]) -> dict[int, tuple[str, str]]:
-    """Question id -> (question shown, gold shown), from any model's record; one id per repeated question text."""
+def _kept_ids(graded: dict[str, dict[int, Record]]) -> set[int]:
+    """The question ids that are items: one id per repeated question text (MMLU-Pro repeats a few questions under
+    another id, and a model's copy may differ from the others' by a space)."""
     seen: dict[str, int] = {}
-    out: dict[int, tuple[str, str]] = {}
     for model in sorted(graded):
-        for qid, record in graded[model].items():
-            if qid in out:
-                continue
-            question, options, gold = orjson.loads(record.revision)
-            if seen.setdefault(question, qid) != qid:
-                continue  # MMLU-Pro repeats a few questions under another id: one item
-            shown_gold = f"({gold}) {options[LETTERS.index(gold)]}" if gold in LETTERS[: len(options)] else gold
-            out[qid] = (question_text(question, options), shown_gold)
-    return out
+        for qid, record in sorted(graded[model].items()):
+            seen.setdefault(" ".join(orjson.loads(record.revision)[0].split()), qid)
+    return set(seen.values())
+
+
+def shown_question(revision: str) -> tuple[str, str]:
+    """(question shown, gold shown) of one revision of a question: its options in its own order, its gold letter."""
+    question, options, gold = orjson.loads(revision)
+    shown_gold = f"({gold}) {options[LETTERS.index(gold)]}" if gold in LETTERS[: len(options)] else gold
+    return question_text(question, options), shown_gold
 
 
 def _panel_case(
     qid: int, item: str, panel: Panel, records: list[Record], texts: tuple[str, str], seed: int
 ) -> Candidate | None:
     gold = records[0].gold
-    readings = [Reading(m, r.text, r.letter, r.letter == gold) for m, r in zip(panel.models, records, strict=True)]
+    readings = [Reading(m, r.text, r.letter, r.letter == gold, r.how == "none-stated" and names_no_option(r.text))
+                for m, r in zip(panel.models, records, strict=True)]  # fmt: skip
     if too_unreadable(readings) or any(not r.text for r in readings):
         return None
     category = panel_category(readings, numeric=False)
+    if category is None:
+        return None
     answers = [answer(r.text, r.correct, label_of(r.model)) for r in readings]
     how = f"The answers of panel {panel.name} ({panel.size} models, fixed in advance) as the source gives them."
     rng = random.Random(f"{seed}:mmlu-pro:{qid}:{panel.name}")

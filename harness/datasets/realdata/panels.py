@@ -10,8 +10,12 @@ never as correct and never towards a consensus):
 - one wrong value held by >= 60%: ``lone_correct_dissenter`` when exactly one answer is correct, otherwise
   ``numeric_consensus_error`` for a numeric gold answer and ``majority_wrong_fact`` for any other;
 - no value at 60%: ``genuine_disagreement``.
-A panel whose answers are more than a quarter unreadable gives no case for that question: what its agents agree on
-cannot be read, so no label would be safe.
+The category must not hang on an answer that could not be read: read as the gold answer, as any wrong value the
+panel holds or as a wrong value of its own, every unreadable answer must leave the category as it is, or the panel
+gives no case for that question (a reader who finds "the correct statement is (J)" where the anchors found nothing
+would otherwise see another category than the label). An answer that names no value at all, cut off or looping,
+is no such doubt (`Reading.silent`). A panel whose answers are more than a quarter unreadable gives no case for
+that question: what its agents agree on cannot be read, so no label would be safe.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Reading:
     text: str
     key: str | None
     correct: bool
+    silent: bool = False  # unreadable and names no value at all (cut off, looping): no reader could read one in
 
 
 @dataclass(frozen=True)
@@ -50,12 +55,27 @@ def too_unreadable(readings: Sequence[Reading]) -> bool:
     return 4 * sum(r.key is None for r in readings) > len(readings)
 
 
-def panel_category(readings: Sequence[Reading], numeric: bool) -> str:
-    """The category a set of independent answers shows (module docstring)."""
-    n = len(readings)
+def panel_category(readings: Sequence[Reading], numeric: bool) -> str | None:
+    """The category a set of independent answers shows (module docstring), or None when it hangs on how an
+    unreadable answer would be read."""
+    n, unread = len(readings), sum(r.key is None and not r.silent for r in readings)
     correct = sum(r.correct for r in readings)
-    wrong = Counter(r.key for r in readings if r.key is not None and not r.correct)
-    top = max(wrong.values(), default=0)
+    top = max(Counter(r.key for r in readings if r.key is not None and not r.correct).values(), default=0)
+    category = _category(n, correct, top, numeric)
+    # The category rests on two counts: the correct answers and the largest wrong value. With c of the unreadable
+    # answers read as right, the others read wrong can leave the largest wrong value as it is (each a value of its
+    # own; one at least when there was none), join it, or anything between.
+    for c in range(unread + 1):
+        rest = unread - c
+        low = top if top or not rest else 1
+        for t in range(low, top + rest + 1):
+            if _category(n, correct + c, t, numeric) != category:
+                return None
+    return category
+
+
+def _category(n: int, correct: int, top: int, numeric: bool) -> str:
+    """The 60% rule: ``correct`` of ``n`` answers right, ``top`` on the largest wrong value."""
     if meets(correct, n):
         return "genuine_agreement_correct"
     if meets(top, n):

@@ -10,6 +10,9 @@ Nor may a source say much of the risk: no risk level of a source holds more than
 level (or `FLOOR`, when that is smaller still); larger levels are cut back, their categories in proportion. DyLAN's
 debates end wrong more often than right, most ZeroEval panels agree on the right answer: without this, a source's
 house style would say how risky its cases are.
+
+Each group's cases are dealt evenly to dev and test where both splits hold them (splits go by question, so a group's
+candidates fall to the splits by the luck of a hash): the test split's size and make-up follow the caps.
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ NEXT = 0.9
 def sample(
     candidates: Sequence[Candidate], shares: Mapping[str, Mapping[str, float]], cap: Mapping[tuple[str, str], int],
     seed: int, strict: frozenset[str] = frozenset(), by_next: frozenset[str] = frozenset(),
+    split: Mapping[str, str] | None = None,
 ) -> list[Candidate]:  # fmt: skip
     """The kept cases, sorted by source, item, category and stratum. ``shares[source][stratum]`` sum to 1 per source;
-    ``cap[(category, source)]`` bounds a group (absent: no cases of that category from that source)."""
+    ``cap[(category, source)]`` bounds a group (absent: no cases of that category from that source). ``split`` (item
+    -> split): each group's cases are dealt evenly to the splits where both can give them (`sample_group`)."""
     groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for c in candidates:
         groups[(c.category, c.source)].append(c)
@@ -38,7 +43,7 @@ def sample(
     kept: list[Candidate] = []
     for (category, source), group in sorted(groups.items()):
         rng = random.Random(f"{seed}:{category}:{source}")  # one stream per group: a change elsewhere moves nothing
-        kept.extend(sample_group(group, shares[source], totals[(category, source)], rng))
+        kept.extend(sample_group(group, shares[source], totals[(category, source)], rng, split))
     return sorted(kept, key=lambda c: (c.source, c.item, c.category, c.stratum))
 
 
@@ -75,9 +80,12 @@ def balanced(
 
 
 def sample_group(
-    group: Sequence[Candidate], shares: Mapping[str, float], total: int, rng: random.Random
-) -> list[Candidate]:
-    """``total`` cases of one group (at most what it can give), the strata in the given shares, distinct items."""
+    group: Sequence[Candidate], shares: Mapping[str, float], total: int, rng: random.Random,
+    split: Mapping[str, str] | None = None,
+) -> list[Candidate]:  # fmt: skip
+    """``total`` cases of one group (at most what it can give), the strata in the given shares, distinct items; with
+    ``split``, half of each stratum's cases from each split as far as each has them, so that a split's size and make-up
+    follow the caps rather than the luck of the draw."""
     by_stratum: dict[str, list[Candidate]] = defaultdict(list)
     for c in sorted(group, key=lambda c: (c.item, c.stratum)):
         by_stratum[c.stratum].append(c)
@@ -88,10 +96,19 @@ def sample_group(
         want = round(total * shares[stratum])
         pool = [c for c in by_stratum[stratum] if c.item not in used]
         rng.shuffle(pool)
-        for c in pool[:want]:
+        for c in _even(pool, want, split) if split is not None else pool[:want]:
             used.add(c.item)
             kept.append(c)
     return kept
+
+
+def _even(pool: list[Candidate], want: int, split: Mapping[str, str]) -> list[Candidate]:
+    """``want`` of a shuffled pool, half from each split where it can, the rest in pool order."""
+    chosen: list[Candidate] = []
+    for part in sorted(set(split[c.item] for c in pool)):
+        chosen += [c for c in pool if split[c.item] == part][: want // 2]
+    taken = {id(c) for c in chosen}
+    return chosen + [c for c in pool if id(c) not in taken][: want - len(chosen)]
 
 
 def equal(strata: Sequence[str]) -> dict[str, float]:

@@ -28,7 +28,7 @@ from pathlib import Path
 import orjson
 
 from harness.datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
-from harness.datasets.realdata.grading import Gold, reply_answer
+from harness.datasets.realdata.grading import Gold, one_of_several, reply_answer
 from harness.datasets.realdata.items import gsm8k_key, math_key
 from harness.datasets.realdata.models import label_of
 from harness.datasets.realdata.panels import Panel, Reading, panel_category, too_unreadable
@@ -136,6 +136,8 @@ def usable(task: str, qid: str, graded: dict[str, dict[str, Record]]) -> bool:
     """The question can be asked: its gold answer reads as a value and (GSM8K) the reference models confirm it."""
     if task == "math-l5" and "_" in next(iter(graded.values()))[qid].gold:
         return False  # an answer in another base ("-221_3"): no verifier reads it as the source means it
+    if one_of_several(next(iter(graded.values()))[qid].question):
+        return False
     refs = [graded[m][qid] for m in REFERENCE.get(task, ()) if qid in graded.get(m, {})]
     return not REFERENCE.get(task) or sum(r.correct for r in refs) >= 2
 
@@ -165,6 +167,8 @@ def _panel_case(task: str, qid: str, item: str, panel: Panel, records: list[Reco
     if too_unreadable(readings) or any(not r.text for r in readings) or len({r.gold for r in records}) != 1:
         return None
     category = panel_category(readings, numeric=True)
+    if category is None:
+        return None
     answers = [answer(r.text, r.correct, label_of(r.model)) for r in readings]
     how = f"The replies of panel {panel.name} ({panel.size} models, fixed in advance) as the source gives them."
     rng = random.Random(f"{seed}:zeroeval:{task}:{qid}:{panel.name}")
