@@ -4,7 +4,6 @@ and debates show. Every expected value below was worked out by hand from the tex
 from __future__ import annotations
 
 import random
-from collections import Counter
 from fractions import Fraction
 
 import pytest
@@ -13,6 +12,7 @@ from harness.datasets.realdata.cases import Source, answer, make_case
 from harness.datasets.realdata.dylan import Turn, debate_category
 from harness.datasets.realdata.grading import (
     Gold,
+    Value,
     debate_final,
     gsm8k_final,
     mmlu_letter,
@@ -24,7 +24,6 @@ from harness.datasets.realdata.grading import (
 from harness.datasets.realdata.items import families, gsm8k_key, math_key, split_of
 from harness.datasets.realdata.models import label_of
 from harness.datasets.realdata.panels import Reading, panel_category, too_unreadable
-from harness.datasets.realdata.sampling import balanced, possible, sample_group
 
 
 @pytest.mark.parametrize(
@@ -64,6 +63,17 @@ def test_plain_numbers_are_read_exactly(text: str, value: Fraction | None) -> No
         ("\\sqrt{x+1}", "√(x+1)", True),
         ("-5", "−5", True),  # a minus sign, not a hyphen
         ("\\frac{\\pi}{2}", "π/2", True),
+        # a bare expression (a JSON answer, "the answer is 2\\sqrt{3}") is read whole: outside $...$ math-verify
+        # picks one number out of it ("-1 + i" as -1, "26\\sqrt{2}" as 26, "10^{5}" as 10)
+        ("-1", "-1 + i", False),
+        ("i - 1", "-1 + i", True),
+        ("26", "26\\sqrt{2}", False),
+        ("26\\sqrt{2}", "26\\sqrt{2}", True),
+        ("10", "10^{5}", False),
+        ("100000", "10^{5}", True),
+        ("\\frac{1}{2}", "1/2", True),
+        ("5", "x = 5", True),
+        ("7", "7 dozens", True),  # a bare answer in words is its one number
     ],
 )
 def test_values_are_compared_by_math_verify(gold: str, segment: str, correct: bool) -> None:
@@ -89,6 +99,17 @@ def test_a_gold_with_an_array_is_left_out_and_an_unreadable_answer_is_never_corr
     assert not Gold("\\begin{pmatrix}11\\\\44\\end{pmatrix}").readable
     assert Gold("26").grade(None) == (None, False)
     assert Gold("26").grade(("no value here at all", "test")) == (None, False)
+    assert Gold("18").grade(("123 remainder 18", "test")) == (None, False)  # two numbers in words: which?
+
+
+def test_a_word_problems_gold_in_another_unit_is_no_value() -> None:
+    # "How much time ...?" with a gold of 34 (hours): 2040 (minutes) is neither right nor wrong
+    words = Gold("34", units=True)
+    assert [words.grade((v, "json"))[1] for v in ("34", "35")] == [True, False]
+    assert [words.grade((v, "json"))[0] for v in ("2040", "0.34", "3400", "68")][:3] == [None, None, None]
+    assert words.grade(("68", "json"))[0] is not None  # twice the gold is a wrong number, not a unit
+    # a MATH problem has no units: 1 for a gold of 12 is wrong
+    assert Gold("12").grade(("1", "json")) == (Value("1", "n:1", "json"), False)
 
 
 @pytest.mark.parametrize(
@@ -175,6 +196,14 @@ def test_zeroeval_replies_are_read_leniently_and_one_value_only(reply: str, answ
          "conflicting"),
         ("The answer is (B).\n\nAnswer: None of the above.", "B", None, "conflicting"),
         ("The correct answer is (B), not (C) as argued above.", "B", None, "conflicting"),
+        ("The answer is (C), none of the options fits exactly.", "C", None, "conflicting"),
+        # ...unless "None of the above" is the text of the option named
+        ("The answer is (D) None of the above.", "D", "D", "agrees"),
+        # a response that runs on, listing letters (answers to questions nobody asked), states several
+        ("The answer is (G).\n\nNow:\n\nThe answer is ... I, B, J, G, F, G.", "G", None, "conflicting"),
+        ("The answer is C or D.", "C", None, "conflicting"),
+        ("The answer is A, because the law says so.", "A", "A", "agrees"),
+        ("The answer is: D. none of the above", "D", "D", "agrees"),
     ],
 )
 def test_mmlu_pro_letters_are_the_ones_a_response_states(text: str, pred: str | None, letter: str | None,
@@ -303,48 +332,6 @@ def test_debate_agents_keep_their_rounds_and_one_shuffle_for_every_round() -> No
         for a, b in zip(case["answers"][:3], case["answers"][3:], strict=True):  # agent k in both rounds
             assert a["agent_id"].split()[0] == b["agent_id"].split()[0]
             assert a["text"].split("-")[1].split()[0] == b["text"].split("-")[1]
-
-
-def _candidates(counts: dict[str, int]):
-    from harness.datasets.realdata.cases import Candidate
-
-    return [Candidate("c", "s", stratum, f"item-{stratum}-{i}", {}) for stratum, n in counts.items() for i in range(n)]
-
-
-def test_sampling_keeps_every_stratum_in_its_share_and_the_scarcest_sets_the_total() -> None:
-    group = _candidates({"3": 40, "4": 10})
-    shares = {"3": 0.8, "4": 0.2}
-    # 10 items of size 4 at a 20% share allow 50 cases in all: 40 of size 3 and 10 of size 4
-    assert possible(group, shares) == 50
-    kept = sample_group(group, shares, 30, random.Random(0))
-    assert sorted(c.stratum for c in kept).count("3") == 24 and len(kept) == 30
-    assert len({c.item for c in kept}) == len(kept)
-
-
-def test_sampling_deals_a_group_evenly_to_the_splits_where_both_have_cases() -> None:
-    group = _candidates({"3": 40, "4": 40})
-    shares = {"3": 0.5, "4": 0.5}
-    # size 3: 30 items in dev, 10 in test; size 4: 20 and 20
-    split = {c.item: "dev" if int(c.item.rsplit("-", 1)[1]) < (30 if c.stratum == "3" else 20) else "test"
-             for c in group}  # fmt: skip
-    kept = sample_group(group, shares, 40, random.Random(0), split)
-    parts = Counter((c.stratum, split[c.item]) for c in kept)
-    # 20 per stratum, 10 from each split: size 3's test side has exactly the 10 it needs
-    assert parts == {("3", "dev"): 10, ("3", "test"): 10, ("4", "dev"): 10, ("4", "test"): 10}
-    # a split short of its half gives what it has; the other makes up the rest
-    kept = sample_group(group, shares, 60, random.Random(0), split)
-    parts = Counter((c.stratum, split[c.item]) for c in kept)
-    assert parts[("3", "test")] == 10 and parts[("3", "dev")] == 20 and len(kept) == 60
-
-
-def test_risk_levels_of_a_source_are_held_together() -> None:
-    totals = {("echo_cascade", "s"): 300, ("genuine_disagreement", "s"): 100, ("genuine_agreement_correct", "s"): 80}
-    # the smallest level is 80: no level may exceed 1.5 x 80 = 120, so high goes from 300 to 120, medium stays
-    assert balanced(totals) == {**totals, ("echo_cascade", "s"): 120}
-    # strict: every level held to the smallest, 80
-    assert balanced(totals, strict=frozenset({"s"}))[("genuine_disagreement", "s")] == 80
-    # by the next largest instead (0.9 x 100 = 90): for a source whose smallest level is all but empty
-    assert balanced(totals, by_next=frozenset({"s"}))[("echo_cascade", "s")] == 90
 
 
 def test_a_right_value_is_one_value_however_it_is_written() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -22,7 +22,7 @@ from harness.datasets.realdata import card as cards
 from harness.datasets.realdata import dylan, gsm8k, mmlu_pro, truthfulqa, wording, zeroeval
 from harness.datasets.realdata.cases import Candidate
 from harness.datasets.realdata.items import families, split_of
-from harness.datasets.realdata.sampling import equal, sample
+from harness.datasets.realdata.sampling import panel_shares, sample
 
 DEBATES_PER_JOB = 100
 
@@ -41,41 +41,57 @@ class Paths:
         return {k: Path(v) for k, v in vars(self).items() if v is not None}
 
 
-def shares() -> dict[str, dict[str, float]]:
-    """Each source's strata and their shares (`sampling`)."""
+def shares(candidates: Sequence[Candidate]) -> dict[str, dict[str, float]]:
+    """Each source's strata and their shares (`sampling`): sizes set here, panels in the mix of the wrong
+    majorities the candidates hold (`sampling.panel_shares`)."""
     out: dict[str, dict[str, float]] = {
         gsm8k.SOURCE.short: {str(k): v for k, v in gsm8k.SIZES.items()},
         truthfulqa.SOURCE.short: {str(truthfulqa.SIZE): 1.0},
         dylan.SOURCE.short: {str(k): v for k, v in dylan.SIZES.items()},
         dylan.ROUND_ONE.short: {str(k): v for k, v in dylan.ROUND_ONE_SIZES.items()},
-        mmlu_pro.SOURCE.short: equal([p.name for p in mmlu_pro.PANELS]),
+        mmlu_pro.SOURCE.short: panel_shares(candidates, mmlu_pro.SOURCE.short, [p.name for p in mmlu_pro.PANELS]),
     }
     for task, source in zeroeval.SOURCES.items():
-        out[source.short] = equal([p.name for p in zeroeval.PANELS[task]])
+        out[source.short] = panel_shares(candidates, source.short, [p.name for p in zeroeval.PANELS[task]])
     return out
 
 
 CAP = 260
-"""The most cases a category takes from one source (over both splits)."""
+"""The most cases a category takes from one unit (`Candidate.unit`: a source, or the recipe of a constructed case)
+over both splits."""
 CAPS: dict[tuple[str, str], int] = {
     ("echo_cascade", "dylan"): 480,
     **{(c, "mmlu_pro"): 560 for c in ("majority_wrong_fact", "lone_correct_dissenter", "genuine_agreement_correct",
                                       "genuine_disagreement")},
-    # constructed cases around false claims (notes and echoes) as many as around true ones, from each source
-    ("anchoring_injected_premise", "gsm8k"): 200, ("echo_cascade", "gsm8k"): 120,
-    ("correct_but_unsupported", "gsm8k"): 320,
-    ("anchoring_injected_premise", "truthfulqa"): 100, ("echo_cascade", "truthfulqa"): 60,
-    ("correct_but_unsupported", "truthfulqa"): 160,
+    # constructed cases: in each recipe, as many around false claims as around true ones (`STRICT`)
+    ("anchoring_injected_premise", "gsm8k/note"): 200, ("correct_but_unsupported", "gsm8k/note"): 200,
+    ("echo_cascade", "gsm8k/echo"): 120, ("correct_but_unsupported", "gsm8k/echo"): 120,
+    # TruthfulQA's true and false claims differ in their words (a text model tells them apart at ROC-AUC 0.65-0.70
+    # inside its constructed cases): few of them
+    ("anchoring_injected_premise", "truthfulqa/note"): 40, ("correct_but_unsupported", "truthfulqa/note"): 40,
+    ("echo_cascade", "truthfulqa/echo"): 20, ("correct_but_unsupported", "truthfulqa/echo"): 20,
     ("genuine_agreement_correct", "gsm8k"): 400,
 }  # fmt: skip
-"""Caps that differ from `CAP` (category, source)."""
-STRICT = frozenset({"zeroeval_gsm", "zeroeval_math"})
-"""Sources whose risk levels are held level with their smallest (`sampling.balanced`): their strong panels agree on
-the right answer, or scatter, far more often than they agree on a wrong one, and the numbers in their JSON replies
-show which, so that at twice the smallest level they alone lift the surface models of `fcb audit-dataset`."""
+"""Caps that differ from `CAP` (category, unit)."""
+RECIPES = ("gsm8k/note", "gsm8k/echo", "truthfulqa/note", "truthfulqa/echo")
+STRICT = frozenset({"zeroeval_gsm", "zeroeval_math", *RECIPES})
+"""Units whose risk levels are held level with their smallest (`sampling.balanced`). ZeroEval's strong panels agree
+on the right answer, or scatter, far more often than they agree on a wrong one, and the numbers in their JSON replies
+show which, so that at twice the smallest level they alone lift the surface models of `fcb audit-dataset`. A
+recipe's false and true claims: a note or an echo we wrote must say nothing of the truth of what it repeats (with
+more notes around false claims than true ones, a note alone would say "high")."""
 BY_NEXT = frozenset({"dylan"})
-"""Sources whose largest risk level is held to its next largest instead of its smallest: DyLAN's debates converge on
+"""Units whose largest risk level is held to its next largest instead of its smallest: DyLAN's debates converge on
 a right answer after a split so seldom (a few dozen) that its smallest level would leave almost no echo cascade."""
+THINNED: dict[str, frozenset[str]] = {
+    "mmlu_pro": frozenset({"genuine_agreement_correct", "genuine_disagreement"}),
+    "gsm8k": frozenset({"genuine_agreement_correct", "genuine_disagreement", "correct_but_unsupported"}),
+    "dylan": frozenset({"echo_cascade"}),
+}
+"""The plentiful categories of each source, thinned to the difficulty mix of the rest of their unit
+(`sampling.matched`): in MMLU-Pro agreement and disagreement to the subjects of the wrong majorities, in GSM8K to
+the steps of the wrong ones (and a recipe's true claims to the steps of its false ones), in DyLAN's debates echo
+cascades to the MATH levels of the rest."""
 
 
 @dataclass
@@ -188,7 +204,7 @@ def build(
     split = {item: split_of(family[item], seed) for item in questions}
     candidates = _candidates(graded, split, seed, test_wording)
     stage(f"{len(candidates)} valid candidate cases in all; sampling them")
-    kept = sample(candidates, shares(), _caps(candidates), seed, STRICT, BY_NEXT, split)
+    kept = sample(candidates, shares(candidates), _caps(candidates), seed, STRICT, BY_NEXT, split, THINNED)
     stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits = write(kept, split, Path(out_dir))
     card = cards.card(splits, seed, test_wording, given, Path(out_dir), graded_summary(graded), candidates)
@@ -200,7 +216,7 @@ def build(
 
 
 def _caps(candidates: Iterable[Candidate]) -> dict[tuple[str, str], int]:
-    return {(c.category, c.source): CAPS.get((c.category, c.source), CAP) for c in candidates}
+    return {(c.category, c.unit): CAPS.get((c.category, c.unit), CAP) for c in candidates}
 
 
 def _pool(workers: int | None) -> ProcessPoolExecutor:

@@ -53,13 +53,23 @@ class Source:
 @dataclass(frozen=True)
 class Candidate:
     """A case before sampling: its category, source, stratum (what sampling balances within a source: the panel or
-    the number of answers), source item (what splits go by) and the case itself."""
+    the number of answers), source item (what splits go by) and the case itself; the recipe that wrote it, for a
+    constructed case (``note``, ``echo``: cases of one recipe are sampled as a unit of their own, false claims as
+    many as true ones), and how hard its question is (``difficulty``: a subject, a level, a number of steps; sampling
+    matches it across categories, `sampling.matched`), where the source tells."""
 
     category: str
     source: str
     stratum: str
     item: str
     case: dict[str, Any] = field(compare=False)
+    recipe: str = ""
+    difficulty: str = ""
+
+    @property
+    def unit(self) -> str:
+        """What sampling balances risk levels within: the source, or the source and recipe of a constructed case."""
+        return f"{self.source}/{self.recipe}" if self.recipe else self.source
 
 
 def answer(text: str, correct: bool, family: str | None = None, saw: bool = False, shared: bool = False) -> dict:
@@ -78,11 +88,12 @@ def majority_label(category: str) -> bool | None:
 
 def make_case(
     source: Source, category: str, question: str, answers: list[dict], truth: str, item: str, how: str, origin: str,
-    stratum: str, rng: random.Random, seats: list[tuple[int, int]] | None = None,
+    stratum: str, rng: random.Random, seats: list[tuple[int, int]] | None = None, recipe: str = "",
+    difficulty: str = "",
 ) -> Candidate | None:  # fmt: skip
     """A candidate with its agents shuffled, or None when it breaks the schema or the label scheme (the rules fcb
     validate applies). ``seats`` gives each answer's (round, agent) in a debate: rounds keep their order, agents
-    are shuffled within them the same way in every round."""
+    are shuffled within them the same way in every round. ``recipe`` and ``difficulty``: see `Candidate`."""
     ordered, ids = _order(answers, rng, seats)
     case = {
         "id": "",
@@ -96,7 +107,7 @@ def make_case(
         "source": source.block(item, how),
         "tags": [source.short, origin],
     }
-    return Candidate(category, source.short, stratum, item, case) if valid(case) else None
+    return Candidate(category, source.short, stratum, item, case, recipe, difficulty) if valid(case) else None
 
 
 def _order(

@@ -10,11 +10,11 @@ Cases, the debate as it ran (``origin_natural``):
   final-round answers (written after reading the others' solutions, ``saw_other_answers`` true), rounds in order,
   agents shuffled within them alike. When the final round is unanimous on a value that an agent gave in round 1 and
   at least one agent switched to it: ``echo_cascade`` if it is wrong; if it is right, ``correct_but_unsupported``
-  when one agent alone had it in round 1 (everyone else adopted it: nothing independent behind the consensus) and
-  ``genuine_agreement_correct`` when two or more reached it alone. Final agents who all held the value already in
-  round 1 agreed independently: ``genuine_agreement_correct``, or a wrong consensus. A final round with no value at
-  60%: ``genuine_disagreement``; one correct agent holding out against a wrong 60% majority:
-  ``lone_correct_dissenter``.
+  when fewer than 60% of the round-1 answers had it (one agent of three, or of the two kept: the others adopted it,
+  nothing independent behind the consensus) and ``genuine_agreement_correct`` when 60% or more reached it alone.
+  Final agents who all held the value already in round 1 agreed independently: ``genuine_agreement_correct``, or a
+  wrong consensus. A final round with no value at 60%: ``genuine_disagreement``; one correct agent holding out
+  against a wrong 60% majority: ``lone_correct_dissenter``.
 - a debate that stopped after round 1 (three or four agents agreed): the round-1 answers, independent, categorised as
   a panel's (`panels.panel_category`); these are a source of their own (`ROUND_ONE`), with their own sizes.
 Every case must then meet the label scheme over all the answers it holds, or it is left out. Pruned agents (the
@@ -90,6 +90,12 @@ class Debate:
     readable_gold: bool
     whole: bool  # every stored turn's round is known
     first_round: tuple[Turn, ...] = ()  # every round-1 solution, stored or only quoted (debates past round 1)
+    level: int = 0  # MATH's level, 1-5 (0: not given)
+
+    @property
+    def difficulty(self) -> str:
+        """MATH's level, levels 1 and 2 taken together (`sampling.matched`); empty when the record gives none."""
+        return str(max(self.level, 2)) if self.level else ""
 
 
 def read_lines(directory: str | Path) -> list[tuple[str, bytes]]:
@@ -117,6 +123,7 @@ def _grade(run: str, line: bytes) -> Debate:
         row = orjson.loads(line)
         histories = [[(m["role"], m["content"]) for m in history] for history in row["responses"]]
         problem_id, problem, gt = row["problem_id"], row["problem"], row["gt"]
+        level = row.get("prob_level")
     except (ValueError, KeyError, TypeError) as exc:
         raise SourceDataError(f"DyLAN {run}: not a debate record: {type(exc).__name__}: {exc}") from exc
     gold = Gold(gt)
@@ -142,7 +149,8 @@ def _grade(run: str, line: bytes) -> Debate:
         first = tuple(turn(t) for t in texts)
         stored = {" ".join(a[0].text.split())[:200] for a in agents}
         whole &= stored <= {" ".join(t.split())[:200] for t in texts}
-    return Debate(problem_id, problem, gt, run, tuple(agents), gold.readable, whole, first)
+    level = level if isinstance(level, int) and 1 <= level <= 5 else 0
+    return Debate(problem_id, problem, gt, run, tuple(agents), gold.readable, whole, first, level)
 
 
 def _round_one_texts(history: list[tuple[str, str]]) -> list[str]:
@@ -192,7 +200,8 @@ def _round_one(d: Debate, item: str, rng: random.Random) -> Candidate | None:
     answers = [answer(t.text, t.correct, DYLAN_MODEL) for t in turns]
     how = (f"The round-1 answers of a DyLAN debate ({d.run} prompt) that stopped after round 1, each written alone, "
            "unchanged.")  # fmt: skip
-    return make_case(ROUND_ONE, category, d.problem, answers, d.gold, item, how, NATURAL, str(len(answers)), rng)
+    return make_case(ROUND_ONE, category, d.problem, answers, d.gold, item, how, NATURAL, str(len(answers)), rng,
+                     difficulty=d.difficulty)
 
 
 def debate_category(
@@ -265,4 +274,4 @@ def _debate(d: Debate, item: str, rng: random.Random) -> Candidate | None:
         + ("; the two agents the ranker pruned after round 2 are not stored." if pruned else ".")
     )
     return make_case(SOURCE, category, d.problem, answers, d.gold, item, how, NATURAL, str(len(answers)), rng,
-                     seats=seats)  # fmt: skip
+                     seats=seats, difficulty=d.difficulty)  # fmt: skip

@@ -131,13 +131,47 @@ def read(segment: str, route: str) -> tuple[Value | None, list[Any]]:
     number = plain_number(segment)
     if number is not None:
         return Value(segment.strip(), _number_key(number), route), []
-    parsed = parse_math(segment)
+    whole = _whole(segment)
+    parsed = parse_math(whole) if whole is not None else []
     if not parsed:
         return None, []
     try:
         return Value(str(parsed[-1]), _key(parsed), route), parsed
     except (ValueError, OverflowError, RecursionError):  # sympy printing a number of thousands of digits
         return None, []
+
+
+UNIT_FACTORS = (7, 12, 24, 60, 100, 1000, 3600)
+"""Factors between common units (days and weeks, months and years, hours and days, minutes and hours, cents and
+dollars or a percentage and a fraction, grams and kilograms, seconds and hours)."""
+
+
+def another_unit(value: Fraction | None, gold: Fraction) -> bool:
+    """A number that is the gold in another unit (2040 minutes for a gold of 34 hours): in a word problem that names
+    no unit for its answer, neither right nor wrong, so it is read as no value (`Gold` with ``units``). Not in MATH
+    problems, which have no units: there 1 for a gold of 12 is a wrong answer."""
+    if value is None or value == gold or not value or not gold:
+        return False
+    ratio = abs(value / gold)
+    return any(ratio in (f, Fraction(1, f)) for f in UNIT_FACTORS) and (value > 0) == (gold > 0)
+
+
+_LATEX_OPEN = re.compile(r"\$|\\\(|\\\[|\\boxed")
+_TEXT = re.compile(r"\\text\{([^{}]*)\}")
+_WORD = re.compile(r"(?<!\S)[A-Za-z]{2,}(?=[\s.,;:!?)]|$)")
+
+
+def _whole(segment: str) -> str | None:
+    """A segment as math-verify is to read it whole. Outside ``$...$`` math-verify picks one number out of free text
+    ("2\\sqrt{3}" read as 2, "-1 + i" as -1, "10^{5}" as 10): a bare expression (a JSON ``answer``, "the answer is
+    2\\sqrt{3}") is read inside ``$...$`` instead. A bare answer in words ("7 dozens", "13.9 is bigger") is its one
+    number; with two numbers in it ("123 remainder 18") it is unreadable (None)."""
+    if _LATEX_OPEN.search(segment):
+        return segment
+    if _WORD.search(_TEXT.sub(r" \1 ", segment)):
+        numbers = _NUMBER.findall(segment)
+        return numbers[0] if len(numbers) == 1 else None
+    return f"${segment.strip()}$"
 
 
 _ONE_OF_SEVERAL = re.compile(r"\bnot both\b|\benter (?:only )?one of\b|\benter either\b", re.IGNORECASE)
@@ -152,9 +186,10 @@ def one_of_several(problem: str) -> bool:
 class Gold:
     """A gold answer, parsed once; `grade` reads an answer's value and says whether it equals the gold."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, units: bool = False) -> None:
         self.text = text
         self.number = plain_number(text)
+        self.units = units  # a word problem: a number that is the gold in another unit is no value (`another_unit`)
         self._parsed: list[Any] | None = None
 
     @property
@@ -184,6 +219,8 @@ class Gold:
         if value is None:
             return None, False
         if self.number is not None and value.key.startswith("n:"):
+            if self.units and another_unit(plain_number(value.text), self.number):
+                return None, False
             return value, value.key == _number_key(self.number)  # two plain numbers: exact
         from math_verify import verify
 
@@ -349,13 +386,18 @@ _ANCHOR = (
     r"|(?:closest|correct|best|right|accurate|likely) (?:option|choice|statement|match|diagnosis) (?:is|would be))"
 )
 _LETTER = re.compile(
-    rf"{_ANCHOR}\s*:?\s*(?:\*\*)?\(?([A-J])(?![A-Za-z])\)?"
+    rf"{_ANCHOR}\s*:?\s*(?:(?:\.\.\.|…)\s*)?(?:\*\*)?\(?([A-J])(?![A-Za-z])\)?"
     rf"((?:(?!{_ANCHOR})[^\n])*)"  # the rest of the line, up to the next anchor
 )
+# "The answer is ... I, B, J, G": letters listed after the first, by commas, "or", "and" or slashes
+_LISTED = re.compile(r"^(?:\s*(?:,|;|/|\bor\b|\band\b)\s*\(?[A-J](?![A-Za-z])\)?)+")
+_LISTED_LETTER = re.compile(r"(?<![A-Za-z])([A-J])(?![A-Za-z])")
 _OPTION = re.compile(r"(?<![\w.])([A-J])\.\s+[A-Z]")  # "A. Rely on force. B. Undermine the army": an option listed
 # "The closest option is (E), but this is not the correct answer": a letter named and taken back
 _TAKEN_BACK = re.compile(r"\bbut\b[^.]*\bnot\b|\bnot (?:the )?(?:correct|right|exact|accurate)\b|\bnone of\b",
                          re.IGNORECASE)
+# "The answer is (D) None of the above": the text of the option named, not a choice taken back
+_OPTION_NONE = re.compile(r"^[\s).:*]*none of the (?:above|options|choices)\b", re.IGNORECASE)
 _NO_OPTION = re.compile(rf"{_ANCHOR}\s*:?\s*(?:\*\*)?(?:none|not (?:listed|given|among|one of))\b", re.IGNORECASE)
 
 
@@ -365,12 +407,15 @@ def stated_letters(text: str) -> list[str]:
     statement is (X)"), in order, with any it names alongside in the same sentence ("(C) and (D)", "(I) Bill
     Clinton and (J) Margaret Thatcher") or lists after it on its line ("A. Rely on force. B. Undermine ..."). A
     letter taken back in its sentence ("..., but this is not the correct answer") and an answer of "none of the
-    above" stand in the list as words, so that a response holding them reads as two answers, never as one."""
+    above" stand in the list as words, so that a response holding them reads as two answers, never as one; a letter
+    followed by its option's text "None of the above" ("The answer is (D) None of the above") is that letter."""
     letters: list[str] = ["none"] if _NO_OPTION.search(text) else []  # "Answer: None of the above" states no option
     for first, line in _LETTER.findall(text):
         sentence = line.split(". ")[0]
+        listed = _LISTED.match(line)
         letters += [first, *re.findall(r"\(([A-J])\)", sentence), *_OPTION.findall(line)]
-        if _TAKEN_BACK.search(sentence):
+        letters += _LISTED_LETTER.findall(listed.group(0)) if listed else []
+        if _TAKEN_BACK.search(_OPTION_NONE.sub("", sentence)):
             letters.append("taken back")
     return letters
 

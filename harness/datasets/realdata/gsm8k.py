@@ -46,10 +46,13 @@ SOURCE = Source(
 KEYS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verification")
 CLAIM_FORMS = (
     "The answer is {n}.", "{n}.", "It comes to {n}.", "So we get {n}.", "That gives {n}.", "The total is {n}.",
-    "It works out to {n}.", "That makes {n}.", "So it is {n}.", "The final number is {n}.", "We end up with {n}.",
-    "It is {n}.",
+    "It works out to {n}.", "That makes {n}.", "For a total of {n}.", "The final number is {n}.",
+    "We end up with {n}.", "{n} in total.",
 )  # fmt: skip
-"""Ways a note or an answer of ours states a number: many, so that no phrase marks the notes."""
+"""Ways a note or an answer of ours states a number: many, each in few of our cases (an answer picks one, a case holds
+three or four), and none sharing its words with another ("It is", "So it is" marked a third of our cases together),
+so that no phrase marks the notes; the commonest words of the source's own solutions ("a total of", "in total")
+where they fit."""
 SIZES = {3: 0.8, 4: 0.2}
 """The share of each number of answers, the same for every category. The natural cases have four; few problems have
 three wrong solutions on one number, or three wrong and one correct, so four answers are a fifth."""
@@ -74,6 +77,17 @@ class Problem:
     question: str
     truth: str  # the ground truth's number, as a plain string
     solutions: tuple[Solution, ...]
+    steps: int = 0  # lines of working in the ground truth: how hard the problem is
+
+    @property
+    def difficulty(self) -> str:
+        """The steps of the ground truth's working, 2 or fewer and 5 or more taken together (`sampling.matched`)."""
+        return str(min(max(self.steps, 2), 5))
+
+
+def steps(ground_truth: str) -> int:
+    """Lines of working in a ground-truth solution (its final ``A:`` line aside)."""
+    return sum(1 for line in ground_truth.splitlines() if line.strip() and not line.startswith("A:"))
 
 
 def _final(text: str) -> str | None:
@@ -98,7 +112,8 @@ def read(path: str | Path) -> list[Problem]:
                          _final(row[k]["solution"]))
                 for k in KEYS
             )  # fmt: skip
-            out.append(Problem(gsm8k_key(row["question"]), row["question"], truth, solutions))
+            out.append(Problem(gsm8k_key(row["question"]), row["question"], truth, solutions,
+                               steps(row["ground_truth"])))
         except (ValueError, KeyError, TypeError) as exc:
             raise SourceDataError(
                 f"{path}:{number}: not a GSM8K solutions record: {type(exc).__name__}: {exc}"
@@ -120,7 +135,7 @@ def cases(problem: Problem, seed: int, pool: wording.Pool) -> Iterator[Candidate
         if category is None:
             return None
         return make_case(SOURCE, category, q, [_real(s) for s in chosen], problem.truth, item, how, origin,
-                         str(len(chosen)), rng)  # fmt: skip
+                         str(len(chosen)), rng, difficulty=problem.difficulty)  # fmt: skip
 
     readings = [Reading(s.family, s.text, s.final, s.is_correct) for s in problem.solutions]
     natural = case(panel_category(readings, numeric=True), list(problem.solutions),
@@ -197,7 +212,7 @@ def _note(problem: Problem, rng: random.Random, words: random.Random, pool: word
     )
     category = "correct_but_unsupported" if true else "anchoring_injected_premise"
     return make_case(SOURCE, category, question, answers, problem.truth, f"gsm8k:{problem.key}", how, CONSTRUCTED,
-                     str(size), rng)  # fmt: skip
+                     str(size), rng, recipe="note", difficulty=problem.difficulty)  # fmt: skip
 
 
 def _solution(working: str, sentence: str, number: str) -> str:
@@ -231,4 +246,4 @@ def _echo(problem: Problem, rng: random.Random, words: random.Random, pool: word
     )
     category = "correct_but_unsupported" if true else "echo_cascade"
     return make_case(SOURCE, category, problem.question, answers, problem.truth, f"gsm8k:{problem.key}", how,
-                     CONSTRUCTED, str(size), rng)  # fmt: skip
+                     CONSTRUCTED, str(size), rng, recipe="echo", difficulty=problem.difficulty)  # fmt: skip

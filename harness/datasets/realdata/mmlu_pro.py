@@ -71,6 +71,7 @@ class Record:
     how: str  # how the letter was read (grading.mmlu_letter)
     gold: str
     revision: str  # the question's wording, options and gold letter, joined: answers compare only within one
+    subject: str = ""  # the source's ``category`` (law, physics, ...): how hard a question is goes with it
 
 
 def files(directory: str | Path) -> dict[str, Path]:
@@ -92,7 +93,8 @@ def grade_file(path: Path) -> dict[int, Record]:
                 letter, how = mmlu_letter(text, row.get("pred"))
                 revision = orjson.dumps([row["question"], row["options"], row["answer"]]).decode()
                 out[int(row["question_id"])] = Record(
-                    text.strip(), letter.text if letter else None, how, row["answer"], revision
+                    text.strip(), letter.text if letter else None, how, row["answer"], revision,
+                    str(row.get("category") or ""),
                 )
             except (ValueError, KeyError, TypeError, StopIteration) as exc:
                 raise SourceDataError(f"{path}:{number}: not an MMLU-Pro record: {type(exc).__name__}: {exc}") from exc
@@ -165,4 +167,5 @@ def _panel_case(
     how = f"The answers of panel {panel.name} ({panel.size} models, fixed in advance) as the source gives them."
     rng = random.Random(f"{seed}:mmlu-pro:{qid}:{panel.name}")
     question, truth = texts
-    return make_case(SOURCE, category, question, answers, truth, item, how, NATURAL, panel.name, rng)
+    return make_case(SOURCE, category, question, answers, truth, item, how, NATURAL, panel.name, rng,
+                     difficulty=records[0].subject)

@@ -280,7 +280,7 @@ def _note(q: Question, claims: Claims, claim: Claim, true: bool, rng: random.Ran
     category = "correct_but_unsupported" if true else "anchoring_injected_premise"
     question = wording.fill(wording.pick(wording.NOTES, pool, words), stated, question=q.question)
     return make_case(SOURCE, category, question, answers, q.best, f"truthfulqa:{q.key}", how, CONSTRUCTED, str(SIZE),
-                     rng)  # fmt: skip
+                     rng, recipe="note")  # fmt: skip
 
 
 def _echo(q: Question, claims: Claims, claim: Claim, true: bool, rng: random.Random, words: random.Random,
@@ -303,4 +303,4 @@ def _echo(q: Question, claims: Claims, claim: Claim, true: bool, rng: random.Ran
                                                           else "."))  # fmt: skip
     category = "correct_but_unsupported" if true else "echo_cascade"
     return make_case(SOURCE, category, q.question, answers, q.best, f"truthfulqa:{q.key}", how, CONSTRUCTED,
-                     str(SIZE), rng)  # fmt: skip
+                     str(SIZE), rng, recipe="echo")  # fmt: skip

@@ -114,7 +114,7 @@ def grade_file(task: str, path: Path) -> dict[str, Record]:
                 row = orjson.loads(line)
                 text = (row["output"] or [""])[0] or ""
                 gold = gold_of(task, row)
-                grader = golds.setdefault(gold, Gold(gold))
+                grader = golds.setdefault(gold, Gold(gold, units=task == "gsm"))
                 found = reply_answer(text)
                 value, correct = grader.grade((found, "json") if found else None)
                 out[str(row["id"])] = Record(text.strip(), value.key if value else None, correct, gold,

@@ -2,8 +2,10 @@
 
 Cases of the new sources (DyLAN, MMLU-Pro, ZeroEval) from both splits of a build, none of whose source items any
 earlier round read (the v3-labels*.csv files beside this one): 35 per category, 40 echo cascades, one case per item
-and category, shuffled and dealt to BATCHES files for reviewers, who follow BRIEF.md. Round 5 was drawn with
-seed "hand-audit-v3-round5" from the build with test sha256 2910d58d1b98.
+and category (the items first in a seeded hash order), shuffled and dealt to BATCHES files for reviewers, who follow
+BRIEF.md. Round 5 was drawn with
+seed "hand-audit-v3-round5" from the build with test sha256 2910d58d1b98; round 6 with seed "hand-audit-v3-round6"
+from the shipped build (`make dataset`).
 """
 
 import csv
@@ -16,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 NEW = {"dylan", "dylan_round1", "mmlu_pro"}
-SEED = "hand-audit-v3-round5"
+SEED = "hand-audit-v3-round6"
 
 
 def main(build: Path, batches: int, out: Path) -> None:
@@ -34,8 +36,8 @@ def main(build: Path, batches: int, out: Path) -> None:
     rng = random.Random(SEED)
     chosen: list[dict] = []
     for category in sorted(by):
-        pool = sorted(by[category], key=lambda c: c["id"] + c["split"])
-        rng.shuffle(pool)
+        # ranked by a seeded hash of the item: a rebuild that changes a few cases keeps the rest of the sample
+        pool = sorted(by[category], key=lambda c: hashlib.sha256(f"{SEED}:{c['source']['item']}".encode()).digest())
         want, items = (40 if category == "echo_cascade" else 35), set()
         for case in pool:
             if len(items) >= want:
