@@ -143,12 +143,14 @@ def _shape(w: _Writer, doc: Mapping[str, Any]) -> None:
     rows = [[o["source"], o["constructed"], o["real"], len(o["rules"]), "" if o["auc"] is None else f"{o['auc']:.3f}"]
             for o in sh["origin"]]  # fmt: skip
     w.table(rows, ["source", "constructed", "real", "exact rules", "classifier AUC"])
-    w.para(f"Wrong majorities told from right ones by shape features alone, per source x origin (ROC-AUC on TEST; "
-           f"a finding when even the lower end of its 95% interval is over {t['max_shape_auc']:.2f}, "
+    w.para(f"Wrong majorities told from right ones by shape features and by words, per source x origin (ROC-AUC on "
+           f"TEST; a finding when even the lower end of its 95% interval is over {t['max_shape_auc']:.2f}, "
            "for built cases)")  # fmt: skip
     rows = [[x["source"], x["origin"], x["test_cases"], x["wrong_majorities_test"], f"{x['auc']:.3f}",
-             f"{x['auc_low']:.3f}", "finding" if x["finding"] else ""] for x in sh["truth_inside"]]  # fmt: skip
-    w.table(rows, ["source", "origin", "TEST cases", "wrong majorities", "AUC", "at least (95%)", ""])
+             f"{x['auc_low']:.3f}", f"{x['text_auc']:.3f}", f"{x['text_auc_low']:.3f}",
+             "finding" if x["finding"] else ""] for x in sh["truth_inside"]]  # fmt: skip
+    w.table(rows, ["source", "origin", "TEST cases", "wrong majorities", "shape AUC", "at least (95%)", "words AUC",
+                   "at least (95%)", ""])
     w.para(f"Answer position: mean position of correct answers less that of wrong ones, among answers of one kind "
            f"(0 = no tell; a finding at {t['position_effect']:.2f} or more with |z| >= {t['position_z']})")  # fmt: skip
     rows = [[p["source"], p["category"], p["cases"], f"{p['gap']:+.3f}", "" if p["z"] is None else p["z"],

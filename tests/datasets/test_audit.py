@@ -131,6 +131,16 @@ def audit_of(train: list[dict], test: list[dict]) -> dict:
     return audit(tr, te, info, Settings(n_boot=200))
 
 
+def test_items_that_do_not_name_their_file_are_refused() -> None:
+    # the composition and the overlap inside each file count items by the name of their file: an item named by its
+    # path would be counted nowhere, silently
+    rng = random.Random(0)
+    cases = [make_case(c, k, rng) for k, c in enumerate(THREE * 3)]
+    items = [item_from_case(c, "/data/dev.jsonl", k) for k, c in enumerate(cases)]
+    with pytest.raises(ValueError, match="TRAIN item must have file='train'"):
+        audit(items, [item_from_case(c, "test", k) for k, c in enumerate(cases)], {}, Settings(n_boot=10))
+
+
 def baseline(doc: dict, name: str) -> dict:
     return next(b for b in doc["surface"]["baselines"] if b["name"] == name)
 
@@ -313,6 +323,30 @@ def test_wrong_majorities_told_from_right_ones_by_their_shape_are_a_finding() ->
     assert any(f["kind"] == "truth_inside" for f in doc["verdict"]["findings"])
     clean = audit_of(_tagged(25, 0), _tagged(26, 5000))
     assert all(not t["finding"] for t in clean["shape"]["truth_inside"])
+
+
+def test_wrong_majorities_told_from_right_ones_by_their_words_are_a_finding() -> None:
+    # a recipe that words its false claims its own way: in the constructed cases the first answer opens with "qqxx"
+    # for a wrong majority and "qqyy" for a right one, in place of a word of the same length, so that no shape differs
+    def tagged(seed: int, first_id: int) -> list[dict]:
+        cases = _tagged(seed, first_id)
+        for case in cases:
+            if "origin_constructed" in case["tags"]:
+                first = case["answers"][0]
+                marker = "qqxx" if case["majority_correct"] is False else "qqyy"
+                first["text"] = " ".join([marker, *first["text"].split()[1:]])
+        return cases
+
+    doc = audit_of(tagged(31, 0), tagged(32, 5000))
+    jsonschema.validate(doc, SCHEMA)
+    strata = {(t["origin"]): t for t in doc["shape"]["truth_inside"]}
+    # one word among a few dozen of random syllables: the words model finds it (its interval clears 0.6); the shape
+    # model cannot
+    assert strata["constructed"]["text_auc_low"] > 0.6 and strata["constructed"]["finding"]
+    assert strata["constructed"]["auc_low"] < 0.6
+    assert not strata["natural"]["finding"]
+    assert any(f["kind"] == "truth_inside" and "their words" in f["message"] for f in doc["verdict"]["findings"])
+    assert not any(f["kind"] == "truth_inside" and "shape" in f["message"] for f in doc["verdict"]["findings"])
 
 
 def test_a_correct_answer_always_last_is_an_answer_position_finding() -> None:

@@ -97,6 +97,7 @@ def test_an_option_letter_meets_the_same_letter_only(gold: str, segment: str, le
 
 def test_a_gold_with_an_array_is_left_out_and_an_unreadable_answer_is_never_correct() -> None:
     assert not Gold("\\begin{pmatrix}11\\\\44\\end{pmatrix}").readable
+    assert not Gold("10\\sqrt{}2").readable and Gold("10\\sqrt{2}").readable  # an argument lost upstream
     assert Gold("26").grade(None) == (None, False)
     assert Gold("26").grade(("no value here at all", "test")) == (None, False)
     assert Gold("18").grade(("123 remainder 18", "test")) == (None, False)  # two numbers in words: which?
@@ -202,6 +203,10 @@ def test_zeroeval_replies_are_read_leniently_and_one_value_only(reply: str, answ
         # a response that runs on, listing letters (answers to questions nobody asked), states several
         ("The answer is (G).\n\nNow:\n\nThe answer is ... I, B, J, G, F, G.", "G", None, "conflicting"),
         ("The answer is C or D.", "C", None, "conflicting"),
+        ("The answer is (J).\n\nNow, let's summarize all the answers:\nA. $85.10, 30.9%\nB. $65.10, 23.7%", "J", None,
+         "conflicting"),
+        ("The answer is (F).\n\nNow, let's summarize:\n\nThe answer is ... F. Barbara, because she had notice.", "F",
+         "F", "agrees"),
         ("The answer is A, because the law says so.", "A", "A", "agrees"),
         ("The answer is: D. none of the above", "D", "D", "agrees"),
     ],

@@ -31,7 +31,7 @@ from harness.datasets.audit.shape import shape_tells
 from harness.datasets.audit.verdict import verdict
 from harness.types import CATEGORIES
 
-AUDIT_VERSION = 2
+AUDIT_VERSION = 3
 
 
 def audit(
@@ -41,7 +41,11 @@ def audit(
     settings: Settings,
     progress: Callable[[str], None] = lambda _msg: None,
 ) -> AuditDocument:
-    """The whole audit of TRAIN against TEST."""
+    """The whole audit of TRAIN against TEST. Every item names its file as ``train`` or ``test`` (`Item.file`): the
+    composition and the overlap inside each file are counted by that name."""
+    for side, items in (("train", train), ("test", test)):
+        if any(it.file != side for it in items):
+            raise ValueError(f"audit: every {side.upper()} item must have file={side!r}")
     import sklearn.ensemble  # noqa: F401  loaded first, so that threadpoolctl sees its OpenMP runtime
     from sklearn.exceptions import ConvergenceWarning
     from threadpoolctl import threadpool_limits  # installed with scikit-learn

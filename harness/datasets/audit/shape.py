@@ -11,9 +11,11 @@ claim from a false one inside one shape, an answer whose position says whether i
   baseline (the case's category guessed from its source and origin, as if every constructed case were spotted) and
   by the next check.
 - **truth inside a shape**: per source x origin, where cases of a correct majority and of a wrong one sit side by
-  side, gradient-boosted trees over knowledge-free shape features (`shape_features`: counts, lengths, how alike the
-  answers are), fitted on TRAIN, and their ROC-AUC on TEST for telling the wrong majorities. Over `max_shape_auc`:
-  a finding for constructed or assembled cases (the builder made that shape), a warning for natural ones.
+  side, two knowledge-free models fitted on TRAIN, and their ROC-AUC on TEST for telling the wrong majorities:
+  gradient-boosted trees over shape features (`shape_features`: counts, lengths, how alike the answers are), and a
+  logistic regression over the words (TF-IDF over question and answers: a recipe that words its false claims its
+  own way, or a source whose true answers hedge and false ones assert). Over `max_shape_auc`: a finding for
+  constructed or assembled cases (the builder made that shape), a warning for natural ones.
 - **answer position**: per source x category, whether an answer's position tells whether it is correct. Positions
   are compared among answers of one kind (the same ``saw_other_answers``): the order of a debate's rounds is what
   happened, the order within a round is the builder's. The statistic is the mean, over cases holding both, of the
@@ -139,10 +141,27 @@ def truth_inside(train: Sequence[Item], test: Sequence[Item], settings: Settings
         model.fit(shape_features(tr), y_tr)
         score = model.predict_proba(shape_features(te))[:, 1]
         auc, low = _auc(y_te, score), _auc_low(y_te, score, settings)
+        words = _word_scores(tr, y_tr, te)
+        text_auc, text_low = _auc(y_te, words), _auc_low(y_te, words, settings)
         out.append({"source": source, "origin": origin, "train_cases": len(tr), "test_cases": len(te),
                     "wrong_majorities_test": int(y_te.sum()), "auc": round(auc, 4), "auc_low": round(low, 4),
-                    "finding": origin != "natural" and low > settings.max_shape_auc})  # fmt: skip
+                    "text_auc": round(text_auc, 4), "text_auc_low": round(text_low, 4),
+                    "finding": origin != "natural" and max(low, text_low) > settings.max_shape_auc})  # fmt: skip
     return out
+
+
+def _word_scores(train: Sequence[Item], y_train: np.ndarray, test: Sequence[Item]) -> np.ndarray:
+    """A TF-IDF logistic regression's score for a wrong majority, fitted on TRAIN, on every TEST case."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    def doc(it: Item) -> str:
+        return it.question + "\n" + "\n".join(it.answers)
+
+    vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, token_pattern=TOKEN_PATTERN)
+    x_train = vec.fit_transform([doc(it) for it in train])
+    model = LogisticRegression(C=3.0, solver="saga", tol=1e-3, max_iter=1000, random_state=0).fit(x_train, y_train)
+    return np.asarray(model.predict_proba(vec.transform([doc(it) for it in test]))[:, 1])
 
 
 def positions(items: Sequence[Item]) -> list[dict[str, Any]]:

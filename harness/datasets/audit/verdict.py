@@ -94,14 +94,16 @@ def _shape(shape: Mapping[str, Any], findings: list[Finding], warnings: list[Fin
             warnings.append(Finding(kind="origin_classifier", message=(
                 f"{o['source']}: a TF-IDF classifier tells constructed cases from real ones at ROC-AUC {o['auc']:.3f} "
                 "(what that buys: the source-and-origin baseline and the truth-inside check)")))  # fmt: skip
+    line = shape["thresholds"]["max_shape_auc"]
     for t in shape["truth_inside"]:
-        line = shape["thresholds"]["max_shape_auc"]
-        message = (f"{t['source']} ({t['origin']}): shape features tell wrong majorities from right ones at ROC-AUC "
-                   f"{t['auc']:.3f} on TEST, at least {t['auc_low']:.3f} (line {line:.2f})")
-        if t["finding"]:
-            findings.append(Finding(kind="truth_inside", message=message))
-        elif t["auc"] > line and t["auc_low"] > 0.5:  # over the line, and better than chance beyond doubt
-            warnings.append(Finding(kind="truth_inside", message=message))
+        for what, auc, low in (("shape features", t["auc"], t["auc_low"]), ("their words", t["text_auc"],
+                                                                           t["text_auc_low"])):
+            message = (f"{t['source']} ({t['origin']}): {what} tell wrong majorities from right ones at ROC-AUC "
+                       f"{auc:.3f} on TEST, at least {low:.3f} (line {line:.2f})")
+            if t["finding"] and low > line:
+                findings.append(Finding(kind="truth_inside", message=message))
+            elif auc > line and low > 0.5:  # over the line, and better than chance beyond doubt
+                warnings.append(Finding(kind="truth_inside", message=message))
     for p in shape["positions"]:
         if p["finding"]:
             findings.append(Finding(kind="answer_position", message=(

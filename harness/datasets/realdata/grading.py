@@ -183,6 +183,9 @@ def one_of_several(problem: str) -> bool:
     return _ONE_OF_SEVERAL.search(problem) is not None
 
 
+_EMPTY_ARGUMENT = re.compile(r"\\[A-Za-z]+\{\s*\}")
+
+
 class Gold:
     """A gold answer, parsed once; `grade` reads an answer's value and says whether it equals the gold."""
 
@@ -201,8 +204,9 @@ class Gold:
     @property
     def readable(self) -> bool:
         """A gold answer math-verify reads. Arrays and matrices (``\\begin{...}``) are left out: the sources' copies of
-        them are sometimes broken (a row break lost), and a broken gold would mark right answers wrong."""
-        if "\\begin" in self.text:
+        them are sometimes broken (a row break lost), and a broken gold would mark right answers wrong; so are golds
+        with a command whose argument was lost (DyLAN's ``10\\sqrt{}2`` for ``10\\sqrt{2}``)."""
+        if "\\begin" in self.text or _EMPTY_ARGUMENT.search(self.text):
             return False
         return self.number is not None or bool(self.parsed)
 
@@ -392,6 +396,9 @@ _LETTER = re.compile(
 # "The answer is ... I, B, J, G": letters listed after the first, by commas, "or", "and" or slashes
 _LISTED = re.compile(r"^(?:\s*(?:,|;|/|\bor\b|\band\b)\s*\(?[A-J](?![A-Za-z])\)?)+")
 _LISTED_LETTER = re.compile(r"(?<![A-Za-z])([A-J])(?![A-Za-z])")
+# "The answer is (J).\n\nNow, let's summarize all the answers:\nA. $85.10 ...\nB. ...": a run-on over the options
+_SUMMARY = re.compile(r"summari[sz]e (?:all )?(?:of )?(?:the )?answers|总结", re.IGNORECASE)
+_LISTED_OPTION = re.compile(r"(?<![\w.])([A-J])\.\s+\S")
 _OPTION = re.compile(r"(?<![\w.])([A-J])\.\s+[A-Z]")  # "A. Rely on force. B. Undermine the army": an option listed
 # "The closest option is (E), but this is not the correct answer": a letter named and taken back
 _TAKEN_BACK = re.compile(r"\bbut\b[^.]*\bnot\b|\bnot (?:the )?(?:correct|right|exact|accurate)\b|\bnone of\b",
@@ -408,8 +415,13 @@ def stated_letters(text: str) -> list[str]:
     Clinton and (J) Margaret Thatcher") or lists after it on its line ("A. Rely on force. B. Undermine ..."). A
     letter taken back in its sentence ("..., but this is not the correct answer") and an answer of "none of the
     above" stand in the list as words, so that a response holding them reads as two answers, never as one; a letter
-    followed by its option's text "None of the above" ("The answer is (D) None of the above") is that letter."""
+    followed by its option's text "None of the above" ("The answer is (D) None of the above") is that letter. So does
+    a response that runs on over the options ("The answer is ... I, B, J", "Now, let's summarize all the answers:"
+    and two or more options listed)."""
     letters: list[str] = ["none"] if _NO_OPTION.search(text) else []  # "Answer: None of the above" states no option
+    summary = _SUMMARY.search(text)
+    if summary and len(set(_LISTED_OPTION.findall(text[summary.end() :]))) > 1:
+        letters.append("run on")  # every option listed again after "let's summarize all the answers"
     for first, line in _LETTER.findall(text):
         sentence = line.split(". ")[0]
         listed = _LISTED.match(line)
