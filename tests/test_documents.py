@@ -1,5 +1,6 @@
-"""Outputs are a contract: the files of a real CLI run validate against the JSON Schemas shipped in the package,
-``fcb schema NAME`` prints each, and a document with a field missing or of the wrong type fails validation."""
+"""Outputs are a contract: each document is defined once (`harness.documents`), its shipped JSON Schema is what
+that definition generates, the files of a real CLI run validate against both, ``fcb schema NAME`` prints each, and
+a document with a field missing or of the wrong type fails validation."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from harness.documents import SCHEMAS
+from harness import documents
+from harness.documents import GENERATED, SCHEMAS
 from tests.conftest import EMBEDDED, ROOT, read_jsonl, run_cli
 
 # A detector that fails on a known set of cases (by question length), so the journal holds both kinds of record
@@ -68,11 +70,14 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     assert board.returncode == 0, board.stderr
     audit = run_cli("audit-dataset", str(EMBEDDED), "--split-by", "source-item", "--format", "json", "-q")
     assert audit.returncode in (0, 1), audit.stderr
+    compare = run_cli("compare", str(runs["agreement"]), str(runs["flaky"]), "--format", "json", "--bootstrap", "50")
+    assert compare.returncode in (0, 1), compare.stderr
     return {
         "runs": runs,
         "baseline": json.loads((tmp / "baselines" / "b1.json").read_text()),
         "leaderboard": json.loads(board.stdout),
         "audit": json.loads(audit.stdout),
+        "compare": json.loads(compare.stdout),
     }
 
 
@@ -80,27 +85,40 @@ def errors_of(validator: Draft202012Validator, doc: object) -> list[str]:
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in validator.iter_errors(doc)]
 
 
+NAMES = ["metrics", "journal", "run", "scope", "baseline", "leaderboard", "compare", "audit"]
+
+
 def test_every_schema_is_printed_as_a_valid_json_schema(schemas: dict[str, dict]) -> None:
-    assert sorted(schemas) == sorted(["metrics", "journal", "run", "baseline", "leaderboard", "audit"])
+    assert sorted(schemas) == sorted(NAMES)
     for name, schema in schemas.items():
         Draft202012Validator.check_schema(schema)
         shipped = json.loads((ROOT / "harness" / "data" / f"{name}.schema.json").read_text())
         assert schema == shipped, name
 
 
+def test_each_shipped_schema_is_what_its_definition_generates() -> None:
+    # one definition per document: a schema edited by hand, or a definition changed without `python -m
+    # harness.documents`, fails here
+    assert tuple(n for n in NAMES if n != "audit") == GENERATED
+    for name in GENERATED:
+        shipped = (ROOT / "harness" / "data" / f"{name}.schema.json").read_text()
+        assert shipped == documents.schema_file_text(name), f"{name}: run python -m harness.documents"
+
+
 def test_an_unknown_schema_name_is_bad_usage_and_lists_the_names() -> None:
     proc = run_cli("schema", "metric")
     assert proc.returncode == 2 and proc.stdout == ""
-    for name in ("metrics", "journal", "run", "baseline", "leaderboard", "audit"):
+    for name in NAMES:
         assert name in proc.stderr
 
 
 def test_run_folder_files_validate(outputs: dict, validators: dict) -> None:
     for run in outputs["runs"].values():
-        assert errors_of(validators["metrics"], json.loads((run / "metrics.json").read_text())) == []
-        assert errors_of(validators["run"], json.loads((run / "run.json").read_text())) == []
+        for name, file in (("metrics", "metrics.json"), ("run", "run.json"), ("scope", "scope.json")):
+            doc = json.loads((run / file).read_text())
+            assert errors_of(validators[name], doc) == [] and documents.check(name, doc) == [], (run, file)
         for rec in read_jsonl(run / "predictions.jsonl"):
-            assert errors_of(validators["journal"], rec) == [], rec
+            assert errors_of(validators["journal"], rec) == [] and documents.check("journal", rec) == [], rec
 
 
 def test_the_flaky_run_has_both_kinds_of_journal_record(outputs: dict) -> None:
@@ -118,9 +136,9 @@ def test_error_rate_is_in_the_headline_and_counts_the_journal_errors(outputs: di
     assert doc["metrics"]["error_rate"] == pytest.approx(expected)
 
 
-def test_baseline_leaderboard_and_audit_validate(outputs: dict, validators: dict) -> None:
-    assert errors_of(validators["baseline"], outputs["baseline"]) == []
-    assert errors_of(validators["leaderboard"], outputs["leaderboard"]) == []
+def test_baseline_leaderboard_compare_and_audit_validate(outputs: dict, validators: dict) -> None:
+    for name in ("baseline", "leaderboard", "compare"):
+        assert errors_of(validators[name], outputs[name]) == [] and documents.check(name, outputs[name]) == [], name
     assert len(outputs["leaderboard"][0]["rows"]) == 2
     assert errors_of(validators["audit"], outputs["audit"]) == []
 
@@ -167,14 +185,17 @@ def _mutations(outputs: dict) -> list[tuple[str, object, str]]:
     mutate("leaderboard", outputs["leaderboard"], [0, "rows", 0, "rank_label"], KeyError, "rank_label missing")
     mutate("leaderboard", outputs["leaderboard"], [0, "rows", 0, "cases"], "40", "cases a string")
     mutate("audit", outputs["audit"], ["verdict"], KeyError, "verdict missing")
+    mutate("compare", outputs["compare"], ["regression"], "no", "regression a string")
+    mutate("compare", outputs["compare"], ["metrics", "macro_f1", "delta"], KeyError, "a delta missing")
     return cases
 
 
 def test_a_mutated_document_fails_validation(outputs: dict, validators: dict) -> None:
     cases = _mutations(outputs)
-    assert len(cases) == 16
+    assert len(cases) == 18
     for name, doc, what in cases:
         assert errors_of(validators[name], doc), f"{name}: {what} was accepted"
+        assert name not in GENERATED or documents.check(name, doc), f"{name}: {what} passed its definition"
 
 
 def test_the_api_result_has_typed_figures(tmp_path: Path) -> None:

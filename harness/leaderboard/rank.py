@@ -14,10 +14,10 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from harness.documents import BoardCard, BoardDataset, BoardMethod
 from harness.errors import UsageError
 from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
 from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
@@ -70,11 +70,11 @@ class Row:
 class Board:
     """The ranking for one data set; ``rows`` are ranked first, then the unranked (incomplete) ones."""
 
-    dataset: dict[str, Any]
+    dataset: BoardDataset
     metric: str
+    method: BoardMethod
+    card: BoardCard
     rows: list[Row] = field(default_factory=list)
-    method: dict[str, Any] = field(default_factory=dict)
-    card: dict[str, Any] = field(default_factory=dict)
     real_cases: int | None = None  # natural + assembled cases; None when no case carries an origin tag
 
 
@@ -112,12 +112,12 @@ def assign_ranks(rows: list[Row], boot: np.ndarray, *, higher_better: bool, alph
         row.shared_rank = counts[row.rank] > 1
 
 
-def _card(runs: list[Run]) -> dict[str, Any]:
+def _card(runs: list[Run]) -> BoardCard:
     ids, categories, y_true, _ = align(runs)
     by_cat: dict[str, dict[str, int]] = defaultdict(lambda: {"low": 0, "medium": 0, "high": 0})
     for cat, truth in zip(categories, y_true, strict=True):
         by_cat[str(cat)][("low", "medium", "high")[truth]] += 1
-    card: dict[str, Any] = {"cases": len(ids), "by_category": dict(sorted(by_cat.items()))}
+    card: BoardCard = {"cases": len(ids), "by_category": dict(sorted(by_cat.items()))}
     if (origins := aligned_origins(runs, ids)) is not None:
         names, counts = np.unique(origins.astype(str), return_counts=True)
         card["by_origin"] = {str(k): int(v) for k, v in zip(names, counts, strict=True)}

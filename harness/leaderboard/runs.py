@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 import orjson
 
-from harness.cases.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN
+from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
 from harness.metrics import CODE, ERROR
-from harness.runfolder.journal import checked_records
+from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
 from harness.runfolder.names import METRICS as METRICS_FILE
-from harness.runfolder.names import PREDICTIONS
-from harness.runfolder.scope import read_scope
+from harness.runfolder.read import journal_records, read_metrics
+from harness.types import RISKS
 
 REAL_SUFFIX = "_real"
 """A metric name ending in this is the metric on the natural and assembled cases only."""
@@ -95,49 +95,25 @@ class Run:
 
 
 def load_run(path: str | Path) -> Run:
-    """Read a run folder, or a baseline file. Raises `RunLoadError` naming the file when it cannot."""
+    """Read a run folder, or a baseline file, through `harness.runfolder` (every file checked against its
+    definition). Raises `RunLoadError` naming the file and field when it cannot."""
     path = Path(path)
     if path.is_file() and path.suffix == ".json":
         return load_baseline(path)
-    try:
-        doc = orjson.loads((path / METRICS_FILE).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise RunLoadError(f"{path / METRICS_FILE}: {exc}") from exc
-    scope = read_scope(path)  # RunLoadError naming the file when it cannot be read
-    records = _read_journal(path / PREDICTIONS, scope)
+    doc = read_metrics(path)
+    records = journal_records(path)
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
-    origins = np.array([r[3] for r in rows], dtype=object)
+    origins = np.array([r.get("origin", UNKNOWN_ORIGIN) for r in rows], dtype=object)
     return Run(
         path=path,
         doc=doc,
         ids=ids,
-        categories=np.array([r[0] for r in rows], dtype=object),
-        y_true=np.array([CODE[r[1]] for r in rows], dtype=np.int64),
-        y_pred=np.array([r[2] for r in rows], dtype=np.int64),
+        categories=np.array([r["category"] for r in rows], dtype=object),
+        y_true=np.array([CODE[r["expected"]] for r in rows], dtype=np.int64),
+        y_pred=np.array([ERROR if r["risk"] is None else CODE[r["risk"]] for r in rows], dtype=np.int64),
         origins=origins if (origins != UNKNOWN_ORIGIN).any() else None,
     )
-
-
-def _read_journal(path: Path, scope: set[tuple[str, str]] | None = None) -> dict[str, tuple[str, str, int, str]]:
-    """(category, expected risk, predicted code, origin) by case id; a later line wins; a torn last line is
-    skipped. Journals of untagged cases, and those written before origins were recorded, have no origin.
-
-    With ``scope`` (the run's ``scope.json``) only the lines the run itself counted are read: a line for an id
-    outside it, or for an older content of a case, is left out as the run left it out. Every line's fields are
-    checked all the same: a malformed line is an error naming the file, the line and the field."""
-    records: dict[str, tuple[str, str, int, str]] = {}
-    try:
-        lines = path.read_bytes().split(b"\n")[:-1]  # the part after the last newline is unfinished
-    except OSError as exc:
-        raise RunLoadError(f"{path}: {exc}") from exc
-    for rec in checked_records(path, lines):
-        if scope is not None and (rec["id"], rec["hash"]) not in scope:
-            continue
-        risk = rec.get("risk")  # None only on a record with an error
-        code = ERROR if risk is None else CODE[risk]
-        records[rec["id"]] = (rec["category"], rec["expected"], code, rec.get("origin", UNKNOWN_ORIGIN))
-    return records
 
 
 def find_runs(patterns: list[str]) -> list[Path]:
@@ -192,45 +168,29 @@ def real_mask(origins: np.ndarray) -> np.ndarray:
     return np.isin(origins, sorted(REAL_ORIGINS))
 
 
-BASELINE_VERSION = 1
-_LETTERS = "lmhe"  # low, medium, high, error: one letter per case keeps a baseline small
-_ORIGIN_LETTERS = {**{o: o[0] for o in ORIGINS}, UNKNOWN_ORIGIN: "u"}  # natural n, assembled a, constructed c
-
-
 def baseline_document(run: Run, name: str) -> BaselineDocument:
     """What `compare` needs of a run, compactly: its metrics document and one letter per case."""
-    doc: BaselineDocument = {
-        "baseline_version": BASELINE_VERSION,
-        "name": name,
-        "source_run": str(run.path),
-        "doc": run.doc,
-        "cases": {
-            "ids": list(run.ids),
-            "categories": list(run.categories),
-            "expected": "".join(_LETTERS[t] for t in run.y_true),
-            "predicted": "".join(_LETTERS[p] for p in run.y_pred),
-        },
-    }
-    if run.origins is not None:  # optional: a baseline of untagged cases is as it was
-        doc["cases"]["origins"] = "".join(_ORIGIN_LETTERS[o] for o in run.origins)
-    return doc
+    origins = run.origins if run.origins is not None else [UNKNOWN_ORIGIN] * len(run.ids)
+    cases = [
+        BaselineCase(str(i), str(c), RISKS[t], None if p == ERROR else RISKS[p], str(o))
+        for i, c, t, p, o in zip(run.ids, run.categories, run.y_true, run.y_pred, origins, strict=True)
+    ]
+    return {"baseline_version": BASELINE_VERSION, "name": name, "source_run": str(run.path), "doc": run.doc,
+            "cases": encode_cases(cases)}  # fmt: skip
 
 
 def load_baseline(path: Path) -> Run:
-    """A baseline file written by ``fcb baseline save``, as a `Run`."""
-    try:
-        data = orjson.loads(path.read_bytes())
-        cases = data["cases"]
-        from_letter = {v: k for k, v in _ORIGIN_LETTERS.items()}
-        origins = [from_letter[c] for c in cases["origins"]] if "origins" in cases else None
-        return Run(
-            path=path,
-            doc=data["doc"],
-            ids=np.array(cases["ids"], dtype=object),
-            categories=np.array(cases["categories"], dtype=object),
-            y_true=np.array([_LETTERS.index(c) for c in cases["expected"]], dtype=np.int64),
-            y_pred=np.array([_LETTERS.index(c) for c in cases["predicted"]], dtype=np.int64),
-            origins=None if origins is None else np.array(origins, dtype=object),
-        )
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise RunLoadError(f"{path}: not a baseline file: {exc!r}") from exc
+    """A baseline file written by ``fcb baseline save``, as a `Run` (read and decoded by
+    `harness.runfolder.baseline`)."""
+    doc = read_baseline(path)
+    cases = decode_cases(doc)
+    origins = np.array([c.origin for c in cases], dtype=object)
+    return Run(
+        path=path,
+        doc=doc["doc"],
+        ids=np.array([c.id for c in cases], dtype=object),
+        categories=np.array([c.category for c in cases], dtype=object),
+        y_true=np.array([CODE[c.expected] for c in cases], dtype=np.int64),
+        y_pred=np.array([ERROR if c.predicted is None else CODE[c.predicted] for c in cases], dtype=np.int64),
+        origins=origins if "origins" in doc["cases"] else None,
+    )

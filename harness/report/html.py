@@ -23,7 +23,8 @@ from typing import IO, Any
 import orjson
 
 from harness.cases.validate import content_hash
-from harness.errors import ReportError
+from harness.documents import BaselineDocument, MetricsDocument
+from harness.errors import ReportError  # noqa: F401 - importable from here as before
 from harness.files import atomic_write
 from harness.report.text import (
     CATEGORY_HEADER,
@@ -35,7 +36,8 @@ from harness.report.text import (
     headline_table,
     operational_rows,
 )
-from harness.runfolder.names import METRICS, PREDICTIONS
+from harness.runfolder.baseline import decode_cases, read_baseline
+from harness.runfolder.read import journal_records, read_metrics
 from harness.types import RISKS
 
 REPORT_HTML = "report.html"
@@ -47,22 +49,6 @@ def esc(value: Any) -> str:
 
 
 # ---- reading a run: journal records joined with the case text ----
-
-
-def journal_records(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Every journal record by case id (a later line wins; a torn last line is left out)."""
-    try:
-        lines = Path(path).read_bytes().split(b"\n")[:-1]
-    except OSError:
-        return {}
-    records = {}
-    for line in lines:
-        try:
-            rec = orjson.loads(line)
-            records[rec["id"]] = rec
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            continue  # a run that cannot be read stops `fcb eval` long before a page is written
-    return records
 
 
 def case_texts(
@@ -97,7 +83,7 @@ def _collect(lines: Iterable[bytes], wanted: set[str], found: dict[str, dict[str
             found.setdefault(case["id"], case)
 
 
-def prediction_view(rec: dict[str, Any] | None) -> dict[str, Any] | None:
+def prediction_view(rec: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A journal record as the explorer reads it (short keys: the page holds thousands of them)."""
     if rec is None:
         return None
@@ -119,7 +105,8 @@ def prediction_view(rec: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def explorer_cases(
-    journals: Sequence[dict[str, dict[str, Any]]], cases_path: str | IO[bytes] | None, ids: Sequence[str] | None = None
+    journals: Sequence[Mapping[str, Mapping[str, Any]]], cases_path: str | IO[bytes] | None,
+    ids: Sequence[str] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """The explorer's rows: one per case id (default: every journaled id, in id order), with one prediction per
     journal (None where that run has no record) and the case's text when the cases file still holds it."""
@@ -286,29 +273,25 @@ def _title_lines(doc: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def render_run(run_dir: str | Path, doc: Mapping[str, Any], cases: IO[bytes] | None = None) -> str:
-    """The page of one run, from its metrics document, its journal and its cases file (or ``cases``, the run's own
-    copy of it)."""
-    records = journal_records(Path(run_dir) / PREDICTIONS)
+def run_page(
+    run_dir: str | Path, doc: MetricsDocument, cases: str | IO[bytes] | None = None
+) -> tuple[str, str]:
+    """(the page of one run, a note when some or all case text is missing), from its metrics document, its journal
+    and its cases file: ``cases`` (a path, or the run's own copy of the file), by default the file the run read."""
+    records = journal_records(run_dir)
     rows, note = explorer_cases([records], cases or doc["dataset"].get("path"))
     label = doc["detector"].get("label") or doc["detector"]["spec"]
     explorer = {"runs": [label], "cases": rows, "note": note}
-    return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer)
+    return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer), note
 
 
-def write_html(run_dir: str | Path, doc: Mapping[str, Any] | None = None, cases: IO[bytes] | None = None) -> Path:
+def write_html(run_dir: str | Path, doc: MetricsDocument | None = None, cases: str | IO[bytes] | None = None) -> Path:
     """Write ``report.html`` into the run folder (atomically); returns its path. ``doc``: the metrics document
-    (read from ``metrics.json`` when not given); ``cases``: the run's own copy of the cases file, if it has one."""
+    (read from ``metrics.json`` when not given); ``cases``: as `run_page` takes it."""
     run_dir = Path(run_dir)
-    if doc is None:
-        try:
-            doc = orjson.loads((run_dir / METRICS).read_bytes())
-        except (OSError, orjson.JSONDecodeError) as exc:
-            raise ReportError(
-                f"{run_dir / METRICS}: {exc}; a run that has not finished has none (fcb eval --resume)"
-            ) from exc
+    html_page, _ = run_page(run_dir, read_metrics(run_dir) if doc is None else doc, cases)
     path = run_dir / REPORT_HTML
-    atomic_write(path, render_run(run_dir, doc, cases).encode())
+    atomic_write(path, html_page.encode())
     return path
 
 
@@ -324,38 +307,28 @@ def open_in_browser(path: Path) -> bool:
 
 # ---- comparing two runs: flipped cases with both predictions, in the same explorer ----
 
-_LETTER_RISK = {"l": "low", "m": "medium", "h": "high"}
-
-
-def _baseline_records(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _baseline_records(doc: BaselineDocument) -> dict[str, dict[str, Any]]:
     """A baseline file's cases as journal-like records (it keeps one letter per case, no reply)."""
-    cases = doc["cases"]
     records = {}
-    for cid, cat, exp, pred in zip(
-        cases["ids"], cases["categories"], cases["expected"], cases["predicted"], strict=True
-    ):
-        risk = _LETTER_RISK.get(pred)
-        records[cid] = {
-            "id": cid,
-            "category": cat,
-            "expected": _LETTER_RISK[exp],
-            "risk": risk,
-            "error": None if risk else {"kind": "error", "message": "an error (a baseline keeps no message)"},
+    for case in decode_cases(doc):
+        records[case.id] = {
+            "id": case.id,
+            "category": case.category,
+            "expected": case.expected,
+            "risk": case.predicted,
+            "error": None if case.predicted else {"kind": "error", "message": "an error (a baseline keeps no message)"},
         }
     return records
 
 
-def run_records(path: str | Path) -> tuple[dict[str, dict[str, Any]], str | None]:
-    """(journal records by id, the cases file) of a run folder or a baseline file (``fcb baseline save``)."""
+def run_records(path: str | Path) -> tuple[dict[str, Any], str | None]:
+    """(journal records by id, the cases file) of a run folder or a baseline file (``fcb baseline save``), each
+    read through `harness.runfolder.read` (`RunLoadError` names the file and field)."""
     path = Path(path)
-    try:
-        if path.is_file():
-            data = orjson.loads(path.read_bytes())
-            return _baseline_records(data), data["doc"]["dataset"].get("path")
-        doc = orjson.loads((path / METRICS).read_bytes())
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ReportError(f"{path}: {exc}") from exc
-    return journal_records(path / PREDICTIONS), doc["dataset"].get("path")
+    if path.is_file():
+        baseline = read_baseline(path)
+        return _baseline_records(baseline), baseline["doc"]["dataset"].get("path")
+    return dict(journal_records(path)), read_metrics(path)["dataset"].get("path")
 
 
 def confusion_counts(rows: Sequence[dict[str, Any]], run: int) -> list[list[int]]:

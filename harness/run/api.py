@@ -7,18 +7,16 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from harness.cases.reader import scan
 from harness.detectors import adapt
 from harness.detectors.options import DetectorOptions
-from harness.documents import MetricsDocument
 from harness.errors import RunError
 from harness.run.runner import run
 from harness.run.selection import in_scope
 from harness.run.settings import EvalSettings, parse_shard, resumed_settings
 from harness.runfolder.journal import read_journal
-from harness.runfolder.names import METRICS, PREDICTIONS
+from harness.runfolder.names import PREDICTIONS
+from harness.runfolder.read import read_metrics
 from harness.types import Detector, RunResult
 
 _OPTION_FIELDS = frozenset(f.name for f in fields(DetectorOptions))
@@ -105,10 +103,7 @@ def evaluate(
 def load_result(run_dir: str | Path) -> RunResult:
     """A finished run read back from its folder, as the `RunResult` that `evaluate` returned (``.frame()`` too)."""
     path = Path(run_dir)
-    try:
-        document: MetricsDocument = orjson.loads((path / METRICS).read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise RunError(f"{path / METRICS}: {exc}; a run that has not finished has none (fcb eval --resume)") from exc
+    document = read_metrics(path)
     settings = resumed_settings(path)
     scanned = scan(settings.cases, strict=settings.strict)
     if scanned.sha256 != document["dataset"].get("file_sha256", document["dataset"]["sha256"]):

@@ -7,12 +7,10 @@ are, so they equal those of an unsharded run.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from harness.cases.reader import scan
-from harness.errors import RunError, RunLoadError, RunMismatchError
+from harness.documents import Identity, MetricsDocument, RunManifest, Settings
+from harness.errors import RunError, RunMismatchError
 from harness.metrics import compute
 from harness.report.html import write_html
 from harness.report.text import write_reports
@@ -21,14 +19,15 @@ from harness.run.selection import select
 from harness.run.settings import parse_shard, shard_text
 from harness.runfolder.journal import read_journal
 from harness.runfolder.manifest import read_manifest, write_manifest
-from harness.runfolder.names import METRICS, PREDICTIONS
+from harness.runfolder.names import PREDICTIONS
+from harness.runfolder.read import read_metrics
 from harness.runfolder.scope import write_scope
 from harness.types import Outcome
 
 SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset")
 
 
-def _manifests(run_dirs: list[Path]) -> list[dict[str, Any]]:
+def _manifests(run_dirs: list[Path]) -> list[RunManifest]:
     manifests = []
     for run_dir in run_dirs:
         manifest = read_manifest(run_dir)
@@ -50,13 +49,13 @@ def _manifests(run_dirs: list[Path]) -> list[dict[str, Any]]:
     return manifests
 
 
-def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None = None) -> dict[str, Any]:
+def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None = None) -> MetricsDocument:
     """Merge shard runs into the folder ``out``; returns the merged metrics document."""
     dirs = [Path(d) for d in run_dirs]
     manifests = _manifests(dirs)
     cases_path = cases or manifests[0]["cases"]
-    identity = dict(manifests[0]["identity"], shard=None)
-    settings = dict(manifests[0]["settings"], shard=None)
+    identity: Identity = {**manifests[0]["identity"], "shard": None}
+    settings: Settings = {**manifests[0]["settings"], "shard": None}
     scanned = scan(cases_path, strict=bool(identity["strict"]))
     if scanned.sha256 != identity["dataset_sha256"]:
         raise RunMismatchError(f"{cases_path}: not the data set the shards ran on (sha256 differs); pass --cases")
@@ -90,28 +89,17 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
     wall = max(sum(s["wall_s"] for s in m["sessions"]) for m in manifests)  # shards run side by side
     metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings["bootstrap_resamples"], seed=settings["seed"])
     complete = not metrics["n_not_run"] and not scanned.invalid_lines and not identity["limit"]
-    first_doc = _shard_document(dirs[0])
-    document = {
+    first_doc = read_metrics(dirs[0])  # a shard without one has not finished: RunLoadError says so
+    document: MetricsDocument = {
         **first_doc,
         "metrics_version": METRICS_VERSION,
         "complete": complete,
         "settings": settings,
         "metrics": metrics,
         "merged_from": [str(d) for d in dirs],
-    }
-    document["dataset"] = dict(
-        first_doc["dataset"], cases=len(selected), lines=scanned.lines, skipped_invalid=scanned.invalid_lines
-    )
+        "dataset": {**first_doc["dataset"], "cases": len(selected), "lines": scanned.lines,
+                    "skipped_invalid": scanned.invalid_lines},
+    }  # fmt: skip
     write_reports(out, document)
     write_html(out, document)
     return document
-
-
-def _shard_document(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / METRICS
-    if not path.exists():
-        raise RunError(f"{run_dir}: the shard has no metrics.json; finish it first (fcb eval --resume {run_dir})")
-    try:
-        return orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise RunLoadError(f"{path}: (file): not JSON: {exc}") from None

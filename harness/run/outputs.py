@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from harness._version import __version__
 from harness.cases.reader import Scan
-from harness.documents import Metrics, MetricsDocument
+from harness.documents import Identity, Metrics, MetricsDocument, RunManifest, Subset
 from harness.errors import RunError
 from harness.redact import redact_spec
 from harness.report.html import write_html
@@ -23,9 +23,9 @@ from harness.types import Detector
 METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
 
 
-def run_identity(settings: EvalSettings, scanned: Scan, detector_fingerprint: dict[str, Any]) -> dict[str, Any]:
+def run_identity(settings: EvalSettings, scanned: Scan, detector_fingerprint: dict[str, Any]) -> Identity:
     """What must not change between a run and its resumption."""
-    identity = {
+    identity: Identity = {
         "dataset_sha256": scanned.sha256,
         "detector": redact_spec(settings.detector),
         "limit": settings.limit,
@@ -40,7 +40,7 @@ def run_identity(settings: EvalSettings, scanned: Scan, detector_fingerprint: di
     return identity
 
 
-def open_run_dir(settings: EvalSettings, identity: dict[str, Any]) -> tuple[Path, dict[str, Any]]:
+def open_run_dir(settings: EvalSettings, identity: Identity) -> tuple[Path, RunManifest]:
     """The run folder (made later, once the preflight passed) and its manifest: the resumed run's (checked
     against ``identity``) or a new one."""
     if settings.resume:
@@ -98,7 +98,7 @@ def metrics_document(
     }
 
 
-def _subset_text(subset: dict[str, list[str]]) -> str:
+def _subset_text(subset: Subset) -> str:
     parts = [f"category={','.join(subset['categories'])}"] if subset["categories"] else []
     return "; ".join(parts + ([f"tag={','.join(subset['tags'])}"] if subset["tags"] else []))
 

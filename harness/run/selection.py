@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable
 
 from harness.cases.reader import Scan
+from harness.documents import Subset
 from harness.errors import RunError
 from harness.run.settings import EvalSettings
 from harness.types import CATEGORIES, CaseLabels
@@ -36,7 +37,7 @@ def subset_digest(labels: list[CaseLabels]) -> str:
     return hashlib.sha256("\n".join(sorted(lab.content_hash for lab in labels)).encode()).hexdigest()
 
 
-def subset_choice(settings: EvalSettings) -> dict[str, list[str]] | None:
+def subset_choice(settings: EvalSettings) -> Subset | None:
     if not (settings.categories or settings.tags):
         return None
     return {"categories": sorted(settings.categories), "tags": sorted(settings.tags)}

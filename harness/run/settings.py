@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.detectors.options import DetectorOptions
+from harness.documents import Settings
 from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
@@ -64,14 +65,14 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     return int(k), int(n)
 
 
-def settings_record(settings: EvalSettings) -> dict[str, Any]:
+def settings_record(settings: EvalSettings) -> Settings:
     """The settings as stored in ``run.json`` and ``metrics.json``; `resumed_settings` reads them back.
 
     Header values are not stored: ``headers`` maps a header name to the environment variable that holds it.
     """
     options = asdict(settings.options)
     options["risk_field"] = ".".join(options["risk_field"])
-    return {
+    record: dict[str, Any] = {
         "limit": settings.limit,
         "shard": shard_text(settings.shard),
         "anonymize_agents": settings.anonymize_agents,
@@ -85,12 +86,13 @@ def settings_record(settings: EvalSettings) -> dict[str, Any]:
         **{key: getattr(settings, key) for key in _ENGINE_FIELDS},
         **options,
     }
+    return cast(Settings, record)  # the options spread in by name: `Settings` lists every field of theirs
 
 
 def resumed_settings(run_dir: str | Path) -> EvalSettings:
     """The settings an interrupted run was started with, read from its ``run.json``, ready to continue it."""
     manifest = resumable_manifest(run_dir)
-    record = dict(manifest["settings"])
+    record: dict[str, Any] = dict(manifest["settings"])
     flags = {k: record.pop(k) for k in ("limit", "anonymize_agents", "skip_invalid", "strict")}
     flags["shard"] = parse_shard(record.pop("shard"))
     n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")

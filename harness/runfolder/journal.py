@@ -15,7 +15,7 @@ from typing import Any, cast
 import orjson
 
 from harness.cases.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
-from harness.documents import JournalError, JournalRecord
+from harness.documents import ErrorKind, JournalError, JournalRecord
 from harness.errors import RunLoadError
 from harness.files import atomic_write
 from harness.redact import scrub_value
@@ -53,7 +53,7 @@ def record(
         rec.update(risk=prediction.risk, score=prediction.score, response=prediction.extra, error=None)
     else:
         assert error is not None
-        err: JournalError = {"kind": error.kind, "message": error.message}
+        err: JournalError = {"kind": cast(ErrorKind, error.kind), "message": error.message}
         if error.raw is not None:
             err["raw"] = error.raw
         if error.traceback is not None:

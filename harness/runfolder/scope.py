@@ -7,8 +7,9 @@ from pathlib import Path
 
 import orjson
 
-from harness.errors import RunLoadError
+from harness.documents import ScopeDocument
 from harness.files import atomic_write
+from harness.runfolder.checked import read_document
 from harness.runfolder.names import SCOPE
 from harness.types import CaseLabels
 
@@ -19,12 +20,10 @@ def write_scope(run_dir: str | Path, labels: list[CaseLabels]) -> None:
 
 
 def read_scope(run_dir: str | Path) -> set[tuple[str, str]] | None:
-    """The (id, content hash) pairs a run counts; None for a run written before scopes were kept."""
+    """The (id, content hash) pairs a run counts, checked (`RunLoadError` names the file and field); None for a run
+    written before scopes were kept."""
     path = Path(run_dir) / SCOPE
     if not path.exists():
         return None
-    try:
-        cases = orjson.loads(path.read_bytes())["cases"]
-        return {(str(case_id), str(digest)) for case_id, digest in cases}
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise RunLoadError(f"{path}: (file): not a scope file: {exc}") from None
+    doc: ScopeDocument = read_document(path, "scope")
+    return {(case_id, digest) for case_id, digest in doc["cases"]}

@@ -1,0 +1,49 @@
+"""Reading a run folder back, in one place: every file checked against its document's definition
+(`harness.documents`) before anyone reads a key of it.
+
+Leaderboards, compare, history, merge, view, resume and the Python API read run folders through these functions
+alone (a baseline file through `harness.runfolder.baseline`). A file that is missing, is not JSON, or breaks its
+definition raises `RunLoadError` naming the file and the first wrong field (a journal line: its line too), so a
+half-written or foreign folder is refused the same way everywhere: ``fcb`` exits 2 with that message, never 3.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+from harness.documents import JournalRecord, MetricsDocument
+from harness.errors import RunLoadError
+from harness.runfolder.checked import read_document
+from harness.runfolder.journal import checked_records
+from harness.runfolder.names import METRICS, PREDICTIONS
+from harness.runfolder.scope import read_scope
+
+UNFINISHED = "a run that has not finished has none (fcb eval --resume {run})"
+
+
+def read_metrics(run_dir: str | Path) -> MetricsDocument:
+    """A run folder's ``metrics.json``, checked."""
+    run = Path(run_dir)
+    return cast(MetricsDocument, read_document(run / METRICS, "metrics", UNFINISHED.format(run=run)))
+
+
+def journal_records(run_dir: str | Path, *, scoped: bool = True) -> dict[str, JournalRecord]:
+    """A finished run's journal records by case id (a later line wins; a torn last line, a write cut short by a
+    crash, is left out and left in place), each line checked (`RunLoadError` names the file, line and field).
+
+    With ``scoped`` only the lines the run itself counted are read (``scope.json``): a line for an id outside it,
+    or for an older content of a case, is left out as the run left it out."""
+    path = Path(run_dir) / PREDICTIONS
+    try:
+        lines = path.read_bytes().split(b"\n")[:-1]  # the part after the last newline is unfinished
+    except FileNotFoundError:
+        raise RunLoadError(f"{path}: no such file; not a run folder, or one whose run never started") from None
+    except OSError as exc:
+        raise RunLoadError(f"{path}: {exc.strerror or exc}") from None
+    scope = read_scope(run_dir) if scoped else None
+    records: dict[str, JournalRecord] = {}
+    for rec in checked_records(path, lines):
+        if scope is None or (rec["id"], rec["hash"]) in scope:
+            records[rec["id"]] = rec
+    return records
