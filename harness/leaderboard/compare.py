@@ -5,10 +5,9 @@ Pure functions over aligned arrays (`harness.leaderboard.runs.align`); `compare_
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from harness.documents import CategoryDelta, CompareDocument, Flipped, FlippedCase, MetricDelta
 from harness.errors import IncomparableRuns
 from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
 from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
@@ -24,13 +23,13 @@ def _value(x: np.ndarray) -> float | None:
 
 def metric_deltas(
     y_true: np.ndarray, base: np.ndarray, new: np.ndarray, *, alpha: float, max_drop: float, n_boot: int, seed: int
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, MetricDelta]:
     """Each headline metric for both runs, the delta (new - base) and its paired-bootstrap (1 - alpha) interval.
 
     ``regression`` is true when the metric got worse by more than ``max_drop`` and the interval excludes zero.
     """
     point, boot = paired_headline(y_true, [base, new], n_boot=n_boot, seed=seed)
-    out = {}
+    out: dict[str, MetricDelta] = {}
     for name, higher_better in HEADLINE_METRICS.items():
         b, n = _value(point[name][0]), _value(point[name][1])
         delta = None if b is None or n is None else n - b
@@ -48,21 +47,25 @@ def metric_deltas(
     return out
 
 
-def category_deltas(categories: np.ndarray, y_true: np.ndarray, base: np.ndarray, new: np.ndarray) -> dict[str, Any]:
+def category_deltas(
+    categories: np.ndarray, y_true: np.ndarray, base: np.ndarray, new: np.ndarray
+) -> dict[str, CategoryDelta]:
     """Accuracy per category in both runs and the change."""
-    out = {}
+    out: dict[str, CategoryDelta] = {}
     for cat in sorted(set(categories)):
         mask = categories == cat
         b, n = float(np.mean(base[mask] == y_true[mask])), float(np.mean(new[mask] == y_true[mask]))
-        out[cat] = {"n": int(mask.sum()), "base": b, "new": n, "delta": n - b}
+        out[str(cat)] = {"n": int(mask.sum()), "base": b, "new": n, "delta": n - b}
     return out
 
 
-def flipped(ids: np.ndarray, categories: np.ndarray, y_true: np.ndarray, base: np.ndarray, new: np.ndarray) -> dict:
+def flipped(
+    ids: np.ndarray, categories: np.ndarray, y_true: np.ndarray, base: np.ndarray, new: np.ndarray
+) -> Flipped:
     """Cases right in one run and wrong in the other, with their ids and categories."""
     right_base, right_new = base == y_true, new == y_true
 
-    def listing(mask: np.ndarray) -> list[dict[str, str]]:
+    def listing(mask: np.ndarray) -> list[FlippedCase]:
         return [{"id": str(i), "category": str(c)} for i, c in zip(ids[mask], categories[mask], strict=True)]
 
     return {"right_to_wrong": listing(right_base & ~right_new), "wrong_to_right": listing(~right_base & right_new)}
@@ -70,7 +73,7 @@ def flipped(ids: np.ndarray, categories: np.ndarray, y_true: np.ndarray, base: n
 
 def compare_runs(
     base: Run, new: Run, *, max_drop: float = 0.01, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0
-) -> dict[str, Any]:
+) -> CompareDocument:
     """The whole comparison of ``new`` against ``base``. Raises `IncomparableRuns` for different data sets."""
     if base.sha256 != new.sha256:
         raise IncomparableRuns(

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 from tabulate import tabulate
 
+from harness.documents import CompareDocument, FlippedCase
 from harness.report.html import esc, render_compare, table
 
 MAX_LISTED = 50
@@ -18,7 +19,7 @@ def _f(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def metric_rows(cmp: dict[str, Any]) -> list[list[str]]:
+def metric_rows(cmp: CompareDocument) -> list[list[str]]:
     rows = []
     for name, m in cmp["metrics"].items():
         ci = f"[{_f(m['ci'][0], True)}, {_f(m['ci'][1], True)}]" if m["ci"] else ""
@@ -28,11 +29,11 @@ def metric_rows(cmp: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def category_rows(cmp: dict[str, Any]) -> list[list[Any]]:
+def category_rows(cmp: CompareDocument) -> list[list[Any]]:
     return [[c, v["n"], _f(v["base"]), _f(v["new"]), _f(v["delta"], True)] for c, v in cmp["per_category"].items()]
 
 
-def _flip_lines(flips: list[dict[str, str]], bullet: str) -> list[str]:
+def _flip_lines(flips: list[FlippedCase], bullet: str) -> list[str]:
     if not flips:
         return [f"{bullet}(none)"]
     lines = [f"{bullet}{f['id']} ({f['category']})" for f in flips[:MAX_LISTED]]
@@ -41,7 +42,7 @@ def _flip_lines(flips: list[dict[str, str]], bullet: str) -> list[str]:
     return lines
 
 
-def _summary(cmp: dict[str, Any]) -> str:
+def _summary(cmp: CompareDocument) -> str:
     s = cmp["settings"]
     verdict = "REGRESSION" if cmp["regression"] else "no significant regression"
     return (
@@ -51,7 +52,7 @@ def _summary(cmp: dict[str, Any]) -> str:
     )
 
 
-def to_text(cmp: dict[str, Any], fmt: str = "simple") -> str:
+def to_text(cmp: CompareDocument, fmt: str = "simple") -> str:
     ds, flips = cmp["dataset"], cmp["flipped"]
     header = ["metric", "base", "new", "delta", f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI", "", ""]
     parts = [
@@ -68,7 +69,7 @@ def to_text(cmp: dict[str, Any], fmt: str = "simple") -> str:
     return "\n\n".join(parts)
 
 
-def to_markdown(cmp: dict[str, Any]) -> str:
+def to_markdown(cmp: CompareDocument) -> str:
     ds, flips = cmp["dataset"], cmp["flipped"]
     icon = ":x:" if cmp["regression"] else ":white_check_mark:"
     header = ["metric", "base", "new", "delta", f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI", "", ""]
@@ -107,14 +108,14 @@ def to_markdown(cmp: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def to_json(cmp: dict[str, Any]) -> str:
+def to_json(cmp: CompareDocument) -> str:
     return orjson.dumps(cmp, option=orjson.OPT_INDENT_2).decode()
 
 
 RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json}
 
 
-def to_html(cmp: dict[str, Any]) -> str:
+def to_html(cmp: CompareDocument) -> str:
     """A self-contained page: the comparison's tables and the case explorer with both runs' predictions."""
     header = ["metric", "base", "new", "delta", f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI", "", ""]
     flips = cmp["flipped"]

@@ -23,7 +23,7 @@ from typing import IO, Any
 import orjson
 
 from harness.cases.validate import content_hash
-from harness.documents import BaselineDocument, MetricsDocument
+from harness.documents import BaselineDocument, CompareDocument, GroupAccuracy, MetricsDocument
 from harness.errors import ReportError  # noqa: F401 - importable from here as before
 from harness.files import atomic_write
 from harness.report.text import (
@@ -197,12 +197,12 @@ def bars_svg(rows: Sequence[tuple[str, float | None, Sequence[float] | None, int
     return "".join(parts)
 
 
-def group_section(title: str, groups: dict[str, Any]) -> str:
+def group_section(title: str, groups: Mapping[str, GroupAccuracy]) -> str:
     rows = [(k, v["accuracy"], v.get("ci95"), v["n"]) for k, v in groups.items()]
     return f"<h3>{esc(title)}</h3>{bars_svg(rows)}" if rows else ""
 
 
-def run_sections(doc: Mapping[str, Any]) -> str:
+def run_sections(doc: MetricsDocument) -> str:
     """Everything above the explorer: headline with intervals, matrix, per class, per category, breakdowns,
     operational figures and the distinct error messages."""
     m = doc["metrics"]
@@ -262,7 +262,7 @@ def page(title: str, subtitle: Sequence[str], sections: str, explorer: dict[str,
     )
 
 
-def _title_lines(doc: Mapping[str, Any]) -> list[str]:
+def _title_lines(doc: MetricsDocument) -> list[str]:
     ds, det = doc["dataset"], doc["detector"]
     status = "complete" if doc["complete"] else "INCOMPLETE"
     return [
@@ -341,7 +341,7 @@ def confusion_counts(rows: Sequence[dict[str, Any]], run: int) -> list[list[int]
     return counts
 
 
-def render_compare(cmp: dict[str, Any], sections: str) -> str:
+def render_compare(cmp: CompareDocument, sections: str) -> str:
     """The comparison page: ``sections`` (the comparison's tables), both runs' matrices, and the explorer over
     every paired case, showing the flipped ones first (the change filter)."""
     (base, base_cases), (new, new_cases) = run_records(cmp["base"]["path"]), run_records(cmp["new"]["path"])

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 import matplotlib
+
+from harness.documents import Metrics
 
 matplotlib.use("Agg")  # files only; never a window
 import matplotlib.pyplot as plt
@@ -32,7 +33,7 @@ def data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-def confusion_heatmap_png(metrics: Mapping[str, Any], title: str) -> bytes:
+def confusion_heatmap_png(metrics: Metrics, title: str) -> bytes:
     """The 3x4 risk confusion matrix (with the error column) as a heatmap with counts."""
     cm = metrics["confusion_matrix"]
     counts = cm["counts"]
@@ -50,7 +51,7 @@ def confusion_heatmap_png(metrics: Mapping[str, Any], title: str) -> bytes:
     return _png(fig)
 
 
-def category_bars_png(metrics: Mapping[str, Any], title: str) -> bytes:
+def category_bars_png(metrics: Metrics, title: str) -> bytes:
     """Accuracy per category with its 95% interval."""
     cats = metrics["per_category"]
     names = list(cats)

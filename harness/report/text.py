@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from tabulate import tabulate
 
-from harness.documents import error_rate
+from harness.documents import GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
 from harness.files import atomic_write
 from harness.runfolder.names import METRICS, REPORT
 
@@ -26,7 +26,7 @@ def _ci(interval: list[float] | None, fmt: Any = _pct) -> str:
     return "" if not interval else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
 
 
-def _core_rows(block: dict[str, Any]) -> list[list[str]]:
+def _core_rows(block: Headline) -> list[list[str]]:
     """(metric, value, 95% interval) rows of one headline block: all cases, or the natural + assembled ones."""
     return [
         ["accuracy", _pct(block["accuracy"]), _ci(block.get("accuracy_ci95"))],
@@ -38,7 +38,7 @@ def _core_rows(block: dict[str, Any]) -> list[list[str]]:
     ]
 
 
-def headline_rows(m: dict[str, Any]) -> list[list[str]]:
+def headline_rows(m: Metrics) -> list[list[str]]:
     """(metric, value, 95% interval) rows for the figures a reader looks at first."""
     rows = _core_rows(m)
     if s := m.get("scores"):
@@ -53,7 +53,7 @@ def headline_rows(m: dict[str, Any]) -> list[list[str]]:
 REAL_LABEL = "natural + assembled"
 
 
-def headline_table(m: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def headline_table(m: Metrics) -> tuple[list[str], list[list[str]]]:
     """The headline table: one value column, or, when the cases carry origin tags, the same figures on the
     natural + assembled cases in a second column, so that constructed cases never stand alone behind a result."""
     rows = headline_rows(m)
@@ -67,26 +67,29 @@ def headline_table(m: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return ["metric", "all cases", "95% CI", REAL_LABEL, "95% CI"], combined
 
 
-def origin_rows(m: dict[str, Any]) -> list[list[Any]] | None:
+def origin_rows(m: Metrics) -> list[list[Any]] | None:
     """Accuracy by origin, or None when no case carries an origin tag (the table would say nothing)."""
     if not m.get("headline_real"):
         return None
     return group_rows(m["breakdowns"]["origin"])
 
 
-def confusion_rows(m: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def confusion_rows(m: Metrics) -> tuple[list[str], list[list[Any]]]:
     cm = m["confusion_matrix"]
     header = ["expected \\ predicted", *cm["columns"]]
     return header, [[row, *counts] for row, counts in zip(cm["rows"], cm["counts"], strict=True)]
 
 
-def class_rows(m: dict[str, Any]) -> list[list[Any]]:
-    return [
-        [r, _num(v["precision"]), _num(v["recall"]), _num(v["f1"]), v["support"]] for r, v in m["per_class"].items()
-    ]
+_RISKS: Final = ("low", "medium", "high")
 
 
-def category_rows(m: dict[str, Any]) -> list[list[Any]]:
+def class_rows(m: Metrics) -> list[list[Any]]:
+    scores = m["per_class"]
+    return [[r, _num(scores[r]["precision"]), _num(scores[r]["recall"]), _num(scores[r]["f1"]), scores[r]["support"]]
+            for r in _RISKS]  # fmt: skip
+
+
+def category_rows(m: Metrics) -> list[list[Any]]:
     rows = []
     for cat, v in m["per_category"].items():
         p = v["predicted"]
@@ -109,11 +112,11 @@ def category_rows(m: dict[str, Any]) -> list[list[Any]]:
 CATEGORY_HEADER = ["category", "expected", "n", "accuracy", "95% CI", "low", "medium", "high", "error"]
 
 
-def group_rows(groups: dict[str, Any]) -> list[list[Any]]:
+def group_rows(groups: Mapping[str, GroupAccuracy]) -> list[list[Any]]:
     return [[key, v["n"], _pct(v["accuracy"]), _ci(v["ci95"])] for key, v in groups.items()]
 
 
-def operational_rows(m: dict[str, Any]) -> list[list[Any]]:
+def operational_rows(m: Metrics) -> list[list[Any]]:
     ops = m["operational"]
     lat = ops["latency_s"]
     kinds = ", ".join(f"{k} {n}" for k, n in ops["errors_by_kind"].items()) or "none"
@@ -129,11 +132,11 @@ def operational_rows(m: dict[str, Any]) -> list[list[Any]]:
             " / ".join(f"{1000 * lat[k]:.1f} ms" for k in ("p50", "p90", "p99")) if lat else "n/a",
         ],
         *_token_rows(ops.get("tokens")),
-        *([["replayed from the response cache", ops["cached"]]] if ops.get("cached") else []),
+        *([["replayed from the response cache", cached]] if (cached := ops.get("cached")) else []),
     ]
 
 
-def error_message_rows(m: dict[str, Any], width: int = 160) -> list[list[Any]]:
+def error_message_rows(m: Metrics, width: int = 160) -> list[list[Any]]:
     """(count, kind, message, first case) for the most frequent distinct error messages, each on one line."""
     rows = []
     for e in m["operational"].get("error_messages", []):
@@ -145,14 +148,14 @@ def error_message_rows(m: dict[str, Any], width: int = 160) -> list[list[Any]]:
 ERROR_HEADER = ["count", "kind", "message", "e.g. case"]
 
 
-def _error_table(m: dict[str, Any], fmt: str) -> list[str]:
+def _error_table(m: Metrics, fmt: str) -> list[str]:
     rows = error_message_rows(m)
     if fmt == "github":  # a pipe in a message would split the Markdown cell
         rows = [[n, kind, text.replace("|", "\\|"), case] for n, kind, text, case in rows]
     return [tabulate(rows, headers=ERROR_HEADER, tablefmt=fmt)] if rows else []
 
 
-def _token_rows(tokens: dict[str, Any] | None) -> list[list[Any]]:
+def _token_rows(tokens: Tokens | None) -> list[list[Any]]:
     if not tokens:
         return []
     counts = f"{tokens['prompt']:,} / {tokens['completion']:,} / {tokens['total']:,}"
@@ -162,26 +165,26 @@ def _token_rows(tokens: dict[str, Any] | None) -> list[list[Any]]:
     return rows
 
 
-def _title(doc: Mapping[str, Any]) -> list[str]:
+def _title(doc: MetricsDocument) -> list[str]:
     ds, det = doc["dataset"], doc["detector"]
     status = "complete" if doc["complete"] else "INCOMPLETE"
     lines = [
         f"detector: {det['label']} ({det['spec']})" if det.get("label") else f"detector: {det['spec']}",
-        *([f"fingerprint: {_fingerprint_text(det['fingerprint'])}"] if det.get("fingerprint") else []),
+        *([f"fingerprint: {_fingerprint_text(fp)}"] if (fp := det.get("fingerprint")) else []),
         f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} valid cases)",
         f"run: {status}; harness {doc['harness_version']}; {doc['created']}",
     ]
-    if ds["skipped_invalid"]:
-        lines.append(f"skipped: {ds['skipped_invalid']} invalid line(s), listed in metrics.json")
+    if skipped := ds.get("skipped_invalid"):
+        lines.append(f"skipped: {skipped} invalid line(s), listed in metrics.json")
     return lines
 
 
-def _origin_table(m: dict[str, Any], fmt: str) -> list[str]:
+def _origin_table(m: Metrics, fmt: str) -> list[str]:
     rows = origin_rows(m)
     return [] if rows is None else [tabulate(rows, headers=["origin", "n", "accuracy", "95% CI"], tablefmt=fmt)]
 
 
-def _real_note(m: dict[str, Any]) -> list[str]:
+def _real_note(m: Metrics) -> list[str]:
     if not m.get("headline_real"):
         return []
     return [
@@ -192,7 +195,7 @@ def _real_note(m: dict[str, Any]) -> list[str]:
     ]
 
 
-def _fingerprint_text(fp: dict[str, Any]) -> str:
+def _fingerprint_text(fp: Mapping[str, Any]) -> str:
     """A fingerprint on one line: its kind, then each field (digests shortened to 12 characters)."""
     parts = []
     for key, value in fp.items():
@@ -202,7 +205,7 @@ def _fingerprint_text(fp: dict[str, Any]) -> str:
     return f"{fp.get('kind', '?')}: " + ", ".join(parts)
 
 
-def render_summary(doc: Mapping[str, Any]) -> str:
+def render_summary(doc: MetricsDocument) -> str:
     """The terminal summary of a run."""
     m = doc["metrics"]
     fmt = "simple"
@@ -225,7 +228,7 @@ def render_summary(doc: Mapping[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def render_markdown(doc: Mapping[str, Any]) -> str:
+def render_markdown(doc: MetricsDocument) -> str:
     """``report.md``: every table of the summary plus all breakdowns."""
     m = doc["metrics"]
     fmt = "github"
@@ -260,12 +263,12 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     out += ["## Operational", "", tabulate(operational_rows(m), headers=["", ""], tablefmt=fmt), ""]
     if errors := _error_table(m, fmt):
         out += ["## Errors (most frequent messages)", "", *errors, ""]
-    if doc["dataset"]["problems"]:
-        out += ["## Problems in the cases file", "", *(f"- `{p}`" for p in doc["dataset"]["problems"]), ""]
+    if problems := doc["dataset"].get("problems"):
+        out += ["## Problems in the cases file", "", *(f"- `{p}`" for p in problems), ""]
     return "\n".join(out)
 
 
-def write_reports(run_dir: str | Path, doc: Mapping[str, Any]) -> None:
+def write_reports(run_dir: str | Path, doc: MetricsDocument) -> None:
     """Write ``metrics.json`` and ``report.md`` into the run folder, each atomically."""
     run_dir = Path(run_dir)
     atomic_write(run_dir / METRICS, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY))
