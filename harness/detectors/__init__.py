@@ -1,6 +1,6 @@
 """Detector adapters and `load_detector`, which turns a spec string into one of them.
 
-`ADAPTERS` below is the one map from a spec's form to its adapter:
+`ADAPTERS` below is the one map from a spec's kind (`harness.spec`, where the string is parsed) to its adapter:
 
 - ``http(s)://host[:port][/path]`` (comma-separated: replicas): `http.HttpDetector`, the detector API over HTTP;
 - ``llm:MODEL@BASE_URL``: `llm.LlmDetector`, a chat-completions endpoint asked with a prompt;
@@ -34,6 +34,7 @@ from typing import Any
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError
 from harness.redact import scrub_text
+from harness.spec import SpecKind, parse_spec
 from harness.types import Detector, HasFingerprint
 
 
@@ -65,18 +66,18 @@ def _python(spec: str, options: DetectorOptions) -> Detector:
     return CallableDetector(target, spec, options)
 
 
-ADAPTERS: dict[str, Callable[[str, DetectorOptions], Detector]] = {
-    "http://": _http,
-    "https://": _http,
-    "llm:": _llm,
-    "builtin:": _builtin,
+ADAPTERS: dict[SpecKind, Callable[[str, DetectorOptions], Detector]] = {
+    "http": _http,
+    "llm": _llm,
+    "builtin": _builtin,
+    "python": _python,
 }
-"""Spec prefix -> adapter. A spec with none of these prefixes names Python code (`_python`)."""
+"""A spec's kind (`harness.spec.parse_spec`) -> its adapter."""
 
 
 def load_detector(spec: str, options: DetectorOptions | None = None) -> Detector:
     """The adapter for ``spec``. Raises `DetectorLoadError` for a spec that names nothing loadable."""
-    make = next((m for prefix, m in ADAPTERS.items() if spec.startswith(prefix)), _python)
+    make = ADAPTERS[parse_spec(spec).kind]
     try:
         return make(spec, options or DetectorOptions())
     except DetectorLoadError as exc:
@@ -136,7 +137,7 @@ async def fingerprint(detector: Detector, spec: str) -> dict[str, Any]:
     if isinstance(detector, HasFingerprint):
         value = detector.fingerprint()
         return dict(await value if inspect.isawaitable(value) else value)
-    if spec.startswith("builtin:"):
+    if parse_spec(spec).kind == "builtin":
         from harness.detectors.builtin import builtin_fingerprint
 
         return builtin_fingerprint(spec)

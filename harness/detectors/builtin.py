@@ -12,6 +12,7 @@ from harness._version import __version__
 from harness.cases.lines import file_sha256
 from harness.detectors.answers import agreement_share
 from harness.errors import DetectorLoadError
+from harness.spec import parse_spec
 from harness.types import Detector, Prediction, Request
 
 
@@ -73,8 +74,9 @@ BEST_BUILTIN = "builtin:heuristic"
 
 def load_builtin(spec: str) -> Detector:
     """A built-in detector: ``builtin:NAME`` or ``builtin:NAME?option=value`` (see `BUILTIN_OPTIONS`)."""
-    name, _, query = spec.removeprefix("builtin:").partition("?")
-    if name not in BUILTINS:
+    parsed = parse_spec(spec)
+    name, query = parsed.target, parsed.query
+    if parsed.kind != "builtin" or name not in BUILTINS:
         raise DetectorLoadError(f"unknown built-in detector {spec!r}; {_choices()}")
     options = _options(spec, query)
     allowed = BUILTIN_OPTIONS.get(name, ())
@@ -87,8 +89,9 @@ def load_builtin(spec: str) -> Detector:
 
 def builtin_fingerprint(spec: str) -> dict[str, Any]:
     """What identifies a built-in: its name and the harness version, and its training file's hash when it has one."""
-    name, _, query = spec.partition("?")
-    found: dict[str, Any] = {"kind": "builtin", "name": name, "harness_version": __version__}
+    parsed = parse_spec(spec)
+    query = parsed.query
+    found: dict[str, Any] = {"kind": "builtin", "name": f"builtin:{parsed.target}", "harness_version": __version__}
     train = _options(spec, query).get("train") if query else None
     if train and Path(train).is_file():
         found["train_sha256"] = file_sha256(train)

@@ -25,13 +25,15 @@ from harness.detectors.reply import parse_prediction
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
+from harness.spec import parse_spec
 from harness.types import DetectorError, HasSecrets, HasTrainingItems, Prediction, Request, RunAborted
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
     """Import the function a spec names. Raises `DetectorLoadError` with a message a user can act on."""
-    target, sep, name = spec.rpartition(":")
-    if not sep or not target or not name:
+    parsed = parse_spec(spec)
+    target, name = parsed.target, parsed.attribute
+    if parsed.kind != "python" or not target or not name:
         raise DetectorLoadError(f"detector {spec!r}: expected module:function or path/to/file.py:function")
     try:
         module = _load_file(Path(target)) if target.endswith(".py") else importlib.import_module(target)

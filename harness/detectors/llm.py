@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from harness import spec as harness_spec
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_prediction
 from harness.detectors.transport import Transport, decode_json, split_credentials
@@ -36,9 +37,9 @@ _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _SECOND_URL = re.compile(r",\s*[A-Za-z][A-Za-z0-9+.-]*://")  # as in harness.redact: a comma before another URL
 
 
-def parse_spec(spec: str) -> tuple[str, str]:
+def model_and_base(spec: str) -> tuple[str, str]:
     """``llm:MODEL@BASE_URL`` as (model, base URL without a trailing slash)."""
-    model, sep, base = spec.removeprefix("llm:").partition("@")
+    model, sep, base = harness_spec.parse_spec(spec).target.partition("@")
     if not (model and sep and base.startswith(("http://", "https://"))):
         raise DetectorLoadError(
             f"detector {spec!r}: expected llm:MODEL@BASE_URL, e.g. llm:qwen2.5-7b@http://127.0.0.1:8000/v1"
@@ -96,7 +97,7 @@ class LlmDetector:
     """A chat model asked, with a prompt template, for the false-consensus risk of each request."""
 
     def __init__(self, spec: str, options: DetectorOptions) -> None:
-        self.model, base_url = parse_spec(spec)
+        self.model, base_url = model_and_base(spec)
         self._options = options
         self._transport = Transport([chat_url(base_url)], options)
         self.base_url = redact_url(split_credentials(base_url)[0])  # as the name and fingerprint always showed it

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from harness.spec import parse_spec
 from harness.types import Detector, HasPreflight, HasSecrets, Prediction, Request
 
 CACHE_FILE = "responses.sqlite3"
@@ -44,16 +45,18 @@ def cache_wanted(spec: str, enabled: bool | None, temperature: float, samples: i
     temperature 0 (deterministic enough to replay), off for everything else, which may be non-deterministic."""
     if enabled is not None:
         return enabled
-    return spec.startswith("llm:") and temperature == 0 and samples == 1
+    return parse_spec(spec).kind == "llm" and temperature == 0 and samples == 1
 
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
 
 
-def detector_key(fingerprint: dict[str, Any], risk_field: tuple[str, ...]) -> str:
-    """The detector half of a key: its (redacted) fingerprint and where the risk is read from in a reply."""
-    return _digest({"fingerprint": fingerprint, "risk_field": list(risk_field)})
+def detector_key(spec: str, fingerprint: dict[str, Any], risk_field: tuple[str, ...]) -> str:
+    """The detector half of a key: the spec as given (its `identity`, a digest: two functions of one file, or two
+    URLs that differ only in a secret, are two detectors), its fingerprint (its code), and where the risk is read
+    from in a reply."""
+    return _digest({"spec": parse_spec(spec).identity, "fingerprint": fingerprint, "risk_field": list(risk_field)})
 
 
 def request_key(request: Request) -> str:
@@ -106,16 +109,27 @@ class ResponseCache:
         self._db.close()
 
 
+FORWARDED = ("concurrency", "train_source_items", "fingerprint")
+"""The abilities (`harness.types`: HasConcurrency, HasTrainingItems, HasFingerprint) the cache keeps of what it
+wraps, as they are: a batch detector behind the cache still asks for its batch's worth of requests in flight."""
+
+
 class CachedDetector:
     """A detector whose answers come from the cache when stored there, and are stored when fresh.
 
     Errors pass through and are never stored. A cached answer is a `Prediction` with ``cached`` set and
-    ``attempts`` 0: the journal marks it and the operational figures count it apart.
+    ``attempts`` 0: the journal marks it and the operational figures count it apart. It has every ability of
+    the detector it wraps (`FORWARDED`, and ``secrets`` and ``preflight``), and only those.
     """
 
-    def __init__(self, inner: Detector, cache: ResponseCache, key: str) -> None:
-        self.inner, self.cache, self._key = inner, cache, key
+    def __init__(self, inner: Detector, cache: ResponseCache, key: str, owns: bool = True) -> None:
+        self.inner, self.cache, self._key, self._owns = inner, cache, key, owns
         self.name = inner.name
+
+    def __getattr__(self, name: str) -> Any:
+        if name in FORWARDED:  # only when the wrapped detector has it: isinstance checks look for the attribute
+            return getattr(self.inner, name)
+        raise AttributeError(name)
 
     def secrets(self) -> list[str]:
         return list(self.inner.secrets()) if isinstance(self.inner, HasSecrets) else []
@@ -137,18 +151,25 @@ class CachedDetector:
         return await self._answer(request, inner.preflight if isinstance(inner, HasPreflight) else inner.assess)
 
     async def aclose(self) -> None:
-        await self.inner.aclose()
+        """Close the cache, and the wrapped detector when it is this wrapper's (``owns``)."""
+        try:
+            if self._owns:
+                await self.inner.aclose()
+        finally:
+            self.cache.close()
 
 
 def with_cache(
     detector: Detector,
+    spec: str,
     fingerprint: dict[str, Any],
     *,
     risk_field: tuple[str, ...],
     directory: str | None,
     refresh: bool,
+    owns: bool = True,
 ) -> CachedDetector:
     """``detector`` behind a response cache in ``directory`` (default: `default_cache_dir`)."""
     secrets = detector.secrets() if isinstance(detector, HasSecrets) else []
     cache = ResponseCache(directory or default_cache_dir(), refresh=refresh, secrets=secrets)
-    return CachedDetector(detector, cache, detector_key(fingerprint, risk_field))
+    return CachedDetector(detector, cache, detector_key(spec, fingerprint, risk_field), owns)

@@ -18,7 +18,6 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from harness.detectors import fingerprint, load_detector
@@ -27,6 +26,7 @@ from harness.detectors.callable import exception_error
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError, UsageError
 from harness.redact import scrub_text
+from harness.spec import parse_spec
 from harness.types import Detector, DetectorError, HasSecrets, HasTrainingItems, Prediction, Request
 
 ENGINES = ("local", "processes", "ray")
@@ -58,23 +58,16 @@ def open_detector(spec: str, options: DetectorOptions, engine: EngineSettings) -
     """The detector for ``spec`` under ``engine``. Raises `DetectorLoadError` for a spec no worker can load."""
     if engine.engine == "local":
         return load_detector(spec, options)
-    if spec.startswith(("http://", "https://", "llm:")):
+    parsed = parse_spec(spec)
+    if parsed.kind in ("http", "llm"):
         raise UsageError(
             f"--engine {engine.engine} runs Python detectors (builtin:, module:function, file.py:function); "
             "an HTTP detector scales on its own side (replicas: several URLs, comma-separated)"
         )
-    spec = _portable(spec)
+    spec = parsed.portable()  # a file's path made absolute: a worker started elsewhere finds it
     if engine.engine == "processes":
         return ProcessEngine(spec, options, engine.workers or os.cpu_count() or 1)
     return RayEngine(spec, options, engine)
-
-
-def _portable(spec: str) -> str:
-    """A ``file.py:function`` spec with an absolute path, so that a worker started elsewhere finds the file."""
-    target, sep, name = spec.rpartition(":")
-    if sep and target.endswith(".py") and not spec.startswith("builtin:"):
-        return f"{Path(target).resolve()}:{name}"
-    return spec
 
 
 # --- the worker side: the same in a worker process and in a Ray actor -------------------------------------------

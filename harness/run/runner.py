@@ -25,7 +25,7 @@ from harness.documents import JournalRecord
 from harness.errors import InvalidCasesError, PreflightFailed, RunError
 from harness.metrics import compute
 from harness.redact import scrub_text
-from harness.run.cache import CachedDetector, cache_wanted, with_cache
+from harness.run.cache import cache_wanted, with_cache
 from harness.run.engines import open_detector
 from harness.run.outputs import metrics_document, open_run_dir, run_identity, write_outputs
 from harness.run.progress import Progress
@@ -213,15 +213,15 @@ async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels
     return record(lab, prediction, error, attempts, time.perf_counter() - started)
 
 
-def _cached(settings: EvalSettings, detector: Detector, detector_fingerprint: dict[str, Any]) -> Detector:
-    """The detector behind the response cache when the settings ask for it (see `harness.run.cache`)."""
+def _cached(settings: EvalSettings, detector: Detector, detector_fingerprint: dict[str, Any], owns: bool) -> Detector:
+    """The detector behind the response cache when the settings ask for it (see `harness.run.cache`); ``owns``: the
+    run opened the detector, so the cache closes it with itself."""
     o = settings.options
     enabled = o.cache if o.cache is not None else (True if o.cache_refresh else None)  # refreshing means using it
     if not cache_wanted(settings.detector, enabled, o.temperature, o.samples):
         return detector
-    return with_cache(
-        detector, detector_fingerprint, risk_field=o.risk_field, directory=o.cache_dir, refresh=o.cache_refresh
-    )
+    return with_cache(detector, settings.detector, detector_fingerprint, risk_field=o.risk_field,
+                      directory=o.cache_dir, refresh=o.cache_refresh, owns=owns)  # fmt: skip
 
 
 def _secrets(detector: Detector) -> list[str]:
@@ -274,7 +274,8 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         try:
             _refuse_training_overlap(detector, labels)
             detector_fingerprint = await signals.guard(fingerprint(detector, settings.detector))
-            detector = _cached(settings, detector, detector_fingerprint)
+            if (cached := _cached(settings, detector, detector_fingerprint, owns=owned)) is not detector:
+                detector, owned = cached, True  # the wrapper is the run's own; it closes what it wraps if it owns it
             run_dir, manifest = open_run_dir(settings, run_identity(settings, scanned, detector_fingerprint))
             if settings.resume:  # held until the report is written: two processes never run one folder
                 _lock(held, run_dir)
@@ -310,8 +311,6 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         finally:
             if owned:
                 await detector.aclose()
-            if isinstance(detector, CachedDetector):
-                detector.cache.close()
         sent = len(todo) + (first is not None)
         wall = add_session(run_dir, manifest, started=started_at, wall_s=ended - started, cases=sent)
         prices = (settings.options.price_prompt_per_mtok, settings.options.price_completion_per_mtok)

@@ -7,13 +7,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.errors import RunMismatchError
-from harness.redact import redact_spec
 from harness.runfolder.names import PREDICTIONS
+from harness.spec import parse_spec
 
 
 def _slug(spec: str) -> str:
     # a URL loses its scheme; llm:MODEL@URL keeps its model name in front
-    text = re.sub(r"^llm:", "", re.sub(r"[A-Za-z][A-Za-z0-9+.-]*://", "", redact_spec(spec)))
+    shown = parse_spec(parse_spec(spec).display)  # the redacted spec, parsed: its target has no prefix
+    text = shown.target if shown.kind == "llm" else shown.text
+    text = re.sub(r"[A-Za-z][A-Za-z0-9+.-]*://", "", text)
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:40] or "detector"
 
 

@@ -142,3 +142,101 @@ def test_two_runs_share_one_cache_at_once(tmp_path: Path, detector_server) -> No
     assert 24 <= before <= 48  # each case asked by one run or both, depending on who got there first
     _eval(cases, spec, tmp_path / "after", "--cache", cache)
     assert _requests(record) == before
+
+
+ZOO = '''
+def always_high(request):
+    return "high"
+
+
+def always_low(request):
+    return "low"
+
+
+class Batched:
+    """Answers a batch at a time, and wants enough requests in flight to fill one."""
+
+    def __init__(self):
+        self.sizes = []
+
+    def assess_batch(self, requests):
+        self.sizes.append(len(requests))
+        with open(__file__ + ".sizes", "a") as f:
+            f.write(f"{len(requests)}\\n")
+        return ["low" for _ in requests]
+'''
+
+
+def test_two_functions_of_one_file_are_two_detectors_to_the_cache(tmp_path: Path) -> None:
+    # the cache keyed a file's functions by the file's hash alone: always_low replayed always_high's answers
+    (tmp_path / "zoo.py").write_text(ZOO)
+    cases = write_cases(tmp_path / "cases.jsonl", N)
+    cache = ("--cache", str(tmp_path / "cache"), "--bootstrap", "0")
+    high = _eval(cases, f"{tmp_path / 'zoo.py'}:always_high", tmp_path / "high", *cache)
+    low = _eval(cases, f"{tmp_path / 'zoo.py'}:always_low", tmp_path / "low", *cache)
+    assert high["metrics"]["confusion_matrix"]["counts"][0][:3] != low["metrics"]["confusion_matrix"]["counts"][0][:3]
+    assert sum(row[0] for row in low["metrics"]["confusion_matrix"]["counts"]) == N  # every case called low
+    assert low["metrics"]["operational"]["cached"] == 0
+    again = _eval(cases, f"{tmp_path / 'zoo.py'}:always_low", tmp_path / "again", *cache)
+    assert again["metrics"]["operational"]["cached"] == N  # the same function replays its own answers
+
+
+def test_a_batch_detector_behind_the_cache_gets_the_batches_it_asks_for(tmp_path: Path) -> None:
+    # the cache wrapper dropped the detector's wish for requests in flight: batches shrank to --concurrency
+    (tmp_path / "zoo.py").write_text(ZOO)
+    cases = write_cases(tmp_path / "cases.jsonl", 40)
+    spec = f"{tmp_path / 'zoo.py'}:Batched"
+    args = ("--batch-size", "8", "--concurrency", "2", "--no-preflight", "--bootstrap", "0")
+    _eval(cases, spec, tmp_path / "bare", *args)
+    bare = [int(x) for x in (tmp_path / "zoo.py.sizes").read_text().split()]
+    (tmp_path / "zoo.py.sizes").unlink()
+    _eval(cases, spec, tmp_path / "cached", *args, "--cache", str(tmp_path / "cache"))
+    cached = [int(x) for x in (tmp_path / "zoo.py.sizes").read_text().split()]
+    assert sum(bare) == sum(cached) == 40
+    assert max(cached) == max(bare) == 8  # full batches, with the cache as without it
+
+
+def test_the_cache_wrapper_has_every_ability_of_what_it_wraps_and_no_other(tmp_path: Path) -> None:
+    import asyncio
+
+    from harness import types
+    from harness.run.cache import FORWARDED, with_cache
+    from harness.types import Prediction
+
+    abilities = {name: getattr(types, name) for name in dir(types) if name.startswith("Has")}
+    assert set(abilities) == {"HasConcurrency", "HasFingerprint", "HasPreflight", "HasSecrets", "HasTrainingItems"}
+
+    class Plain:
+        name = "plain"
+
+        async def assess(self, request: dict) -> Prediction:
+            return Prediction("low", None)
+
+        async def aclose(self) -> None:
+            return None
+
+    class Able(Plain):
+        concurrency = 64
+        train_source_items = frozenset({"s:1"})
+
+        def fingerprint(self) -> dict:
+            return {"kind": "able"}
+
+        def secrets(self) -> list[str]:
+            return ["tok"]
+
+        async def preflight(self, request: dict) -> Prediction:
+            return Prediction("high", None)
+
+    for inner in (Plain(), Able()):
+        wrapped = with_cache(inner, "zoo.py:f", {}, risk_field=("r",), directory=str(tmp_path), refresh=False)
+        for name, protocol in abilities.items():
+            if name in ("HasSecrets", "HasPreflight"):  # the wrapper's own: it scrubs and preflights through the cache
+                assert isinstance(wrapped, protocol), name
+            else:
+                assert isinstance(wrapped, protocol) == isinstance(inner, protocol), (type(inner).__name__, name)
+        if isinstance(inner, Able):
+            assert (wrapped.concurrency, wrapped.train_source_items) == (64, inner.train_source_items)
+            assert wrapped.secrets() == ["tok"]
+        asyncio.run(wrapped.aclose())
+    assert set(FORWARDED) == {"concurrency", "train_source_items", "fingerprint"}
