@@ -68,10 +68,20 @@ class Prediction:
 
 
 class DetectorError(Exception):
-    """A detector failed on one case. ``kind`` is one of `ERROR_KINDS`; ``attempts`` counts tries made."""
+    """A detector failed on one case. ``kind`` is one of `ERROR_KINDS`; ``attempts`` counts tries made. The facts a
+    caller decides on ride as fields, never to be read back out of ``message``: ``status``, the HTTP status of an
+    ``http_status`` error; ``connect_failed``, no connection could be made at all (refused, unknown host, TLS)."""
 
     def __init__(
-        self, kind: str, message: str, attempts: int = 1, raw: str | None = None, traceback: str | None = None
+        self,
+        kind: str,
+        message: str,
+        attempts: int = 1,
+        raw: str | None = None,
+        traceback: str | None = None,
+        *,
+        status: int | None = None,
+        connect_failed: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -79,6 +89,8 @@ class DetectorError(Exception):
         self.attempts = attempts
         self.raw = raw
         self.traceback = traceback  # a Python detector's own traceback, secrets scrubbed
+        self.status = status
+        self.connect_failed = connect_failed
 
 
 class RunAborted(KeyboardInterrupt):

@@ -77,10 +77,12 @@ class _Transient(Exception):
         retry_after: float | None = None,
         connect_failed: bool = False,
         raw: str | None = None,
+        status: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind, self.message, self.retry_after, self.raw = kind, message, retry_after, raw
         self.connect_failed = connect_failed  # no connection could be made at all (refused, unknown host)
+        self.status = status  # the HTTP status of a 429 or 5xx
 
 
 def split_credentials(url: str) -> tuple[str, str | None]:
@@ -125,10 +127,10 @@ def retry_after_seconds(value: str | None) -> float | None:
 def check_status(status: int, retry_after: str | None, payload: bytes, secrets: list[str] | None = None) -> None:
     """Raise for a reply that is not 2xx: 429 and 5xx are worth another try, other statuses are final."""
     if status == 429 or status >= 500:
-        raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after))
+        raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after), status=status)
     if not 200 <= status < 300:
         body = clip(payload.decode("utf-8", "replace"), 200, secrets or [])  # scrubbed before it is cut
-        raise DetectorError("http_status", f"HTTP {status}: {body}")
+        raise DetectorError("http_status", f"HTTP {status}: {body}", status=status)
 
 
 def decode_json(payload: bytes, secrets: list[str] | None = None) -> Any:
@@ -224,7 +226,8 @@ class Transport:
                     return await self._post(body, interpret), attempts
             raise AssertionError("unreachable: tenacity either returns or re-raises")
         except _Transient as exc:
-            error = DetectorError(exc.kind, exc.message, attempts, raw=exc.raw)
+            error = DetectorError(exc.kind, exc.message, attempts, raw=exc.raw, status=exc.status,
+                                  connect_failed=exc.connect_failed)  # fmt: skip
         except DetectorError as exc:
             exc.attempts = attempts
             error = exc.with_traceback(None)

@@ -78,7 +78,8 @@ def _wire(prediction: Prediction | None, error: DetectorError | None) -> tuple[A
     if prediction is not None:
         return ("ok", prediction.risk, prediction.score, prediction.extra, prediction.attempts)
     assert error is not None
-    return ("error", error.kind, error.message, error.attempts, error.raw, error.traceback)
+    return ("error", error.kind, error.message, error.attempts, error.raw, error.traceback, error.status,
+            error.connect_failed)  # fmt: skip
 
 
 async def _assess_one(detector: Detector, request: Request) -> tuple[Any, ...]:
@@ -149,7 +150,7 @@ def _unwire(result: tuple[Any, ...], secrets: list[str]) -> Prediction:
     if result[0] == "ok":
         _, risk, score, extra, attempts = result
         return Prediction(risk, score, extra, attempts)
-    _, kind, message, attempts, raw, traceback = result
+    _, kind, message, attempts, raw, traceback, status, connect_failed = result
     # scrubbed here too: a worker on another machine does not know this machine's secrets
     raise DetectorError(
         kind,
@@ -157,6 +158,8 @@ def _unwire(result: tuple[Any, ...], secrets: list[str]) -> Prediction:
         attempts,
         raw=raw,
         traceback=scrub_text(traceback, secrets) if traceback else traceback,
+        status=status,
+        connect_failed=connect_failed,
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -181,20 +180,14 @@ async def _run_workers(
 INTERRUPTED = "interrupted"
 
 
-_FATAL_STATUS = re.compile(r"HTTP (401|403|404)\b")
-
-
-_NO_CONNECTION = re.compile(r"ClientConnector")  # aiohttp's errors for refused, unknown host, TLS failure
+FATAL_STATUSES = frozenset({401, 403, 404})
 
 
 def fatal(error: DetectorError) -> bool:
     """An error on the first case that every other case would meet too: no connection could be made at all, the
-    request was refused (401, 403, 404), or the detector raised. A reset, a timeout or a 5xx may pass."""
-    if error.kind == "detector_exception":
-        return True
-    if error.kind == "connection":
-        return bool(_NO_CONNECTION.match(error.message))
-    return error.kind == "http_status" and bool(_FATAL_STATUS.match(error.message))
+    request was refused (401, 403, 404), or the detector raised. A reset, a timeout or a 5xx may pass. Read from
+    the error's fields, never its message."""
+    return error.kind == "detector_exception" or error.connect_failed or error.status in FATAL_STATUSES
 
 
 async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels, scanned: Scan) -> JournalRecord:

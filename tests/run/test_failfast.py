@@ -162,3 +162,16 @@ def test_progress_lines_without_a_terminal_and_quiet(tmp_path: Path) -> None:
     assert done == list(range(2, 41, 2))  # every 5% of 40 cases
     quiet = run_cli("eval", str(cases), "-d", "builtin:agreement", "--results", str(tmp_path / "r"), "-q")
     assert "fcb eval: " not in quiet.stderr and quiet.stdout == ""
+
+
+def test_the_preflight_reads_an_errors_fields_not_its_message() -> None:
+    from harness.run.runner import fatal
+    from harness.types import DetectorError
+
+    assert fatal(DetectorError("http_status", "HTTP 401: unauthorised", status=401))
+    assert fatal(DetectorError("connection", "refused", connect_failed=True))
+    assert fatal(DetectorError("detector_exception", "ValueError: boom"))
+    # the same words without the facts behind them: a 503 whose body quotes a 404, a reset worded like a refusal
+    assert not fatal(DetectorError("http_status", "HTTP 503: upstream said HTTP 404", status=503))
+    assert not fatal(DetectorError("connection", "ClientConnectorError: reset by peer", connect_failed=False))
+    assert not fatal(DetectorError("invalid_response", "HTTP 403 in the body of a 200 reply"))
