@@ -94,7 +94,9 @@ class RunInterrupted(FcbError):
     """Ctrl-C or SIGTERM arrived before the run folder was made; nothing was written."""
 
 
-EXIT_INVALID, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+"""Every exit code of ``fcb``, defined here alone: done; invalid cases, a regression or too many errors; bad usage,
+settings or input (an `FcbError`, or a file that cannot be read); a bug in fcb-harness; interrupted."""
 EXIT_CODES: dict[type, int] = {
     FcbError: EXIT_USAGE,
     InvalidCasesError: EXIT_INVALID,

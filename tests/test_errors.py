@@ -206,3 +206,35 @@ def test_a_negative_bootstrap_is_bad_usage(command: list[str]) -> None:
     """Once hidden by ``except ValueError`` (numpy's "negative dimensions"), now checked where the flag is read."""
     proc = run_cli(*command, "--bootstrap", "-1")
     assert proc.returncode == 2 and "-1 is not a whole number of 0 or more" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("validate", "{missing}"),
+        ("stats", "{missing}"),
+        ("eval", "{missing}", "-d", "builtin:agreement"),
+        ("audit-dataset", "{missing}", "{missing}"),
+        ("build-dataset", "--gsm8k", "{missing}", "--out", "{out}"),
+        ("scenario", "validate", "{missing}"),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_said_once_the_same_way_by_every_command(args: tuple, tmp_path: Path) -> None:
+    # the mapping of OSError to exit 2 lives in the CLI's entry point alone (it was in six commands, worded apart)
+    missing = tmp_path / "nowhere.jsonl"
+    proc = run_cli(*(a.format(missing=missing, out=tmp_path / "o") for a in args))
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert f"{missing}: No such file or directory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_exit_codes_are_defined_in_one_place() -> None:
+    from harness.cli import common
+    from harness.scenario import commands
+
+    codes = ("EXIT_OK", "EXIT_INVALID", "EXIT_USAGE", "EXIT_INTERNAL", "EXIT_INTERRUPTED")
+    assert tuple(getattr(errors, c) for c in codes) == (0, 1, 2, 3, 130)  # the documented codes
+    for module in (common, commands, cli):
+        for code in codes:
+            assert getattr(module, code, getattr(errors, code)) is getattr(errors, code), (module.__name__, code)
+    sources = [p.read_text() for p in (ROOT / "harness").rglob("*.py") if p.name != "errors.py"]
+    assert not [s for s in sources if re.search(r"^EXIT_\w+(, EXIT_\w+)* = ", s, re.M)]

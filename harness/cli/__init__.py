@@ -44,7 +44,7 @@ from harness.cli import (
     view,
 )
 from harness.cli import eval as eval_command  # not ``eval``: that would hide the built-in in this module
-from harness.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
+from harness.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from harness.errors import FcbError, exit_code
 
 COMMANDS = [
@@ -97,6 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FcbError as exc:  # a refusal the message explains; the tree in harness.errors gives the exit code
         print(f"{_command(args)}: {exc}", file=sys.stderr)
         return exit_code(exc)
+    except OSError as exc:  # a file the user named that cannot be read or written: said once, here, for every command
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"{_command(args)}: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception:  # a bug in the harness: say so, with the trace, and an exit code of its own
         traceback.print_exc()
         print("fcb: internal error (a bug in fcb-harness; please report it with the trace above)", file=sys.stderr)

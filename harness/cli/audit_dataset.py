@@ -6,8 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from harness.cli.common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, print_problems, write_or_print
+from harness.cli.common import EXIT_INVALID, EXIT_OK, print_problems, write_or_print
 from harness.cli.options import fraction, positive_int
+from harness.errors import UsageError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -87,21 +88,12 @@ def run(args: argparse.Namespace) -> int:
     from harness.datasets.audit_report import RENDERERS
 
     if args.split_by and len(args.paths) != 1:
-        print("fcb audit-dataset: --split-by takes one file (it splits it into TRAIN and TEST)", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("--split-by takes one file (it splits it into TRAIN and TEST)")
     if not args.split_by and len(args.paths) != 2:
-        print(
-            "fcb audit-dataset: give TRAIN.jsonl and TEST.jsonl, or one file with --split-by source-item",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        raise UsageError("give TRAIN.jsonl and TEST.jsonl, or one file with --split-by source-item")
     loaded = []
     for path, name in zip(args.paths, ("train", "test"), strict=False):
-        try:
-            found = _audit_items(path, name)
-        except OSError as exc:
-            print(f"fcb audit-dataset: {path}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_USAGE
+        found = _audit_items(path, name)  # unreadable: the CLI's entry point says which, exit 2
         if found is None:
             return EXIT_INVALID
         loaded.append(found)
@@ -117,11 +109,7 @@ def run(args: argparse.Namespace) -> int:
         (train, train_info), (test, test_info) = loaded
         files = {"train": train_info, "test": test_info, "split_by": None}
     if not train or not test or len({it.category for it in train}) < 2:
-        print(
-            "fcb audit-dataset: TRAIN needs cases of two categories or more, and TEST at least one case",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        raise UsageError("TRAIN needs cases of two categories or more, and TEST at least one case")
     progress = _Progress(args.quiet)
     settings = Settings(max_surface_f1=args.max_surface_f1, seed=args.seed, n_boot=args.bootstrap,
                         max_shape_auc=args.max_shape_auc)  # fmt: skip

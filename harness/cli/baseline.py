@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli.common import EXIT_OK, EXIT_USAGE
+from harness.cli.common import EXIT_OK
+from harness.errors import UsageError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -29,8 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.leaderboard.runs import baseline_document, load_run
 
     if not re.fullmatch(r"[A-Za-z0-9._-]+", args.name):
-        print(f"fcb baseline save: --name {args.name!r}: use letters, digits, '.', '_' and '-'", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"--name {args.name!r}: use letters, digits, '.', '_' and '-'")
     saved = load_run(args.run)
     out = Path(args.dir) / f"{args.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

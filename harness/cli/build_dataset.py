@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli.common import EXIT_OK, EXIT_USAGE
+from harness.cli.common import EXIT_OK
 from harness.cli.options import positive_int
+from harness.errors import UsageError
 
 SOURCES = (
     ("--gsm8k", "PATH", "GSM8K model solutions (example_model_solutions.jsonl)"),
@@ -47,15 +48,9 @@ def run(args: argparse.Namespace) -> int:
 
     paths = Paths(args.gsm8k, args.truthfulqa, args.dylan, args.mmlu_pro, args.zeroeval)
     if not paths.given():
-        print("fcb build-dataset: give at least one source (" + ", ".join(f for f, *_ in SOURCES) + ")",
-              file=sys.stderr)  # fmt: skip
-        return EXIT_USAGE
-    try:
-        card = build(paths, args.out, seed=args.seed, test_wording=args.test_wording, progress=_stage_line,
-                     audit=args.audit, workers=args.workers)  # fmt: skip
-    except OSError as exc:
-        print(f"fcb build-dataset: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("give at least one source (" + ", ".join(f for f, *_ in SOURCES) + ")")
+    card = build(paths, args.out, seed=args.seed, test_wording=args.test_wording, progress=_stage_line,
+                 audit=args.audit, workers=args.workers)  # fmt: skip
     for name, info in card["outputs"].items():
         print(f"{args.out}/{name}: {info['cases']} cases, sha256 {info['sha256'][:12]}", file=sys.stderr)
     return EXIT_OK

@@ -1,4 +1,5 @@
-"""What the ``fcb`` commands share besides their arguments: exit codes and the ways they print."""
+"""What the ``fcb`` commands share besides their arguments: the exit codes (`harness.errors`) and the ways they
+print."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+from harness.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_USAGE  # defined there
+
+__all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "default_cases",
+           "print_problems", "write_or_print"]  # fmt: skip
 
 
 def print_problems(problems: Sequence[Any], limit: int | None = None, file: Any = None) -> None:

@@ -13,7 +13,6 @@ from harness.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
     EXIT_OK,
-    EXIT_USAGE,
     default_cases,
     print_problems,
 )
@@ -107,9 +106,6 @@ def run(args: argparse.Namespace) -> int:
         print_problems(exc.problems)
         print(f"{exc}; no detector was called (use --skip-invalid to run the valid cases)", file=sys.stderr)
         return EXIT_INVALID
-    except OSError as exc:
-        print(f"fcb eval: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:  # the third Ctrl-C: no report, but the journal holds every finished case
         print("fcb eval: aborted; the report was not written (fcb eval --resume RUN_DIR writes it)", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli.common import EXIT_OK, EXIT_USAGE
+from harness.cli.common import EXIT_OK
 from harness.cli.options import METRICS
+from harness.errors import UsageError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -29,11 +30,7 @@ def run(args: argparse.Namespace) -> int:
     runs = [load_run(p) for p in find_runs([args.results_dir])]
     runs = sorted((r for r in runs if not args.detector or r.detector == args.detector), key=lambda r: r.created)
     if not runs:
-        print(
-            f"fcb history: no runs{' of ' + args.detector if args.detector else ''} in {args.results_dir}",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        raise UsageError(f"no runs{' of ' + args.detector if args.detector else ''} in {args.results_dir}")
     rows = [
         [
             r.created,

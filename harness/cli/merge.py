@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli.common import EXIT_OK, EXIT_USAGE
+from harness.cli.common import EXIT_OK
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,11 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.report.text import render_summary
     from harness.run.merge import merge_runs
 
-    try:
-        document = merge_runs(args.runs, args.out, cases=args.cases)
-    except OSError as exc:
-        print(f"fcb merge: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    document = merge_runs(args.runs, args.out, cases=args.cases)
     if not args.quiet:
         print(render_summary(document))
     print(f"results: {args.out}", file=sys.stderr)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli.common import EXIT_OK, EXIT_USAGE
+from harness.cli.common import EXIT_OK
+from harness.errors import UsageError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +19,6 @@ def run(args: argparse.Namespace) -> int:
     from harness.documents import SCHEMAS, schema_text
 
     if args.document not in SCHEMAS:
-        print(f"fcb schema: no document {args.document!r}; one of: {', '.join(SCHEMAS)}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"no document {args.document!r}; one of: {', '.join(SCHEMAS)}")
     sys.stdout.write(schema_text(args.document))
     return EXIT_OK

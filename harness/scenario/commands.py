@@ -14,13 +14,11 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import ScenarioError
+from harness.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, ScenarioError
 
 if TYPE_CHECKING:
     from harness.scenario.analyze import Analysis
     from harness.scenario.validate import Report
-
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
 def _say(line: str) -> None:
