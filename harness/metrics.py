@@ -7,12 +7,15 @@ Undefined values, one policy: a figure that is undefined is None in Python and n
 NaN. Undefined means its denominator is empty: accuracy, macro-F1 and error rate of no cases; high-risk recall
 without high-risk cases; false-alarm rate without low-risk cases; kappa without cases or without variation;
 ROC-AUC without both classes; average precision without positives; Brier score and the whole ``scores`` block
-without scored cases; a group's accuracy and interval without cases. Two stated exceptions:
-- per-class precision, recall and F1 follow scikit-learn's ``zero_division=0`` (a class never predicted has
-  precision 0), so that macro-F1 is the figure other tools report;
-- the array functions that also work on batches of bootstrap resamples (`accuracy`, `macro_f1`, the ``*_batch``
-  ones) return 0 or NaN for an empty matrix, which no resample is; every figure that reaches a document goes
-  through `headline` (or `defined`), which gives None instead.
+without scored cases; a group's accuracy and interval without cases. The array functions, which also take
+batches of bootstrap resamples and are named after the figure they compute (`accuracy`, `macro_f1`,
+`weighted_kappa`, `high_risk_recall`, `false_alarm_rate`, `error_rate`: the keys of `HEADLINE_METRICS`), give NaN
+where a figure is undefined, every one of them alike; `defined` turns that into None for a document. One stated
+exception: per-class precision, recall and F1 follow scikit-learn's ``zero_division=0`` (a class never predicted
+has precision 0), so that macro-F1 is the figure other tools report.
+
+Each figure has one implementation, here: the shortcut audit's macro-F1 over categories
+(`harness.datasets.audit`) is `macro_f1` of a square confusion matrix, and its intervals `bootstrap_confusions`.
 """
 
 from __future__ import annotations
@@ -43,9 +46,11 @@ def _pred_code(outcome: Outcome) -> int:
     return ERROR if outcome.risk is None else CODE[outcome.risk]
 
 
-def confusion(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    """The 3x4 confusion matrix: rows expected low/medium/high, columns predicted low/medium/high/error."""
-    return np.bincount(y_true * 4 + y_pred, minlength=12).reshape(3, 4)
+def confusion(y_true: np.ndarray, y_pred: np.ndarray, shape: tuple[int, int] = (3, 4)) -> np.ndarray:
+    """The confusion matrix: by default 3x4, rows expected low/medium/high, columns predicted low/medium/high/error;
+    ``shape`` (k, k) for k classes and no error column (the shortcut audit's categories)."""
+    rows, cols = shape
+    return np.bincount(y_true * cols + y_pred, minlength=rows * cols).reshape(rows, cols)
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -55,13 +60,15 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def per_class(cm: np.ndarray) -> dict[str, np.ndarray]:
-    """Precision, recall, F1 and support per risk class from a 3x4 (or batched Bx3x4) confusion matrix.
+    """Precision, recall, F1 and support per class from a k x (k + 1) matrix, the last column errors (3x4: the risk
+    classes), or a k x k one, or a batch of either.
 
     Recall's denominator includes errored cases (a miss); precision's counts only answered predictions.
     """
-    tp = np.diagonal(cm[..., :3, :3], axis1=-2, axis2=-1)
+    k = cm.shape[-2]
+    tp = np.diagonal(cm[..., :k, :k], axis1=-2, axis2=-1)
     support = cm.sum(axis=-1)
-    predicted = cm[..., :3, :3].sum(axis=-2)
+    predicted = cm[..., :k, :k].sum(axis=-2)
     precision, recall = _safe_div(tp, predicted), _safe_div(tp, support)
     f1 = _safe_div(2 * precision * recall, precision + recall)
     return {"precision": precision, "recall": recall, "f1": f1, "support": support}
@@ -69,23 +76,27 @@ def per_class(cm: np.ndarray) -> dict[str, np.ndarray]:
 
 def present_classes(cm: np.ndarray) -> np.ndarray:
     """Boolean mask of the classes that occur as a label or as a prediction (scikit-learn's default labels)."""
-    return (cm.sum(axis=1) > 0) | (cm[:, :3].sum(axis=0) > 0)
+    k = cm.shape[-2]
+    return (cm.sum(axis=1) > 0) | (cm[:, :k].sum(axis=0) > 0)
 
 
 def macro_f1(cm: np.ndarray, classes: np.ndarray | None = None) -> np.ndarray:
-    """Mean F1 over ``classes`` (default: the present ones); works on one matrix or a batch."""
+    """Mean F1 over ``classes`` (default: the present ones); works on one matrix or a batch. NaN where no class
+    is present (no cases)."""
     mask = present_classes(cm if cm.ndim == 2 else cm.sum(axis=0)) if classes is None else classes
     if not mask.any():
-        return np.zeros(cm.shape[:-2])
+        return np.full(cm.shape[:-2], np.nan)
     return per_class(cm)["f1"][..., mask].mean(axis=-1)
 
 
 def accuracy(cm: np.ndarray) -> np.ndarray:
-    """Share of cases whose prediction equals the label; errors are wrong. 0 for an empty matrix."""
-    return _safe_div(np.trace(cm[..., :3, :3], axis1=-2, axis2=-1), cm.sum(axis=(-2, -1)))
+    """Share of cases whose prediction equals the label; errors are wrong. NaN without cases."""
+    total = cm.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, np.trace(cm[..., :3, :3], axis1=-2, axis2=-1) / total, np.nan)
 
 
-def kappa_batch(cm: np.ndarray) -> np.ndarray:
+def weighted_kappa(cm: np.ndarray) -> np.ndarray:
     """Quadratic-weighted Cohen's kappa over the answered cases of one or many matrices; NaN where undefined."""
     observed = cm[..., :3].astype(float)
     n = observed.sum(axis=(-2, -1))
@@ -99,26 +110,21 @@ def kappa_batch(cm: np.ndarray) -> np.ndarray:
     return np.where((n > 0) & (den > 0), kappa, np.nan)
 
 
-def quadratic_kappa(cm: np.ndarray) -> float | None:
-    """Quadratic-weighted Cohen's kappa over the answered cases (the 3x3 part); None when undefined."""
-    return defined(kappa_batch(cm))
-
-
-def high_risk_recall_batch(cm: np.ndarray) -> np.ndarray:
+def high_risk_recall(cm: np.ndarray) -> np.ndarray:
     """Share of high-risk cases predicted high (errors are misses); NaN without high-risk cases."""
     support = cm[..., 2, :].sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(support > 0, cm[..., 2, 2] / support, np.nan)
 
 
-def false_alarm_batch(cm: np.ndarray) -> np.ndarray:
+def false_alarm_rate(cm: np.ndarray) -> np.ndarray:
     """Share of low-risk cases predicted high; NaN without low-risk cases."""
     support = cm[..., 0, :].sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(support > 0, cm[..., 0, 2] / support, np.nan)
 
 
-def error_rate_batch(cm: np.ndarray) -> np.ndarray:
+def error_rate(cm: np.ndarray) -> np.ndarray:
     """Share of cases whose detector failed; NaN without cases."""
     total = cm.sum(axis=(-2, -1))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -143,14 +149,14 @@ HEADLINE_METRICS: dict[str, bool] = {
 
 
 def headline_batch(cm: np.ndarray, classes: np.ndarray) -> dict[str, np.ndarray]:
-    """Every headline metric of one or many confusion matrices (macro-F1 over the given ``classes``)."""
+    """Every headline metric of one or many confusion matrices (macro-F1 over the given ``classes``), by name."""
     return {
         "accuracy": accuracy(cm),
         "macro_f1": macro_f1(cm, classes),
-        "weighted_kappa": kappa_batch(cm),
-        "high_risk_recall": high_risk_recall_batch(cm),
-        "false_alarm_rate": false_alarm_batch(cm),
-        "error_rate": error_rate_batch(cm),
+        "weighted_kappa": weighted_kappa(cm),
+        "high_risk_recall": high_risk_recall(cm),
+        "false_alarm_rate": false_alarm_rate(cm),
+        "error_rate": error_rate(cm),
     }
 
 
@@ -168,13 +174,14 @@ def wilson_interval(k: int, n: int) -> tuple[float, float] | None:
 
 
 def bootstrap_confusions(
-    y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int = 1000, seed: int = 0, chunk: int = 100
-) -> np.ndarray:
-    """Confusion matrices of ``n_boot`` resamples (with replacement) of the cases: shape (n_boot, 3, 4).
+    y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int = 1000, seed: int = 0, chunk: int = 100,
+    shape: tuple[int, int] = (3, 4),
+) -> np.ndarray:  # fmt: skip
+    """Confusion matrices of ``n_boot`` resamples (with replacement) of the cases: shape (n_boot, *shape).
 
     Seeded, so the same inputs give the same intervals. Built in chunks to keep memory at chunk x n.
     """
-    return paired_bootstrap_confusions(y_true, [y_pred], n_boot=n_boot, seed=seed, chunk=chunk)[0]
+    return paired_bootstrap_confusions(y_true, [y_pred], n_boot=n_boot, seed=seed, chunk=chunk, shape=shape)[0]
 
 
 def memory_chunk(n: int, budget: int = 250_000) -> int:
@@ -183,23 +190,28 @@ def memory_chunk(n: int, budget: int = 250_000) -> int:
 
 
 def paired_bootstrap_confusions(
-    y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int = 1000, seed: int = 0, chunk: int = 100
-) -> np.ndarray:
-    """Bootstrap confusion matrices of several prediction arrays on the *same* resamples: shape (k, n_boot, 3, 4).
+    y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int = 1000, seed: int = 0, chunk: int = 100,
+    shape: tuple[int, int] = (3, 4),
+) -> np.ndarray:  # fmt: skip
+    """Bootstrap confusion matrices of several prediction arrays on the *same* resamples: shape (k, n_boot, *shape).
 
     Pairing matters: the difference between two detectors is measured on identical case draws, so case
     difficulty cancels out. The draws depend only on (n, n_boot, seed, chunk).
     """
     n = len(y_true)
+    rows, cols = shape
+    cells = rows * cols
     rng = np.random.default_rng(seed)
-    codes = [y_true * 4 + y_pred for y_pred in y_preds]
-    out = np.empty((len(codes), n_boot, 3, 4), dtype=np.int64)
+    codes = [y_true * cols + y_pred for y_pred in y_preds]
+    out = np.empty((len(codes), n_boot, rows, cols), dtype=np.int64)
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
         idx = rng.integers(0, n, size=(b, n))
-        offsets = 12 * np.arange(b)[:, None]
+        offsets = cells * np.arange(b)[:, None]
         for k, c in enumerate(codes):
-            out[k, start : start + b] = np.bincount((c[idx] + offsets).ravel(), minlength=12 * b).reshape(b, 3, 4)
+            out[k, start : start + b] = np.bincount((c[idx] + offsets).ravel(), minlength=cells * b).reshape(
+                b, rows, cols
+            )
     return out
 
 
@@ -415,18 +427,10 @@ def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: 
     """Accuracy, macro-F1 (with bootstrap intervals), per-class scores, kappa, high-risk recall, false alarms."""
     classes = present_classes(cm)
     pc = per_class(cm)
-    empty = not cm.sum()  # accuracy and macro-F1 of no cases would read as 0, which is a claim about nothing
-    out: dict[str, Any] = {
-        "accuracy": None if empty else float(accuracy(cm)),
-        "macro_f1": None if empty else float(macro_f1(cm, classes)),
-        "macro_f1_classes": [r for r, keep in zip(RISKS, classes, strict=True) if keep],
-        "per_class": {
-            r: {k: (int(v[i]) if k == "support" else float(v[i])) for k, v in pc.items()} for i, r in enumerate(RISKS)
-        },
-        "weighted_kappa": quadratic_kappa(cm),
-        "high_risk_recall": float(pc["recall"][2]) if cm[2].sum() else None,
-        "false_alarm_rate": float(cm[0, 2] / cm[0].sum()) if cm[0].sum() else None,
-        "error_rate": defined(error_rate_batch(cm)),
+    out: dict[str, Any] = {name: defined(value) for name, value in headline_batch(cm, classes).items()}
+    out["macro_f1_classes"] = [r for r, keep in zip(RISKS, classes, strict=True) if keep]
+    out["per_class"] = {
+        r: {k: (int(v[i]) if k == "support" else float(v[i])) for k, v in pc.items()} for i, r in enumerate(RISKS)
     }
     if len(y_true) and n_boot > 0:
         boots = bootstrap_confusions(y_true, y_pred, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)))

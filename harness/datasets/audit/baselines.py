@@ -36,26 +36,14 @@ def _answers_doc(it: Item) -> str:
 def macro_f1_interval(
     y_true: np.ndarray, y_pred: np.ndarray, k: int, n_boot: int, seed: int
 ) -> tuple[float, list[float]]:
-    """Macro-F1 (over the classes present as label or prediction, as scikit-learn does) and its 95% percentile
-    bootstrap interval over cases."""
-    n = len(y_true)
-    code = y_true * k + y_pred
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    flat = (code[idx] + (np.arange(n_boot) * k * k)[:, None]).ravel()
-    cms = np.bincount(flat, minlength=n_boot * k * k).reshape(n_boot, k, k)
-    point = _macro_f1(np.bincount(code, minlength=k * k).reshape(1, k, k))[0]
-    boot = _macro_f1(cms)
-    return float(point), [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
+    """Macro-F1 over ``k`` classes (those present as label or prediction, as scikit-learn counts them, in each
+    resample) and its 95% percentile bootstrap interval over cases: `harness.metrics`' own figure and resampling."""
+    from harness.metrics import bootstrap_confusions, confusion, macro_f1, percentile_interval
 
-
-def _macro_f1(cms: np.ndarray) -> np.ndarray:
-    tp = np.diagonal(cms, axis1=1, axis2=2).astype(float)
-    rows, cols = cms.sum(axis=2), cms.sum(axis=1)
-    denom = rows + cols
-    f1 = np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
-    present = denom > 0
-    return (f1 * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1)
+    point = macro_f1(confusion(y_true, y_pred, (k, k)))
+    boots = bootstrap_confusions(y_true, y_pred, n_boot=n_boot, seed=seed, shape=(k, k))
+    per_resample = np.array([macro_f1(cm) for cm in boots])  # each resample over the classes it holds
+    return float(point), list(percentile_interval(per_resample))
 
 
 @dataclass(slots=True)
@@ -234,11 +222,11 @@ def _plain(value: Any) -> Any:
 
 
 def _per_category(y_true: np.ndarray, y_pred: np.ndarray, cats: list[str]) -> dict[str, float]:
-    from sklearn.metrics import f1_score
+    """F1 of each category TEST holds (`harness.metrics.per_class`)."""
+    from harness.metrics import confusion, per_class
 
-    present = sorted(set(y_true.tolist()))
-    f1 = f1_score(y_true, y_pred, labels=present, average=None, zero_division=0)
-    return {cats[c]: float(v) for c, v in zip(present, f1, strict=True)}
+    f1 = per_class(confusion(y_true, y_pred, (len(cats), len(cats))))["f1"]
+    return {cats[c]: float(f1[c]) for c in sorted(set(y_true.tolist()))}
 
 
 def top_ngrams(model: Any, names: list[str], cats: list[str], classes: np.ndarray, n: int = 8) -> dict[str, Any]:
