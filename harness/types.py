@@ -195,11 +195,12 @@ class Outcome:
 class RunResult:
     """What `harness.run` returns: the run folder, the metrics document and the per-case records.
 
-    ``figures`` is the metrics block (``result.figures["macro_f1"]``), ``document`` the whole ``metrics.json``;
-    ``metrics`` is the same whole document under its older name, kept for code written against it."""
+    ``figures`` is the metrics block (``result.figures["macro_f1"]``), ``document`` the whole ``metrics.json``.
+    ``metrics``, the whole document under its first name, still works for one release and warns: it read as the
+    metrics block, which it never was."""
 
     run_dir: str
-    metrics: MetricsDocument  # the whole metrics.json document, under its first name (see `document`)
+    document: MetricsDocument  # the whole metrics.json document
     labels: list[CaseLabels]
     outcomes: list[Outcome]
     complete: bool
@@ -207,9 +208,13 @@ class RunResult:
     stopped: str | None = None  # why the run stopped early: "interrupted", or the consecutive-error message
 
     @property
-    def document(self) -> MetricsDocument:
-        """The whole ``metrics.json`` document, typed (`harness.documents.MetricsDocument`)."""
-        return self.metrics
+    def metrics(self) -> MetricsDocument:
+        """Deprecated: the whole ``metrics.json`` document; use ``document`` (or ``figures`` for its metrics)."""
+        import warnings
+
+        warnings.warn("RunResult.metrics is the whole document: use .document, or .figures for the metrics block; "
+                      "it goes in the next release", DeprecationWarning, stacklevel=2)  # fmt: skip
+        return self.document
 
     @property
     def figures(self) -> Metrics:

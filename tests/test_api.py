@@ -37,9 +37,9 @@ def test_evaluate_with_a_detector_object(tmp_path: Path) -> None:
     assert dict(zip(frame["id"], frame["predicted_risk"], strict=True)) == expected_pred
     correct = sum(expected_pred[c["id"]] == c["expected_risk"] for c in cases)
     assert frame["correct"].sum() == correct
-    assert result.metrics["metrics"]["accuracy"] == correct / 48
+    assert result.document["metrics"]["accuracy"] == correct / 48
     assert result.complete and Path(result.run_dir, "metrics.json").exists()
-    assert result.metrics["detector"]["spec"] == "by-answer-count"
+    assert result.document["detector"]["spec"] == "by-answer-count"
 
 
 def _expected(cases_path: Path) -> dict[str, str]:
@@ -86,12 +86,12 @@ def test_every_documented_detector_form_runs_through_the_adapters(tmp_path: Path
     )
     frame = result.frame()
     assert dict(zip(frame["id"], frame["predicted_risk"], strict=True)) == _expected(cases)
-    assert result.complete and result.metrics["detector"]["label"] == "mine"
-    assert result.metrics["settings"]["concurrency"] == 4
+    assert result.complete and result.document["detector"]["label"] == "mine"
+    assert result.document["settings"]["concurrency"] == 4
     if form == "sync assess object":
         assert detector.closed  # the object's aclose ran at the end
     loaded = harness.load_run(result.run_dir)
-    assert loaded.metrics == result.metrics and loaded.complete
+    assert loaded.document == result.document and loaded.complete
     assert loaded.frame().equals(frame)
 
 

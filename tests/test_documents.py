@@ -203,7 +203,9 @@ def test_the_api_result_has_typed_figures(tmp_path: Path) -> None:
 
     result = harness.evaluate(EMBEDDED, "builtin:agreement", limit=20, n_boot=0, out=str(tmp_path / "run"))
     doc = json.loads((tmp_path / "run" / "metrics.json").read_text())
-    assert result.figures == doc["metrics"] == result.metrics["metrics"]  # the old attribute keeps working
+    assert result.figures == doc["metrics"] == result.document["metrics"]
+    with pytest.warns(DeprecationWarning, match="use .document"):  # the old name works for one release, and warns
+        assert result.metrics is result.document
     assert result.document["dataset"]["sha256"] == doc["dataset"]["sha256"]
     counts = doc["metrics"]["confusion_matrix"]["counts"]
     assert result.figures["n_cases"] == sum(map(sum, counts)) == 20

@@ -130,7 +130,7 @@ def test_a_request_requires_task_and_answers_and_evidence_is_optional() -> None:
 
 def test_each_spec_form_reaches_its_adapter(tmp_path) -> None:
     from harness.detectors.builtin import Agreement
-    from harness.detectors.callable import CallableDetector
+    from harness.detectors.functions import CallableDetector
     from harness.detectors.http import HttpDetector
     from harness.detectors.llm import LlmDetector
 

@@ -27,11 +27,11 @@ def run(args: argparse.Namespace) -> int:
     import orjson
 
     from harness.files import atomic_write
-    from harness.leaderboard.runs import baseline_document, load_run
+    from harness.leaderboard.runs import baseline_document, read_run
 
     if not re.fullmatch(r"[A-Za-z0-9._-]+", args.name):
         raise UsageError(f"--name {args.name!r}: use letters, digits, '.', '_' and '-'")
-    saved = load_run(args.run)
+    saved = read_run(args.run)
     out = Path(args.dir) / f"{args.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, orjson.dumps(baseline_document(saved, args.name)))

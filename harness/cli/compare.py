@@ -24,11 +24,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.leaderboard.compare import compare_runs
     from harness.leaderboard.compare_render import RENDERERS
-    from harness.leaderboard.runs import load_run
+    from harness.leaderboard.runs import read_run
 
     cmp = compare_runs(
-        load_run(args.baseline),
-        load_run(args.new),
+        read_run(args.baseline),
+        read_run(args.new),
         max_drop=args.max_drop,
         alpha=args.alpha,
         n_boot=args.bootstrap,

@@ -110,10 +110,10 @@ def run(args: argparse.Namespace) -> int:
         print("fcb eval: aborted; the report was not written (fcb eval --resume RUN_DIR writes it)", file=sys.stderr)
         return EXIT_INTERRUPTED
     print_problems(result.problems)
-    if skipped := result.metrics["dataset"]["skipped_invalid"]:
+    if skipped := result.document["dataset"]["skipped_invalid"]:
         print(f"skipped {skipped} invalid line(s); they are listed in the report", file=sys.stderr)
     if not args.quiet:
-        print(render_summary(result.metrics))
+        print(render_summary(result.document))
     print(f"results: {result.run_dir}", file=sys.stderr)
     return _eval_exit(result, args.fail_on_error, INTERRUPTED)
 

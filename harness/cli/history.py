@@ -24,10 +24,10 @@ def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from harness.files import atomic_write
-    from harness.leaderboard.runs import find_runs, load_run
+    from harness.leaderboard.runs import find_runs, read_run
     from harness.report.plots import trend_png
 
-    runs = [load_run(p) for p in find_runs([args.results_dir])]
+    runs = [read_run(p) for p in find_runs([args.results_dir])]
     runs = sorted((r for r in runs if not args.detector or r.detector == args.detector), key=lambda r: r.created)
     if not runs:
         raise UsageError(f"no runs{' of ' + args.detector if args.detector else ''} in {args.results_dir}")

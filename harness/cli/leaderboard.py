@@ -29,9 +29,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.leaderboard.rank import build_boards
     from harness.leaderboard.render import RENDERERS
-    from harness.leaderboard.runs import find_runs, load_run
+    from harness.leaderboard.runs import find_runs, read_run
 
-    runs = [load_run(p) for p in find_runs(args.runs)]
+    runs = [read_run(p) for p in find_runs(args.runs)]
     if not runs:
         raise RunLoadError(f"no runs found in {' '.join(args.runs)}")
     boards = build_boards(

@@ -6,7 +6,7 @@
 - ``llm:MODEL@BASE_URL``: `llm.LlmDetector`, a chat-completions endpoint asked with a prompt;
 - ``builtin:NAME`` (``builtin:learned?train=PATH``): `builtin.load_builtin`, the detectors that ship with the harness;
 - anything else names Python code, ``package.module:NAME`` or ``path/file.py:NAME``: a plain or ``async`` function
-  (`callable.CallableDetector`) or a class, constructed once (`callable.class_detector`).
+  (`functions.CallableDetector`) or a class, constructed once (`functions.class_detector`).
 
 Each adapter's module is imported only when a spec needs it: aiohttp, scikit-learn and the heuristic cost start-up
 time.
@@ -16,7 +16,7 @@ Modules:
 - ``reply``: a detector's reply read into a `Prediction`, or why it is not one
 - ``transport``: the HTTP client every adapter speaking HTTP shares (aiohttp, retries, replicas, body caps)
 - ``http``: the detector API over HTTP; ``llm``: a chat-completions endpoint asked with a prompt
-- ``callable``: Python functions and classes as detectors; ``pool``: the threads that run plain functions
+- ``functions``: Python functions and classes as detectors; ``pool``: the threads that run plain functions
 - ``batch``: single requests gathered into batches (``assess_batch``, worker engines)
 - ``builtin``: the built-in detectors (``builtin:NAME``); ``answers``: the answer-text helpers they share
 - ``heuristic/``: ``builtin:heuristic``, structural features and a hand-set rule; ``learned``: ``builtin:learned``,
@@ -58,7 +58,7 @@ def _builtin(spec: str, options: DetectorOptions) -> Detector:
 
 def _python(spec: str, options: DetectorOptions) -> Detector:
     """``module:function`` or ``file.py:function``; a class named so is constructed once (its model loaded once)."""
-    from harness.detectors.callable import CallableDetector, class_detector, construct, load_callable
+    from harness.detectors.functions import CallableDetector, class_detector, construct, load_callable
 
     target = load_callable(spec)
     if inspect.isclass(target):
@@ -94,7 +94,7 @@ def adapt(detector: Any, options: DetectorOptions | None = None, name: str | Non
     method (plain or ``async``); the function or method may return a reply dict, a risk string or a `Prediction`.
     Raises TypeError at once for anything else.
     """
-    from harness.detectors.callable import CallableDetector, class_detector
+    from harness.detectors.functions import CallableDetector, class_detector
 
     options = options or DetectorOptions()
     if isinstance(detector, str):
@@ -107,7 +107,7 @@ def adapt(detector: Any, options: DetectorOptions | None = None, name: str | Non
         _takes_one_argument(getattr(detector, method), f"{type(detector).__name__}.{method}")
         label = name or getattr(detector, "name", None) or type(detector).__name__
         return class_detector(detector, str(label), options)
-    if builtins.callable(detector):  # the name `callable` here is this package's submodule
+    if builtins.callable(detector):
         _takes_one_argument(detector, getattr(detector, "__qualname__", type(detector).__name__))
         label = name or f"{getattr(detector, '__module__', '?')}:{getattr(detector, '__qualname__', '?')}"
         return CallableDetector(detector, label, options)

@@ -94,12 +94,12 @@ class Run:
         return node if isinstance(node, int | float) else None
 
 
-def load_run(path: str | Path) -> Run:
+def read_run(path: str | Path) -> Run:
     """Read a run folder, or a baseline file, through `harness.runfolder` (every file checked against its
     definition). Raises `RunLoadError` naming the file and field when it cannot."""
     path = Path(path)
     if path.is_file() and path.suffix == ".json":
-        return load_baseline(path)
+        return read_baseline_run(path)
     doc = read_metrics(path)
     records = journal_records(path)
     ids = np.array(sorted(records), dtype=object)
@@ -179,7 +179,7 @@ def baseline_document(run: Run, name: str) -> BaselineDocument:
             "cases": encode_cases(cases)}  # fmt: skip
 
 
-def load_baseline(path: Path) -> Run:
+def read_baseline_run(path: Path) -> Run:
     """A baseline file written by ``fcb baseline save``, as a `Run` (read and decoded by
     `harness.runfolder.baseline`)."""
     doc = read_baseline(path)

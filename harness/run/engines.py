@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.detectors import fingerprint, load_detector
 from harness.detectors.batch import Batcher
-from harness.detectors.callable import exception_error
+from harness.detectors.functions import exception_error
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError, UsageError
 from harness.redact import scrub_text

@@ -19,7 +19,7 @@ from typing import Any
 from harness.cases.reader import Scan, scan
 from harness.cases.request import build_request
 from harness.detectors import fingerprint
-from harness.detectors.callable import exception_error
+from harness.detectors.functions import exception_error
 from harness.documents import JournalRecord
 from harness.errors import InvalidCasesError, PreflightFailed, RunError
 from harness.metrics import compute

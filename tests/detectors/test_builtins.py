@@ -292,8 +292,8 @@ def test_learned_beats_always_low_on_held_out_cases(halves: tuple[Path, Path], t
     even, odd = halves
     learned = evaluate(str(odd), f"builtin:learned?train={even}", out=str(tmp_path / "learned"), n_boot=50)
     floor = evaluate(str(odd), "builtin:always-low", out=str(tmp_path / "floor"), n_boot=50)
-    assert learned.complete and learned.metrics["metrics"]["n_cases"] == 120
-    assert learned.metrics["metrics"]["macro_f1"] > floor.metrics["metrics"]["macro_f1"] + 0.3
+    assert learned.complete and learned.document["metrics"]["n_cases"] == 120
+    assert learned.document["metrics"]["macro_f1"] > floor.document["metrics"]["macro_f1"] + 0.3
 
 
 def test_scikit_learn_is_loaded_only_by_the_learned_detector() -> None:
