@@ -89,7 +89,7 @@ WORKERS ?= 4
 test: lint browser
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
 
-## make test-fast: the unit-level tests only (about 30 s); make test runs everything
+## make test-fast: the unit-level tests only (about a minute on 2 cores); make test runs everything
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
 

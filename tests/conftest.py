@@ -17,25 +17,21 @@ SERVER = Path(__file__).resolve().parent / "servers" / "detector_server.py"
 OPENAI_SERVER = Path(__file__).resolve().parent / "servers" / "openai_server.py"
 EMBEDDED = ROOT / "harness" / "data" / "embedded_cases.jsonl"
 
-# Unit-level files: pure functions, small files, a CLI call or two; `make test-fast` runs these (about 30 s here).
-# Every other test is marked `slow`; those that run servers, browsers or whole evaluations in subprocesses are also
-# marked `e2e` (`pytest -m "not e2e"` leaves them out).
-FAST = {
-    "test_labels.py", "test_metrics.py", "test_request.py", "test_response.py", "test_units.py", "test_exports.py",
-    "test_docs.py", "test_imports.py", "test_scenario_analysis.py", "test_scenario_score.py", "test_scenario_ascii.py",
-    "test_scenario_validate.py", "test_case_structure.py", "test_containment.py", "test_plots.py", "test_embedded.py",
-    "test_grading.py",
-}  # fmt: skip
-NOT_E2E = {"test_audit.py", "test_origin.py", "test_realdata.py", "test_secrets.py", "test_shard_validation.py"}
+# A test file says what kind it is with its own markers: `pytestmark = pytest.mark.slow` (not in `make test-fast`),
+# and `pytest.mark.e2e` too when it runs real servers, browsers or whole evaluations in subprocesses
+# (`pytest -m "not e2e"` leaves those out). A file without them is unit-level: pure functions, small files.
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        name = item.path.name
-        if name not in FAST:
-            item.add_marker(pytest.mark.slow)
-            if name not in NOT_E2E:
-                item.add_marker(pytest.mark.e2e)
+def shared_file(*parts: str) -> Path:
+    """A file of ../shared beside the checkout (the project's specs and public data), or a skip naming it when it is
+    absent, as in a user's clone; a failure when ``CI`` is set, which always has it."""
+    path = ROOT.parent.joinpath("shared", *parts)
+    if not path.exists():
+        reason = f"{path} is absent (a clone without ../shared beside it)"
+        if os.environ.get("CI"):
+            pytest.fail(reason + "; CI is set, so this is a failure")
+        pytest.skip(reason)
+    return path
 
 
 class Server:

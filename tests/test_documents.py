@@ -26,7 +26,7 @@ def assess(request):
 
 # under pytest -n these tests are to share one worker (--dist loadgroup; see the Makefile), so that
 # the module-scoped outputs are made once, not once on every worker
-pytestmark = pytest.mark.xdist_group("test_documents")
+pytestmark = [pytest.mark.xdist_group("test_documents"), pytest.mark.slow, pytest.mark.e2e]
 
 
 def printed_schemas() -> dict[str, dict]:

@@ -18,6 +18,8 @@ import harness.errors as errors
 from harness import cli
 from harness.runfolder.lock import run_lock
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 # a line of the drawn tree: the box-drawing prefix, a class name, its exit code, what it means
 _TREE_LINE = re.compile(r"^(?P<indent>[ │├└─]*)(?P<name>[A-Z]\w+)\s+(?P<code>\d+)\s")
 

@@ -20,6 +20,8 @@ from harness import metrics as m
 from harness.cases.reader import scan
 from harness.types import RISKS, Outcome
 
+pytestmark = pytest.mark.slow
+
 REAL_TAGS = {"origin_natural", "origin_assembled"}
 
 

@@ -8,8 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import OPENAI_SERVER, ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 
 def _wheel(tmp_path: Path) -> Path:

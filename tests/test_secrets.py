@@ -12,6 +12,8 @@ from servicekit import Service
 
 from harness.redact import redact_spec, scrub_secrets
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("spec", "kept"),

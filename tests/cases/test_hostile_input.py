@@ -10,6 +10,8 @@ import pytest
 from casegen import write_cases
 from conftest import ROOT, run_cli
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 BROKEN = ROOT / "tests" / "data" / "broken"
 PROBLEM = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<field>\S+): (?P<message>.+)$")
 EXPECTED = {  # file -> {(line, field)}: where each problem is, worked out from how the files were made

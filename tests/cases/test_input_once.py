@@ -20,6 +20,8 @@ import pytest
 from casegen import write_cases
 from conftest import ROOT, read_jsonl, run_cli
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 # A file detector that answers each question with the expected risk of the case that question belongs to: right on
 # every case when each request is recorded against its own case, wrong wherever two contents got mixed.
 ORACLE = """import json, pathlib

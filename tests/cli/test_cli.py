@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 CALLABLES = """
 import asyncio, time

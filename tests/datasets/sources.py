@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, shared_file
 
 SHARED = ROOT.parent / "shared" / "data"
 SOURCES = ("gsm8k", "truthfulqa", "dylan", "mmlu-pro", "zeroeval")
@@ -27,12 +27,8 @@ SOURCES = ("gsm8k", "truthfulqa", "dylan", "mmlu-pro", "zeroeval")
 
 def shared() -> Path:
     """../shared/data, or a skip (a failure under CI) naming what is missing."""
-    missing = [s for s in SOURCES if not (SHARED / s).is_dir()]
-    if missing:
-        reason = f"the public source data is absent: {', '.join(str(SHARED / m) for m in missing)}"
-        if os.environ.get("CI"):
-            pytest.fail(reason + " (CI is set, so this is a failure)")
-        pytest.skip(reason)
+    for source in SOURCES:
+        shared_file("data", source)  # a skip naming it when absent; a failure when CI is set
     return SHARED
 
 
@@ -118,7 +114,6 @@ def once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], obje
     """A folder made once for the whole session, even across pytest-xdist workers (which, with pytest 9.2, do not
     keep the test groups together): the first worker makes it under a lock, the others wait and reuse it."""
     import fcntl
-    import os
 
     base = factory.getbasetemp()
     # the same folder for every worker of one session (a worker's base is popen-gwN inside the session's own)

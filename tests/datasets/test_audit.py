@@ -19,6 +19,8 @@ from harness.datasets.audit.items import Settings, item_from_case
 from harness.datasets.audit_report import render
 from harness.types import CATEGORIES, CATEGORY_RISK
 
+pytestmark = pytest.mark.slow
+
 SYLLABLES = ["ka", "lo", "mi", "tu", "re", "sa", "po", "ne", "vi", "da", "gu", "fe", "zo", "bi", "ha"]
 PHRASE = "as the reviewer already established"  # no syllable word can contain these words
 THREE = ("majority_wrong_fact", "genuine_agreement_correct", "genuine_disagreement")

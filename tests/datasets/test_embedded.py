@@ -9,14 +9,12 @@ from collections import Counter
 from pathlib import Path
 
 import jsonschema
-from conftest import EMBEDDED, ROOT, run_cli
+from conftest import EMBEDDED, ROOT, run_cli, shared_file
 
 from harness import types
 from harness.cases.reader import scan
 from harness.datasets import embedded
 from harness.datasets.embedded import assembly
-
-SHARED_SCHEMA = ROOT.parent / "shared" / "schemas" / "fcb-case.schema.json"
 
 
 def test_shipped_file_is_what_the_generator_writes(tmp_path: Path) -> None:
@@ -53,7 +51,8 @@ def test_valid_balanced_and_varied() -> None:
 
 def test_valid_under_the_shared_schema_with_a_general_validator() -> None:
     packaged = ROOT / "harness" / "data" / "fcb-case.schema.json"
-    assert packaged.read_bytes() == SHARED_SCHEMA.read_bytes()  # the packaged copy is the shared spec, byte for byte
+    shared = shared_file("schemas", "fcb-case.schema.json")
+    assert packaged.read_bytes() == shared.read_bytes()  # the packaged copy is the shared spec, byte for byte
     schema = json.loads((ROOT / "harness" / "data" / "fcb-case.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
     for line in EMBEDDED.read_text().splitlines():

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from harness.datasets.realdata import mmlu_pro
 from harness.datasets.realdata.mmlu_pro import PANELS, REFERENCE, Record
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 QUESTION = "Which of these statements best describes the UK Constitution?"
 RIGHT, WRONG = "It is uncodified and found in a number of sources", "It is based solely on common law"

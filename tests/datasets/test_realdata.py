@@ -24,7 +24,7 @@ from harness.datasets.realdata.card import HAND_AUDIT
 from harness.types import CATEGORY_RISK
 
 # under pytest -n these tests are to share one worker (--dist loadgroup; see the Makefile)
-pytestmark = [pytest.mark.xdist_group("test_realdata"), pytest.mark.timeout(900)]  # builds wait on one another
+pytestmark = [pytest.mark.xdist_group("test_realdata"), pytest.mark.timeout(900), pytest.mark.slow]  # builds wait
 
 
 def _build(sources: Path, out: Path, *extra: str, audit: bool = False) -> subprocess.CompletedProcess:

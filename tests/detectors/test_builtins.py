@@ -21,6 +21,8 @@ from harness.errors import DetectorLoadError
 from harness.run.api import evaluate
 from harness.types import Prediction
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 ROOT = Path(__file__).resolve().parents[2]
 EMBEDDED = ROOT / "harness" / "data" / "embedded_cases.jsonl"
 

@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import OPENAI_SERVER, read_jsonl, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 
 def _run(tmp_path: Path, server, model: str, *args: str, n: int = 6, env: dict | None = None, code: int = 0) -> Path:

@@ -14,6 +14,8 @@ import pytest
 
 from harness.detectors.pool import THREAD_NAME, ThreadPool
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 
 def _pool_threads() -> int:
     return sum(t.name == THREAD_NAME and t.is_alive() for t in threading.enumerate())

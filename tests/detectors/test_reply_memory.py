@@ -11,9 +11,13 @@ import asyncio
 import gc
 import tracemalloc
 
+import pytest
+
 from harness.detectors.http import HttpDetector
 from harness.detectors.options import DetectorOptions
 from harness.types import DetectorError
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 REQUEST = {"task": "2 + 2?", "answers": [{"agent_id": "a", "text": "4"}, {"agent_id": "b", "text": "5"}]}
 MiB = 1024 * 1024

@@ -15,6 +15,8 @@ from casegen import write_cases
 from conftest import run_cli
 from servicekit import Service
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 RAISING = """
 def explode(request):
     raise RuntimeError("secret internal detail")

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 from servicekit import Service
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 KEY = "key-LIMITS-7319"
 REQUEST = {"task": "What is 6 times 7?", "answers": [{"agent_id": "a", "text": "42"}, {"agent_id": "b", "text": "42"}]}

@@ -10,6 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from servicekit import Service
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 KEY = "schemathesis-key"
 
 

@@ -13,6 +13,8 @@ from casegen import write_cases
 from conftest import ROOT, run_cli
 from runkit import ids, make_run
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory) -> Path:

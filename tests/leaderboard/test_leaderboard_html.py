@@ -6,10 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import ROOT, run_cli
 from playwright.sync_api import sync_playwright
 from runkit import ids, make_run
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [

@@ -17,6 +17,8 @@ from conftest import EMBEDDED, ROOT, read_jsonl, run_cli
 from playwright.sync_api import Page, sync_playwright
 from runkit import ids, make_run
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 ARTIFACTS = ROOT / "results" / "test-artifacts"

@@ -11,8 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import OPENAI_SERVER, ROOT, read_jsonl, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 N = 8
 

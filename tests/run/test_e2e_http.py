@@ -7,10 +7,13 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
 from servers.detector_server import is_flaky, reply_for
 from sklearn.metrics import confusion_matrix
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 LABELS = ["low", "medium", "high", "error"]
 

@@ -15,6 +15,8 @@ from conftest import read_jsonl, run_cli
 
 from harness.datasets.synthetic import write_realistic_cases
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 DETECTORS = Path(__file__).resolve().parents[1] / "data" / "detectors" / "scale.py"
 RISKS = ("low", "medium", "high")
 HAS_RAY = importlib.util.find_spec("ray") is not None

@@ -8,8 +8,11 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 DETECTORS = """
 import os

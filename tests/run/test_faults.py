@@ -13,6 +13,8 @@ from casegen import write_cases
 from conftest import read_jsonl, run_cli
 from servers.detector_server import PERMANENT_FAULTS, TRANSIENT_FAULTS, fault_for
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 
 def _metrics(run: Path) -> dict:
     m = json.loads((run / "metrics.json").read_text())["metrics"]

@@ -8,12 +8,15 @@ import os
 from pathlib import Path
 
 import httpx
+import pytest
 import servicekit
 from casegen import write_cases
 from conftest import OPENAI_SERVER, ROOT, read_jsonl, run_cli
 from servicekit import Service
 
 import harness
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 DETECTOR_V1 = 'def assess(request):\n    return "low"\n'
 DETECTOR_V2 = 'def assess(request):\n    return "high" if len(request["answers"]) > 3 else "low"\n'

@@ -15,6 +15,8 @@ import pytest
 from casegen import write_cases
 from conftest import ROOT, read_jsonl, run_cli
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 
 def _without_timing(doc: dict) -> dict:
     metrics = dict(doc["metrics"])

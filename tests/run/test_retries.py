@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
 from servers.detector_server import fault_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 FAULTS = ("notjson", "cutjson")  # an HTML page sent as 200; a JSON body cut short inside a complete HTTP reply
 

@@ -6,8 +6,11 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import run_cli
+
+pytestmark = pytest.mark.slow
 
 
 def shard_of(case_id: str, n: int) -> int:

@@ -6,8 +6,11 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 
 def _metrics(run: Path) -> dict:

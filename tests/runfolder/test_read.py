@@ -12,6 +12,8 @@ import pytest
 from casegen import write_cases
 from conftest import run_cli
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 N = 30
 
 

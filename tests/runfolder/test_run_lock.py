@@ -10,8 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from casegen import write_cases
 from conftest import ROOT, read_jsonl, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 
 def test_a_second_process_on_a_run_folder_is_refused_and_names_the_holder(tmp_path: Path, detector_server) -> None:

@@ -7,7 +7,10 @@ import shutil
 import stat
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 SCENARIOS = ROOT / "tests" / "data" / "scenarios"
 DASH = "\u2014".encode()  # the em dash in non_ascii.json's description, which the fix writes as "--"

@@ -14,6 +14,8 @@ import harness
 from harness.run.runner import RunError
 from harness.types import Prediction
 
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
 
 class ByAnswerCount:
     """High when more than four answers, else low: its per-case results are known in advance."""
