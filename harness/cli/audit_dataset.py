@@ -8,10 +8,11 @@ from typing import Any
 
 from harness.cli.common import EXIT_INVALID, EXIT_OK, print_problems, write_or_print
 from harness.cli.options import fraction, positive_int
+from harness.documents.audit import AuditFile, Side
 from harness.errors import UsageError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "audit-dataset", help="check a benchmark for shortcuts: surface baselines, exact rules, overlap"
     )
@@ -39,7 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _audit_items(path: str, name: str) -> tuple[list[Any], dict[str, Any]] | None:
+def _audit_items(path: str, name: Side) -> tuple[list[Any], AuditFile] | None:
     """The audit's view of a file's cases, or None (problems printed) when the file has invalid lines."""
     from harness.cases.reader import iter_cases, scan
     from harness.datasets.audit.items import item_from_case
@@ -52,7 +53,7 @@ def _audit_items(path: str, name: str) -> tuple[list[Any], dict[str, Any]] | Non
     lines = [lab.line for lab in result.labels]
     items = [item_from_case(case, name, line) for line, case in iter_cases(result, lines)]
     result.close()
-    return items, {"path": path, "sha256": result.sha256, "cases": len(items)}
+    return items, AuditFile(path=path, sha256=result.sha256, cases=len(items))
 
 
 class _Progress:
@@ -92,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.split_by and len(args.paths) != 2:
         raise UsageError("give TRAIN.jsonl and TEST.jsonl, or one file with --split-by source-item")
     loaded = []
-    for path, name in zip(args.paths, ("train", "test"), strict=False):
+    sides: tuple[Side, Side] = ("train", "test")
+    for path, name in zip(args.paths, sides, strict=False):
         found = _audit_items(path, name)  # unreadable: the CLI's entry point says which, exit 2
         if found is None:
             return EXIT_INVALID
@@ -100,20 +102,17 @@ def run(args: argparse.Namespace) -> int:
     if args.split_by:
         ((items, info),) = loaded
         train, test = split_by_source_item(items, args.seed)
-        files = {
-            "train": {**info, "cases": len(train)},
-            "test": {**info, "cases": len(test)},
-            "split_by": args.split_by,
-        }
+        files = (AuditFile(path=info["path"], sha256=info["sha256"], cases=len(train)),
+                 AuditFile(path=info["path"], sha256=info["sha256"], cases=len(test)))  # fmt: skip
     else:
         (train, train_info), (test, test_info) = loaded
-        files = {"train": train_info, "test": test_info, "split_by": None}
+        files = (train_info, test_info)
     if not train or not test or len({it.category for it in train}) < 2:
         raise UsageError("TRAIN needs cases of two categories or more, and TEST at least one case")
     progress = _Progress(args.quiet)
     settings = Settings(max_surface_f1=args.max_surface_f1, seed=args.seed, n_boot=args.bootstrap,
                         max_shape_auc=args.max_shape_auc)  # fmt: skip
-    document = audit(train, test, files, settings, progress)
+    document = audit(train, test, files, settings, progress, split_by=args.split_by)
     progress.done()
     if args.format == "json":
         text = orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()

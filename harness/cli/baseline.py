@@ -9,7 +9,7 @@ from harness.cli.common import EXIT_OK
 from harness.errors import UsageError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("baseline", help="manage committed baselines")
     bsub = p.add_subparsers(dest="baseline_command", required=True)
     b = bsub.add_parser("save", help="save a run as results/baselines/NAME.json")

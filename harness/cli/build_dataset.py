@@ -18,7 +18,7 @@ SOURCES = (
 )
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("build-dataset", help="build the real-data benchmark from public model answers")
     for flag, metavar, what in SOURCES:
         p.add_argument(flag, metavar=metavar, help=f"{what}; a source not given is left out")

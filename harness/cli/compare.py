@@ -8,7 +8,7 @@ from harness.cli.common import EXIT_INVALID, EXIT_OK, write_or_print
 from harness.cli.options import non_negative_int
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("compare", help="compare a run with a baseline; exit 1 on a significant regression")
     p.add_argument("baseline", metavar="BASELINE", help="a run folder or a baseline file (results/baselines/*.json)")
     p.add_argument("new", metavar="NEW", help="a run folder or a baseline file")

@@ -22,7 +22,7 @@ from harness.errors import InvalidCasesError, UsageError
 from harness.types import RunResult
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("eval", help="run a detector over a cases file and report")
     p.add_argument("cases", nargs="?", metavar="CASES", help="cases.jsonl (default: the embedded data set)")
     p.add_argument(

@@ -10,7 +10,7 @@ from harness.cli.options import METRICS
 from harness.errors import UsageError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("history", help="each run's metric over time, and a trend plot")
     p.add_argument("results_dir", metavar="RESULTS_DIR")
     p.add_argument("--detector", help="only runs of this detector spec")

@@ -9,7 +9,7 @@ from harness.cli.options import METRICS, non_negative_int
 from harness.errors import RunLoadError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("leaderboard", help="rank detectors from run folders")
     p.add_argument("runs", nargs="+", metavar="RESULT_DIR_OR_GLOB")
     p.add_argument("--format", choices=["md", "html", "csv", "json"], default="md")

@@ -8,7 +8,7 @@ import sys
 from harness.cli.common import EXIT_OK
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("merge", help="combine the shard runs of one evaluation into one run")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR")
     p.add_argument("--out", required=True, metavar="RUN")

@@ -8,5 +8,5 @@ import argparse
 from harness.scenario.commands import add_scenario_parser  # argparse only; the work is imported on use
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_scenario_parser(subparsers)

@@ -9,7 +9,7 @@ from harness.cli.common import EXIT_OK
 from harness.errors import UsageError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("schema", help="print the JSON Schema of an output document (metrics, journal, run, ...)")
     p.add_argument("document", metavar="NAME", help="metrics, journal, run, baseline, leaderboard or audit")
     p.set_defaults(func=run)

@@ -8,7 +8,7 @@ from harness.cli.common import EXIT_OK
 from harness.cli.options import positive_int
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "serve",
         help="serve a detector over HTTP at POST /v1/consensus",

@@ -8,7 +8,7 @@ import sys
 from harness.cli.common import EXIT_OK, default_cases
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("stats", help="print a cases file's balance (default: the embedded data set)")
     p.add_argument("path", nargs="?", metavar="PATH")
     p.add_argument("--format", choices=["text", "json"], default="text")

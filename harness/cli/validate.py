@@ -8,7 +8,7 @@ import sys
 from harness.cli.common import EXIT_INVALID, EXIT_OK, print_problems
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("validate", help="check cases files against the schema and the label scheme")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")

@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.cli.common import EXIT_OK
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("view", help="(re)write a run's report.html and open it (or print its path)")
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--no-open", action="store_true", help="only write the page and print its path")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from tabulate import tabulate
+
+from harness.documents.audit import AuditDocument, CaseRef, Pairs, PairSet
 
 PAIRS_SHOWN = 10  # overlap pairs printed per kind; the JSON lists up to 20 and counts them all
 NGRAMS_SHOWN = 5
@@ -38,7 +40,7 @@ class _Writer:
         return "\n\n".join(self.parts) + "\n"
 
 
-def render(doc: Mapping[str, Any], markdown: bool = False) -> str:
+def render(doc: AuditDocument, markdown: bool = False) -> str:
     w = _Writer(markdown)
     files = doc["files"]
     split = f" (one file split by {files['split_by']})" if files.get("split_by") else ""
@@ -58,7 +60,7 @@ def render(doc: Mapping[str, Any], markdown: bool = False) -> str:
     return w.text()
 
 
-def _surface(w: _Writer, doc: Mapping[str, Any]) -> None:
+def _surface(w: _Writer, doc: AuditDocument) -> None:
     s = doc["surface"]
     w.heading("1. Surface baselines (trained on TRAIN, scored on TEST)")
     rows = [
@@ -82,7 +84,7 @@ def _surface(w: _Writer, doc: Mapping[str, Any]) -> None:
     w.table(rows, ["F1 on TEST", *names])
 
 
-def _rules(w: _Writer, doc: Mapping[str, Any]) -> None:
+def _rules(w: _Writer, doc: AuditDocument) -> None:
     r = doc["rules"]
     t = r["thresholds"]
     w.heading(f"2. Exact rules (precision >= {t['precision']:.2f}, recall >= {t['recall']:.2f}, TRAIN + TEST)")
@@ -124,17 +126,17 @@ def _rules(w: _Writer, doc: Mapping[str, Any]) -> None:
     w.table(top, ["category", "n-grams (largest coefficients first)"])
 
 
-def _counts(w: _Writer, doc: Mapping[str, Any]) -> None:
+def _counts(w: _Writer, doc: AuditDocument) -> None:
     c = doc["count_leakage"]
     w.heading("3. Count leakage (answers per case, TRAIN + TEST)")
     w.para(f"macro-F1 on TEST from the answer count alone: {c['count_only_macro_f1']:.3f}")
-    for key, label in (("by_category", "category"), ("by_source", "source")):
-        values = sorted({int(n) for d in c[key].values() for n in d}, key=int)
-        rows = [[name, *(d.get(str(v), "") for v in values)] for name, d in c[key].items()]
+    for table, label in ((c["by_category"], "category"), (c["by_source"], "source")):
+        values = sorted({int(n) for d in table.values() for n in d}, key=int)
+        rows = [[name, *(d.get(str(v), "") for v in values)] for name, d in table.items()]
         w.table(rows, [label, *(f"{v} ans." for v in values)])
 
 
-def _shape(w: _Writer, doc: Mapping[str, Any]) -> None:
+def _shape(w: _Writer, doc: AuditDocument) -> None:
     sh = doc["shape"]
     t = sh["thresholds"]
     w.heading("4. Shape tells (what a shape shared by several categories gives away)")
@@ -158,7 +160,7 @@ def _shape(w: _Writer, doc: Mapping[str, Any]) -> None:
     w.table(rows, ["source", "category", "cases", "gap", "z", ""])
 
 
-def _overlap(w: _Writer, doc: Mapping[str, Any]) -> None:
+def _overlap(w: _Writer, doc: AuditDocument) -> None:
     o = doc["overlap"]
     w.heading("5. Overlap")
     shared = o["shared_source_items"]
@@ -167,35 +169,39 @@ def _overlap(w: _Writer, doc: Mapping[str, Any]) -> None:
         + "".join(f"\n  {s}" for s in shared["listed"][:PAIRS_SHOWN])
     )
     sections = (
-        ("identical_questions", "identical questions"),
-        (
-            "near_duplicate_questions",
-            f"near-duplicate questions (cosine >= {o['thresholds']['near_duplicate_cosine']})",
-        ),
-        ("answer_reuse", f"answer reuse (>= {o['thresholds']['answer_reuse_share']:.0%} of a case's answers)"),
-    )
-    kinds = list(o["identical_questions"])
-    rows = [[label, *(f"{o[key][k]['pairs']} ({o[key][k]['cases']})" for k in kinds)] for key, label in sections]
+        (o["identical_questions"], "identical questions"),
+        (o["near_duplicate_questions"],
+         f"near-duplicate questions (cosine >= {o['thresholds']['near_duplicate_cosine']})"),
+        (o["answer_reuse"], f"answer reuse (>= {o['thresholds']['answer_reuse_share']:.0%} of a case's answers)"),
+    )  # fmt: skip
+    kinds = list(PairSet.__annotations__)
+    rows = [[label, *(f"{_kinds(s)[k]['pairs']} ({_kinds(s)[k]['cases']})" for k in kinds)] for s, label in sections]
     w.table(rows, ["pairs (cases)", *(k.replace("_", " ") for k in kinds)])
-    for key, label in sections:
+    for pairset, label in sections:
         for kind in ("across_files", "within_train_different_source", "within_test_different_source"):
-            listed = o[key][kind]["listed"][:PAIRS_SHOWN]
+            pairs = _kinds(pairset)[kind]
+            listed = pairs["listed"][:PAIRS_SHOWN]
             if not listed:
                 continue
-            lines = [f"{label}, {kind.replace('_', ' ')} (first {len(listed)} of {o[key][kind]['pairs']}):"]
+            lines = [f"{label}, {kind.replace('_', ' ')} (first {len(listed)} of {pairs['pairs']}):"]
             for p in listed:
-                measure = next(v for k, v in p.items() if k not in ("a", "b"))
+                measure = p.get("similarity", p.get("cosine", p.get("shared_share", 0.0)))
                 lines.append(f"  {_where(p['a'])} ~ {_where(p['b'])} ({measure:.2f}): {p['a']['question']}")
                 if p["b"]["question"] != p["a"]["question"]:
                     lines.append(f"  {' ' * len(_where(p['a']))}   {p['b']['question']}")
             w.para("\n".join(lines))
 
 
-def _where(ref: Mapping[str, Any]) -> str:
+def _kinds(pairset: PairSet) -> Mapping[str, Pairs]:
+    """A pair set's kinds by name, in the document's order."""
+    return cast("Mapping[str, Pairs]", pairset)
+
+
+def _where(ref: CaseRef) -> str:
     return f"{ref['file']}:{ref['line']} {ref['id']}"
 
 
-def _composition(w: _Writer, doc: Mapping[str, Any]) -> None:
+def _composition(w: _Writer, doc: AuditDocument) -> None:
     c = doc["composition"]
     w.heading("6. Composition")
     w.table(
@@ -204,14 +210,15 @@ def _composition(w: _Writer, doc: Mapping[str, Any]) -> None:
     )
     ev = c["evidence_share"]
     w.para(f"evidence share: TRAIN {ev['train']:.1%}, TEST {ev['test']:.1%}")
-    values = sorted({int(n) for d in c["answers_per_case"].values() for n in d})
+    per_file = (("TRAIN", c["answers_per_case"]["train"]), ("TEST", c["answers_per_case"]["test"]))
+    values = sorted({int(n) for _, d in per_file for n in d})
     w.table(
-        [[f.upper(), *(d.get(str(v), "") for v in values)] for f, d in c["answers_per_case"].items()],
+        [[f, *(d.get(str(v), "") for v in values)] for f, d in per_file],
         ["answers per case", *map(str, values)],
     )
 
 
-def _verdict(w: _Writer, doc: Mapping[str, Any]) -> None:
+def _verdict(w: _Writer, doc: AuditDocument) -> None:
     v = doc["verdict"]
     w.heading(f"7. Verdict: {v['status'].upper()}")
     lines = [f"- {f['message']}" for f in v["findings"]] or ["no finding over the thresholds"]
@@ -220,7 +227,7 @@ def _verdict(w: _Writer, doc: Mapping[str, Any]) -> None:
     w.para("\n".join(lines))
 
 
-RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+RENDERERS: dict[str, Callable[[AuditDocument], str]] = {
     "text": lambda doc: render(doc, markdown=False),
     "md": lambda doc: render(doc, markdown=True),
 }

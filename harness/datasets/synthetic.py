@@ -84,7 +84,7 @@ def write_cases(path: Path, n: int, seed: int = 7, origins: bool = False) -> Pat
 _OPENERS = ("Step by step:", "Agreed:", "Checked twice:", "I think")
 
 
-def make_realistic_case(i: int, rng: random.Random) -> dict:
+def make_realistic_case(i: int, rng: random.Random) -> dict[str, Any]:
     """Case ``i`` shaped like the real-data benchmark's: 3 to 6 answers of a sentence each, about 890 bytes."""
     case = make_case(i, rng)
     n = rng.randint(3, 6)
@@ -97,7 +97,7 @@ def make_realistic_case(i: int, rng: random.Random) -> dict:
         value = truth if ok else truth + (1 if case["category"] != "genuine_disagreement" else k + 1)
         opener = _OPENERS[rng.randrange(len(_OPENERS))]
         text = f"{opener} {a} boxes times {b} items gives {value}. Answer: {value}."
-        metadata: dict = {"model_family": rng.choice(["family-a", "family-b"])} if k == 0 else {}
+        metadata: dict[str, Any] = {"model_family": rng.choice(["family-a", "family-b"])} if k == 0 else {}
         if case["category"] == "echo_cascade" and k > 0:
             metadata["saw_other_answers"] = True
         if case["category"] == "anchoring_injected_premise":

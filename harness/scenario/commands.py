@@ -185,7 +185,7 @@ def _add_subcommands(parser: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_score)
 
 
-def add_scenario_parser(sub: argparse._SubParsersAction) -> None:
+def add_scenario_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``scenario validate|analyze|score`` on the ``fcb`` parser's subcommands."""
     p = sub.add_parser("scenario", help="lint, analyse and score two-party mediation scenarios")
     _add_subcommands(p)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 STRONG = 0.5
 _STOP = """about after again against all also and any are because been before being both but can could did does doing
@@ -76,19 +77,19 @@ class Match:
         return self.score >= STRONG
 
 
-def resource_terms(resource: dict) -> tuple[frozenset[str], frozenset[str]]:
+def resource_terms(resource: dict[str, Any]) -> tuple[frozenset[str], frozenset[str]]:
     """(key terms from name and id, description terms) of a resource."""
     key = terms(f"{resource.get('name', '')} {str(resource.get('id', '')).replace('_', ' ')}")
     return key, terms(str(resource.get("description", "")))
 
 
-def score(resource: dict, text: str) -> float:
+def score(resource: dict[str, Any], text: str) -> float:
     key, described = resource_terms(resource)
     found = terms(text)
     return max(coverage(key, found), coverage(described, found))
 
 
-def matches(resource: dict, texts: Sequence[str]) -> list[Match]:
+def matches(resource: dict[str, Any], texts: Sequence[str]) -> list[Match]:
     """Every text with a score above 0, best first."""
     scored = [Match(i, score(resource, t)) for i, t in enumerate(texts)]
     return sorted((m for m in scored if m.score > 0), key=lambda m: (-m.score, m.index))
@@ -101,7 +102,7 @@ def restates(a: str, b: str) -> bool:
     return coverage(short, other) >= STRONG
 
 
-def revelation_matches(resource: dict, revelations: Sequence[str], facts: Iterable[str]) -> list[Match]:
+def revelation_matches(resource: dict[str, Any], revelations: Sequence[str], facts: Iterable[str]) -> list[Match]:
     """Revelations scored against the resource, raised to strong when one restates a matched hidden fact."""
     facts = list(facts)
     out = []

@@ -125,11 +125,10 @@ def audit_of(train: list[dict], test: list[dict]) -> dict:
     """The audit in-process (the CLI tests below cover the command itself)."""
     tr = [item_from_case(c, "train", k + 1) for k, c in enumerate(train)]
     te = [item_from_case(c, "test", k + 1) for k, c in enumerate(test)]
-    info = {
-        "train": {"path": "train", "sha256": "0" * 64, "cases": len(tr)},
-        "test": {"path": "test", "sha256": "0" * 64, "cases": len(te)},
-        "split_by": None,
-    }
+    info = (
+        {"path": "train", "sha256": "0" * 64, "cases": len(tr)},
+        {"path": "test", "sha256": "0" * 64, "cases": len(te)},
+    )
     return audit(tr, te, info, Settings(n_boot=200))
 
 
@@ -140,7 +139,7 @@ def test_items_that_do_not_name_their_file_are_refused() -> None:
     cases = [make_case(c, k, rng) for k, c in enumerate(THREE * 3)]
     items = [item_from_case(c, "/data/dev.jsonl", k) for k, c in enumerate(cases)]
     with pytest.raises(ValueError, match="TRAIN item must have file='train'"):
-        audit(items, [item_from_case(c, "test", k) for k, c in enumerate(cases)], {}, Settings(n_boot=10))
+        audit(items, [item_from_case(c, "test", k) for k, c in enumerate(cases)], (), Settings(n_boot=10))
 
 
 def baseline(doc: dict, name: str) -> dict:

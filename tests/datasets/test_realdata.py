@@ -19,6 +19,7 @@ import pytest
 from conftest import ROOT, run_cli
 from sources import build_args, gz_rows, norm_gsm, norm_math, once, part, shared, subset
 
+from harness import documents
 from harness.cases.reader import scan
 from harness.datasets.realdata.card import HAND_AUDIT
 from harness.types import CATEGORY_RISK
@@ -217,6 +218,10 @@ def test_the_builds_audit_counts_every_case_of_both_splits(built: Path) -> None:
     # case, and its overlap checks look inside each file (they saw none when the files were named by their paths)
     dev, test = _cases(built / "dev.jsonl"), _cases(built / "test.jsonl")
     audit = json.loads((built / "audit.json").read_text())
+    # the document `fcb audit-dataset` writes, whole: the build once wrote its files without their sha256
+    assert documents.check("audit", audit) == []
+    assert list(documents.validator("audit").iter_errors(audit)) == []
+    assert audit["files"]["test"]["sha256"] == hashlib.sha256((built / "test.jsonl").read_bytes()).hexdigest()
     rows = audit["composition"]["rows"]
     assert sum(r["train"] for r in rows) == len(dev) and sum(r["test"] for r in rows) == len(test)
     expected = Counter((c["category"], c["source"]["dataset"]) for c in test)

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from harness.datasets.audit.document import Baseline
 from harness.datasets.audit.items import TOKEN_PATTERN, Item, Settings
+from harness.documents.audit import Surface, SurfaceBaseline, TopNgram
 from harness.types import CATEGORY_RISK, RISKS
 
 
@@ -101,7 +101,7 @@ def _logistic() -> tuple[Callable[..., Any], list[dict[str, Any]]]:
 
 def surface_baselines(
     train: Sequence[Item], test: Sequence[Item], cats: list[str], settings: Settings, progress: Callable[[str], None]
-) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+) -> tuple[Surface, dict[str, list[TopNgram]]]:
     """Every surface baseline, and the top n-grams per category of the answers+question TF-IDF model."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.model_selection import cross_val_predict
@@ -112,7 +112,7 @@ def surface_baselines(
     y_te = np.array([index[it.category] for it in test])
     groups = np.array([it.source_identity for it in train])
     k = len(cats)
-    out: list[Baseline] = []
+    out: list[SurfaceBaseline] = []
 
     risk_of = np.array([RISKS.index(CATEGORY_RISK[c]) for c in cats])
 
@@ -123,7 +123,7 @@ def surface_baselines(
         risk_f1, risk_ci = macro_f1_interval(risk_of[y_te], risk_of[pred], len(RISKS), settings.n_boot, settings.seed)
         params = {key: _plain(v) for key, v in fit.params.items()}
         out.append(
-            Baseline(
+            SurfaceBaseline(
                 name=name,
                 description=description,
                 params=params,
@@ -213,8 +213,7 @@ def surface_baselines(
         "trees over counts, lengths, source and the out-of-fold TF-IDF model scores",
         _grid_fit(tree, tree_grid, np.hstack(stacked_tr), y_tr, groups, np.hstack(stacked_te)),
     )
-    surface = {"baselines": out, "test_cases": len(test), "train_cases": len(train)}
-    return surface, top
+    return Surface(baselines=out, test_cases=len(test), train_cases=len(train)), top
 
 
 def _plain(value: Any) -> Any:
@@ -229,12 +228,14 @@ def _per_category(y_true: np.ndarray, y_pred: np.ndarray, cats: list[str]) -> di
     return {cats[c]: float(f1[c]) for c in sorted(set(y_true.tolist()))}
 
 
-def top_ngrams(model: Any, names: list[str], cats: list[str], classes: np.ndarray, n: int = 8) -> dict[str, Any]:
+def top_ngrams(
+    model: Any, names: list[str], cats: list[str], classes: np.ndarray, n: int = 8
+) -> dict[str, list[TopNgram]]:
     """The n-grams with the largest coefficients for each category in a fitted logistic regression."""
     coef = model.coef_
     if coef.shape[0] == 1:  # two classes: one row of coefficients, for the second class
         coef = np.vstack([-coef[0], coef[0]])
-    top: dict[str, Any] = {}
+    top: dict[str, list[TopNgram]] = {}
     for row, cls in zip(coef, classes, strict=True):
         best = np.argsort(-row)[:n]
         top[cats[int(cls)]] = [{"ngram": names[j], "weight": round(float(row[j]), 4)} for j in best]

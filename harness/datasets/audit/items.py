@@ -7,7 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-ORIGINS = ("origin_natural", "origin_assembled", "origin_constructed")
+from harness.documents.audit import CaseOrigin, Side
+
+ORIGINS: dict[str, CaseOrigin] = {"origin_natural": "natural", "origin_assembled": "assembled",
+                                   "origin_constructed": "constructed"}  # fmt: skip
 TOKEN_PATTERN = r"(?u)\b\w+\b"  # single letters and digits count: "A: 7" is a habit too
 
 
@@ -15,7 +18,7 @@ TOKEN_PATTERN = r"(?u)\b\w+\b"  # single letters and digits count: "A: 7" is a h
 class Item:
     """What the audit needs of one case."""
 
-    file: str  # "train" or "test"
+    file: Side
     line: int
     case_id: str
     category: str
@@ -23,7 +26,7 @@ class Item:
     answers: tuple[str, ...]
     source_dataset: str
     source_identity: str
-    origin: str
+    origin: CaseOrigin
     has_evidence: bool
     answers_correct: tuple[bool, ...] = ()
     answers_saw: tuple[bool, ...] = ()  # metadata.saw_other_answers, False when absent
@@ -43,7 +46,7 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def item_from_case(case: dict[str, Any], file: str, line: int) -> Item:
+def item_from_case(case: dict[str, Any], file: Side, line: int) -> Item:
     """The audit's view of one schema-valid case."""
     source = case["source"]
     if isinstance(source, str):  # "original": the question is the only identity there is
@@ -51,7 +54,7 @@ def item_from_case(case: dict[str, Any], file: str, line: int) -> Item:
     else:
         dataset, identity = source["dataset"], f"{source['dataset']}:{source['item']}"
     tags = set(case.get("tags", ()))
-    origin = next((o.removeprefix("origin_") for o in ORIGINS if o in tags), "unknown")
+    origin: CaseOrigin = next((o for tag, o in ORIGINS.items() if tag in tags), "unknown")
     return Item(
         file=file,
         line=line,

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Literal
 
 import numpy as np
 from scipy import sparse
 
 from harness.datasets.audit.items import TOKEN_PATTERN, Item, normalise
+from harness.documents.audit import (
+    CaseOrigin,
+    CasePair,
+    CaseRef,
+    Composition,
+    CompositionRow,
+    Overlap,
+    Pairs,
+    PairSet,
+)
 from harness.types import CATEGORIES
 
 NEAR_DUPLICATE = 0.8
@@ -17,7 +27,7 @@ ANSWER_REUSE = 0.5
 LISTED = 20  # overlap pairs listed per kind; counts are always complete
 
 
-def overlap(train: Sequence[Item], test: Sequence[Item]) -> dict[str, Any]:
+def overlap(train: Sequence[Item], test: Sequence[Item]) -> Overlap:
     """Shared source items, identical and near-duplicate questions and reused answers, across and within files."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -32,17 +42,17 @@ def overlap(train: Sequence[Item], test: Sequence[Item]) -> dict[str, Any]:
         if i < j and s >= NEAR_DUPLICATE - 1e-9 and norm_q[i] != norm_q[j]:
             near[_where(i, j, n_tr, items)].append((int(i), int(j), float(s)))
     shared = sorted({it.source_identity for it in train} & {it.source_identity for it in test})
-    return {
-        "shared_source_items": {
+    return Overlap(
+        shared_source_items={
             "count": len(shared),
             "test_cases": sum(it.source_identity in set(shared) for it in test),
             "listed": shared[:LISTED],
         },
-        "identical_questions": _identical(items, norm_q, n_tr),
-        "near_duplicate_questions": _pairs_summary(near, items, "cosine"),
-        "answer_reuse": _answer_reuse(items, n_tr),
-        "thresholds": {"near_duplicate_cosine": NEAR_DUPLICATE, "answer_reuse_share": ANSWER_REUSE},
-    }
+        identical_questions=_identical(items, norm_q, n_tr),
+        near_duplicate_questions=_pairs_summary(near, items, "cosine"),
+        answer_reuse=_answer_reuse(items, n_tr),
+        thresholds={"near_duplicate_cosine": NEAR_DUPLICATE, "answer_reuse_share": ANSWER_REUSE},
+    )
 
 
 def _where(i: int, j: int, n_tr: int, items: Sequence[Item]) -> str:
@@ -53,41 +63,41 @@ def _where(i: int, j: int, n_tr: int, items: Sequence[Item]) -> str:
     return f"within_{items[i].file}_{'same' if same else 'different'}_source"
 
 
-PAIR_KINDS = (
-    "across_files",
-    "within_train_different_source",
-    "within_test_different_source",
-    "within_train_same_source",
-    "within_test_same_source",
-)
-
-
 def _pairs_summary(
-    pairs: dict[str, list[tuple[int, int, float]]], items: Sequence[Item], measure: str
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kind in PAIR_KINDS:
+    pairs: dict[str, list[tuple[int, int, float]]],
+    items: Sequence[Item],
+    measure: Literal["similarity", "cosine", "shared_share"],
+) -> PairSet:
+    def summary(kind: str) -> Pairs:
         found = sorted(pairs.get(kind, []), key=lambda p: (-p[2], p[0], p[1]))
-        out[kind] = {
-            "pairs": len(found),
-            "cases": len({k for p in found for k in p[:2]}),
-            "listed": [{"a": _ref(items[i]), "b": _ref(items[j]), measure: round(s, 4)} for i, j, s in found[:LISTED]],
-        }
-    return out
+        listed = []
+        for i, j, s in found[:LISTED]:
+            pair = CasePair(a=_ref(items[i]), b=_ref(items[j]))
+            pair[measure] = round(s, 4)
+            listed.append(pair)
+        return Pairs(pairs=len(found), cases=len({k for p in found for k in p[:2]}), listed=listed)
+
+    return PairSet(
+        across_files=summary("across_files"),
+        within_train_different_source=summary("within_train_different_source"),
+        within_test_different_source=summary("within_test_different_source"),
+        within_train_same_source=summary("within_train_same_source"),
+        within_test_same_source=summary("within_test_same_source"),
+    )
 
 
-def _ref(it: Item) -> dict[str, Any]:
+def _ref(it: Item) -> CaseRef:
     text = " ".join(it.question.split())
-    return {
-        "file": it.file,
-        "line": it.line,
-        "id": it.case_id,
-        "source_item": it.source_identity,
-        "question": text[:100] + ("..." if len(text) > 100 else ""),
-    }
+    return CaseRef(
+        file=it.file,
+        line=it.line,
+        id=it.case_id,
+        source_item=it.source_identity,
+        question=text[:100] + ("..." if len(text) > 100 else ""),
+    )
 
 
-def _identical(items: Sequence[Item], norm_q: list[str], n_tr: int) -> dict[str, Any]:
+def _identical(items: Sequence[Item], norm_q: list[str], n_tr: int) -> PairSet:
     by_text: dict[str, list[int]] = defaultdict(list)
     for i, q in enumerate(norm_q):
         by_text[q].append(i)
@@ -99,7 +109,7 @@ def _identical(items: Sequence[Item], norm_q: list[str], n_tr: int) -> dict[str,
     return _pairs_summary(pairs, items, "similarity")
 
 
-def _answer_reuse(items: Sequence[Item], n_tr: int) -> dict[str, Any]:
+def _answer_reuse(items: Sequence[Item], n_tr: int) -> PairSet:
     """Pairs of cases where one holds half or more of the other's (distinct, normalised) answers."""
     vocab: dict[str, int] = {}
     rows, cols = [], []
@@ -118,24 +128,26 @@ def _answer_reuse(items: Sequence[Item], n_tr: int) -> dict[str, Any]:
     return _pairs_summary(pairs, items, "shared_share")
 
 
-def composition(train: Sequence[Item], test: Sequence[Item]) -> dict[str, Any]:
+def composition(train: Sequence[Item], test: Sequence[Item]) -> Composition:
     """Counts by category x source x origin per file, evidence share and answers per case."""
-    table: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    table: dict[tuple[str, str, CaseOrigin], Counter[str]] = defaultdict(Counter)
     for it in [*train, *test]:
         table[(it.category, it.source_dataset, it.origin)][it.file] += 1
     order = {c: i for i, c in enumerate(CATEGORIES)}
     rows = [
-        {"category": c, "source": s, "origin": o, "train": n["train"], "test": n["test"]}
+        CompositionRow(category=c, source=s, origin=o, train=n["train"], test=n["test"])
         for (c, s, o), n in sorted(table.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0]))
     ]
-    files = {"train": train, "test": test}
-    return {
-        "rows": rows,
-        "evidence_share": {
-            f: round(sum(it.has_evidence for it in v) / len(v), 4) if v else 0.0 for f, v in files.items()
-        },
-        "answers_per_case": {
-            f: {str(k): n for k, n in sorted(Counter(len(it.answers) for it in v).items())} for f, v in files.items()
-        },
-        "origins": sorted({it.origin for it in [*train, *test]}),
-    }
+
+    def share(items: Sequence[Item]) -> float:
+        return round(sum(it.has_evidence for it in items) / len(items), 4) if items else 0.0
+
+    def counts(items: Sequence[Item]) -> dict[str, int]:
+        return {str(k): n for k, n in sorted(Counter(len(it.answers) for it in items).items())}
+
+    return Composition(
+        rows=rows,
+        evidence_share={"train": share(train), "test": share(test)},
+        answers_per_case={"train": counts(train), "test": counts(test)},
+        origins=sorted({it.origin for it in [*train, *test]}),
+    )

@@ -7,13 +7,12 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from scipy import sparse
 
-from harness.datasets.audit.document import Rule
 from harness.datasets.audit.items import TOKEN_PATTERN, Item
+from harness.documents.audit import CountLeakage, Rule, RuleKind, Rules, RuleTarget, TopNgram
 
 RULE_PRECISION = 0.95
 RULE_RECALL = 0.30
@@ -33,7 +32,7 @@ def _answer_matrix(items: Sequence[Item]) -> sparse.csr_matrix:
     return sparse.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))), shape=(len(items), len(rows)))
 
 
-def rule_features(items: Sequence[Item], min_df: int) -> list[tuple[str, sparse.csc_matrix, list[str]]]:
+def rule_features(items: Sequence[Item], min_df: int) -> list[tuple[RuleKind, sparse.csc_matrix, list[str]]]:
     """Binary case x feature matrices: question and answer n-grams (1-4), question and answer prefixes (1-6 words),
     and answer-count conditions."""
     from sklearn.feature_extraction.text import CountVectorizer
@@ -41,8 +40,8 @@ def rule_features(items: Sequence[Item], min_df: int) -> list[tuple[str, sparse.
     questions = [it.question for it in items]
     answers = [a for it in items for a in it.answers]
     to_case = _answer_matrix(items)
-    blocks = []
-    for kind, docs, per_answer, vec in (
+    blocks: list[tuple[RuleKind, sparse.csc_matrix, list[str]]] = []
+    kinds: tuple[tuple[RuleKind, list[str], bool, CountVectorizer], ...] = (
         (
             "question n-gram",
             questions,
@@ -57,7 +56,8 @@ def rule_features(items: Sequence[Item], min_df: int) -> list[tuple[str, sparse.
         ),
         ("question prefix", questions, False, CountVectorizer(binary=True, analyzer=_prefixes, min_df=min_df)),
         ("answer prefix", answers, True, CountVectorizer(binary=True, analyzer=_prefixes, min_df=min_df)),
-    ):
+    )
+    for kind, docs, per_answer, vec in kinds:
         try:
             x = vec.fit_transform(docs)
         except ValueError:  # no feature reaches min_df
@@ -70,7 +70,7 @@ def rule_features(items: Sequence[Item], min_df: int) -> list[tuple[str, sparse.
     return blocks
 
 
-def _count_block(items: Sequence[Item]) -> tuple[str, sparse.csc_matrix, list[str]]:
+def _count_block(items: Sequence[Item]) -> tuple[RuleKind, sparse.csc_matrix, list[str]]:
     n = np.array([len(it.answers) for it in items])
     values = sorted(set(n.tolist()))
     cols, names = [], []
@@ -84,15 +84,16 @@ def _count_block(items: Sequence[Item]) -> tuple[str, sparse.csc_matrix, list[st
     return "answer count", sparse.csc_matrix(x), names
 
 
-def exact_rules(items: Sequence[Item], cats: list[str]) -> dict[str, Any]:
+def exact_rules(items: Sequence[Item], cats: list[str], top_ngrams: dict[str, list[TopNgram]]) -> Rules:
     """Features that alone pick out one category (or a pair of categories, for habits shared by two) with
-    precision >= 0.95 and recall >= 0.30, over the given cases (TRAIN and TEST together)."""
+    precision >= 0.95 and recall >= 0.30, over the given cases (TRAIN and TEST together); ``top_ngrams`` (the
+    surface model's heaviest n-grams per category) is reported beside them."""
     index = {c: i for i, c in enumerate(cats)}
     y = np.array([index[it.category] for it in items])
     sizes = np.bincount(y, minlength=len(cats))
     present = [c for c in range(len(cats)) if sizes[c] >= RULE_MIN_CASES]
     if not present:
-        return {"rules": [], "total": 0, "by_target": {}, "min_cases": RULE_MIN_CASES}
+        return _rules([], {}, top_ngrams)
     min_df = max(RULE_MIN_CASES, math.ceil(RULE_RECALL * min(sizes[c] for c in present)))
     onehot = sparse.csr_matrix((np.ones(len(y)), (y, np.arange(len(y)))), shape=(len(cats), len(y)))
     found: dict[tuple[int, ...], list[tuple[int, str, int, str, Rule]]] = defaultdict(list)
@@ -125,11 +126,31 @@ def exact_rules(items: Sequence[Item], cats: list[str]) -> dict[str, Any]:
                             kind, kind_order, names[j], x, j, [cats[a], cats[b]], both[j], total[j], sizes[a] + sizes[b]
                         )
                     )
-    return _collapse(found)
+    listed, by_target = _collapse(found)
+    return _rules(listed, by_target, top_ngrams)
+
+
+def _rules(listed: list[Rule], by_target: dict[str, RuleTarget], top_ngrams: dict[str, list[TopNgram]]) -> Rules:
+    return Rules(
+        rules=listed,
+        total=sum(v["distinct_rules"] for v in by_target.values()),
+        by_target=by_target,
+        min_cases=RULE_MIN_CASES,
+        top_ngrams=top_ngrams,
+        thresholds={"precision": RULE_PRECISION, "recall": RULE_RECALL, "listed_per_target": RULES_LISTED},
+    )
 
 
 def _rule(
-    kind: str, order: int, text: str, x: sparse.csc_matrix, j: int, target: list[str], hit: int, total: int, size: int
+    kind: RuleKind,
+    order: int,
+    text: str,
+    x: sparse.csc_matrix,
+    j: int,
+    target: list[str],
+    hit: int,
+    total: int,
+    size: int,
 ) -> tuple[int, str, int, str, Rule]:
     cases = hashlib.sha1(x.indices[x.indptr[j] : x.indptr[j + 1]].tobytes()).hexdigest()
     rule = Rule(
@@ -147,10 +168,12 @@ def _rule(
     return len(text.split()), cases, order, text, rule
 
 
-def _collapse(found: dict[tuple[int, ...], list[tuple[int, str, int, str, Rule]]]) -> dict[str, Any]:
+def _collapse(
+    found: dict[tuple[int, ...], list[tuple[int, str, int, str, Rule]]],
+) -> tuple[list[Rule], dict[str, RuleTarget]]:
     """One rule per (target, set of cases): the shortest feature, naming the longest one with the same cases."""
     listed: list[Rule] = []
-    by_target: dict[str, dict[str, int]] = {}
+    by_target: dict[str, RuleTarget] = {}
     for target in sorted(found, key=lambda t: (len(t), t)):
         groups: dict[str, list[tuple[int, str, int, str, Rule]]] = defaultdict(list)
         for entry in found[target]:
@@ -168,23 +191,20 @@ def _collapse(found: dict[tuple[int, ...], list[tuple[int, str, int, str, Rule]]
         name = " + ".join(rules[0]["target"])
         by_target[name] = {"distinct_rules": len(rules), "features": len(found[target])}
         listed.extend(rules[:RULES_LISTED])
-    return {
-        "rules": listed,
-        "total": sum(v["distinct_rules"] for v in by_target.values()),
-        "by_target": by_target,
-        "min_cases": RULE_MIN_CASES,
-    }
+    return listed, by_target
 
 
-def count_leakage(items: Sequence[Item], cats: list[str]) -> dict[str, Any]:
-    """Answers per case by category and by source data set (TRAIN and TEST together)."""
+def count_leakage(items: Sequence[Item], cats: list[str], count_only_macro_f1: float) -> CountLeakage:
+    """Answers per case by category and by source data set (TRAIN and TEST together), beside the macro-F1 of the
+    surface model that reads the answer count alone."""
     by_cat: dict[str, Counter[int]] = {c: Counter() for c in cats}
     by_src: dict[str, Counter[int]] = defaultdict(Counter)
     for it in items:
         by_cat[it.category][len(it.answers)] += 1
         by_src[it.source_dataset][len(it.answers)] += 1
     as_dict = lambda counts: {str(k): v for k, v in sorted(counts.items())}  # noqa: E731
-    return {
-        "by_category": {c: as_dict(v) for c, v in by_cat.items() if v},
-        "by_source": {s: as_dict(v) for s, v in sorted(by_src.items())},
-    }
+    return CountLeakage(
+        by_category={c: as_dict(v) for c, v in by_cat.items() if v},
+        by_source={s: as_dict(v) for s, v in sorted(by_src.items())},
+        count_only_macro_f1=count_only_macro_f1,
+    )

@@ -29,12 +29,12 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from harness.datasets.audit.items import TOKEN_PATTERN, Item, Settings
 from harness.datasets.audit.rules import exact_rules
+from harness.documents.audit import OriginTell, Position, Shape, TruthInside
 
 MIN_SIDE = 20  # cases of each kind needed in TRAIN and in TEST before a classifier is fitted
 ORIGIN_AUC_WARNING = 0.9
@@ -87,12 +87,12 @@ def _auc_low(y: np.ndarray, score: np.ndarray, settings: Settings) -> float:
     return float(np.percentile(values, 2.5)) if values else 0.0
 
 
-def origin_tells(train: Sequence[Item], test: Sequence[Item]) -> list[dict[str, Any]]:
+def origin_tells(train: Sequence[Item], test: Sequence[Item]) -> list[OriginTell]:
     """Per source with constructed and real cases: exact rules for either side, and a classifier's ROC-AUC."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    out = []
+    out: list[OriginTell] = []
     for source in sorted({it.source_dataset for it in [*train, *test]}):
         tr = [it for it in train if it.source_dataset == source]
         te = [it for it in test if it.source_dataset == source]
@@ -100,10 +100,10 @@ def origin_tells(train: Sequence[Item], test: Sequence[Item]) -> list[dict[str, 
         if "constructed" not in kinds or "real" not in kinds:
             continue
         relabelled = [replace(it, category=k) for it, k in zip([*tr, *te], kinds, strict=True)]
-        rules = [r for r in exact_rules(relabelled, ["constructed", "real"])["rules"] if len(r["target"]) == 1]
-        entry: dict[str, Any] = {"source": source, "constructed": kinds.count("constructed"),
-                                 "real": kinds.count("real"),
-                                 "rules": rules, "auc": None}  # fmt: skip
+        rules = [r for r in exact_rules(relabelled, ["constructed", "real"], {})["rules"] if len(r["target"]) == 1]
+        entry = OriginTell(
+            source=source, constructed=kinds.count("constructed"), real=kinds.count("real"), rules=rules, auc=None
+        )
         y_tr = np.array([_kind(it) == "constructed" for it in tr])
         y_te = np.array([_kind(it) == "constructed" for it in te])
         if min(y_tr.sum(), (~y_tr).sum(), y_te.sum(), (~y_te).sum()) >= MIN_SIDE:
@@ -120,11 +120,11 @@ def _kind(it: Item) -> str:
     return "constructed" if it.origin == "constructed" else "real"
 
 
-def truth_inside(train: Sequence[Item], test: Sequence[Item], settings: Settings) -> list[dict[str, Any]]:
+def truth_inside(train: Sequence[Item], test: Sequence[Item], settings: Settings) -> list[TruthInside]:
     """Per source x origin holding correct and wrong majorities: how well shape features tell them apart."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    out = []
+    out: list[TruthInside] = []
     strata = sorted({(it.source_dataset, it.origin) for it in [*train, *test]})
     for source, origin in strata:
         tr = [
@@ -143,10 +143,20 @@ def truth_inside(train: Sequence[Item], test: Sequence[Item], settings: Settings
         auc, low = _auc(y_te, score), _auc_low(y_te, score, settings)
         words = _word_scores(tr, y_tr, te)
         text_auc, text_low = _auc(y_te, words), _auc_low(y_te, words, settings)
-        out.append({"source": source, "origin": origin, "train_cases": len(tr), "test_cases": len(te),
-                    "wrong_majorities_test": int(y_te.sum()), "auc": round(auc, 4), "auc_low": round(low, 4),
-                    "text_auc": round(text_auc, 4), "text_auc_low": round(text_low, 4),
-                    "finding": origin != "natural" and max(low, text_low) > settings.max_shape_auc})  # fmt: skip
+        out.append(
+            TruthInside(
+                source=source,
+                origin=origin,
+                train_cases=len(tr),
+                test_cases=len(te),
+                wrong_majorities_test=int(y_te.sum()),
+                auc=round(auc, 4),
+                auc_low=round(low, 4),
+                text_auc=round(text_auc, 4),
+                text_auc_low=round(text_low, 4),
+                finding=origin != "natural" and max(low, text_low) > settings.max_shape_auc,
+            )
+        )
     return out
 
 
@@ -164,24 +174,30 @@ def _word_scores(train: Sequence[Item], y_train: np.ndarray, test: Sequence[Item
     return np.asarray(model.predict_proba(vec.transform([doc(it) for it in test]))[:, 1])
 
 
-def positions(items: Sequence[Item]) -> list[dict[str, Any]]:
+def positions(items: Sequence[Item]) -> list[Position]:
     """Per source x category: does an answer's position among answers of its kind say whether it is correct?"""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
     for it in items:
         diff = _position_gap(it)
         if diff is not None:
             per[(it.source_dataset, it.category)].append(diff)
-    out = []
+    out: list[Position] = []
     for (source, category), diffs in sorted(per.items()):
         if len(diffs) < MIN_SIDE:
             continue
         values = np.array(diffs)
         mean, sd = float(values.mean()), float(values.std(ddof=1))
         z = mean / (sd / math.sqrt(len(values))) if sd > 0 else (math.inf if mean else 0.0)
-        out.append({"source": source, "category": category, "cases": len(values), "gap": round(mean, 4),
-                    "z": round(z, 2) if math.isfinite(z) else None,
-                    "finding": abs(mean) >= POSITION_EFFECT
-                    and (not math.isfinite(z) or abs(z) >= POSITION_Z)})  # fmt: skip
+        out.append(
+            Position(
+                source=source,
+                category=category,
+                cases=len(values),
+                gap=round(mean, 4),
+                z=round(z, 2) if math.isfinite(z) else None,
+                finding=abs(mean) >= POSITION_EFFECT and (not math.isfinite(z) or abs(z) >= POSITION_Z),
+            )
+        )
     return out
 
 
@@ -201,11 +217,11 @@ def _position_gap(it: Item) -> float | None:
     return sum(gaps) / len(gaps) if gaps else None
 
 
-def shape_tells(train: Sequence[Item], test: Sequence[Item], settings: Settings) -> dict[str, Any]:
-    return {
-        "origin": origin_tells(train, test),
-        "truth_inside": truth_inside(train, test, settings),
-        "positions": positions([*train, *test]),
-        "thresholds": {"max_shape_auc": settings.max_shape_auc, "origin_auc_warning": ORIGIN_AUC_WARNING,
-                       "position_effect": POSITION_EFFECT, "position_z": POSITION_Z, "min_side": MIN_SIDE},
-    }  # fmt: skip
+def shape_tells(train: Sequence[Item], test: Sequence[Item], settings: Settings) -> Shape:
+    return Shape(
+        origin=origin_tells(train, test),
+        truth_inside=truth_inside(train, test, settings),
+        positions=positions([*train, *test]),
+        thresholds={"max_shape_auc": settings.max_shape_auc, "origin_auc_warning": ORIGIN_AUC_WARNING,
+                    "position_effect": POSITION_EFFECT, "position_z": POSITION_Z, "min_side": MIN_SIDE},
+    )  # fmt: skip

@@ -2,29 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from harness.datasets.audit.document import Finding
 from harness.datasets.audit.items import Settings
+from harness.documents.audit import Finding, Overlap, Rules, Shape, Surface, Verdict
 
 CATEGORY_F1_WARNING = 0.9
 
 
-def verdict(doc: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+def verdict(surface: Surface, rules: Rules, shape: Shape, overlap: Overlap, settings: Settings) -> Verdict:
     """Findings over the thresholds (exit 1), warnings to read."""
     findings: list[Finding] = []
     warnings: list[Finding] = []
-    for b in doc["surface"]["baselines"]:
+    for b in surface["baselines"]:
         if b["name"] == "majority class":
             continue
-        for key, label in (("macro_f1", "category macro-F1"), ("risk_macro_f1", "risk macro-F1")):
-            if b[key] > settings.max_surface_f1:
+        for value, label in ((b["macro_f1"], "category macro-F1"), (b["risk_macro_f1"], "risk macro-F1")):
+            if value > settings.max_surface_f1:
                 findings.append(
                     Finding(
                         kind="surface_baseline",
                         message=(
-                            f"{b['name']}: {label} {b[key]:.3f} on TEST exceeds --max-surface-f1 "
+                            f"{b['name']}: {label} {value:.3f} on TEST exceeds --max-surface-f1 "
                             f"{settings.max_surface_f1:.2f}"
                         ),
                     )
@@ -34,8 +31,8 @@ def verdict(doc: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
                 warnings.append(
                     Finding(kind="surface_category", message=(f"{b['name']}: F1 {f1:.3f} for {cat} on TEST"))
                 )
-    for target, counts in doc["rules"]["by_target"].items():
-        best = next(r for r in doc["rules"]["rules"] if " + ".join(r["target"]) == target)
+    for target, counts in rules["by_target"].items():
+        best = next(r for r in rules["rules"] if " + ".join(r["target"]) == target)
         findings.append(
             Finding(
                 kind="exact_rule",
@@ -46,8 +43,8 @@ def verdict(doc: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
                 ),
             )
         )
-    _shape(doc["shape"], findings, warnings)
-    ov = doc["overlap"]
+    _shape(shape, findings, warnings)
+    ov = overlap
     if n := ov["shared_source_items"]["count"]:
         findings.append(
             Finding(
@@ -65,25 +62,31 @@ def verdict(doc: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
                 message=(f"{n} pair(s) of identical questions across the files: TRAIN leaks into TEST"),
             )
         )
-    for section, label in (
-        ("near_duplicate_questions", "near-duplicate questions"),
-        ("answer_reuse", "cases reusing half or more of another case's answers"),
+    for section, pairset, label in (
+        ("near_duplicate_questions", ov["near_duplicate_questions"], "near-duplicate questions"),
+        ("answer_reuse", ov["answer_reuse"], "cases reusing half or more of another case's answers"),
     ):
-        for kind in ("across_files", "within_train_different_source", "within_test_different_source"):
-            if n := ov[section][kind]["pairs"]:
-                warnings.append(Finding(kind=section, message=f"{n} pair(s) of {label}, {kind.replace('_', ' ')}"))
-    for f in ("train", "test"):
-        if n := ov["identical_questions"][f"within_{f}_different_source"]["pairs"]:
+        for where, pairs in (
+            ("across files", pairset["across_files"]),
+            ("within train different source", pairset["within_train_different_source"]),
+            ("within test different source", pairset["within_test_different_source"]),
+        ):
+            if n := pairs["pairs"]:
+                warnings.append(Finding(kind=section, message=f"{n} pair(s) of {label}, {where}"))
+    identical = ov["identical_questions"]
+    for f, pairs in (("TRAIN", identical["within_train_different_source"]),
+                     ("TEST", identical["within_test_different_source"])):  # fmt: skip
+        if n := pairs["pairs"]:
             warnings.append(
                 Finding(
                     kind="identical_questions",
-                    message=(f"{n} pair(s) of identical questions within {f.upper()} from different source items"),
+                    message=(f"{n} pair(s) of identical questions within {f} from different source items"),
                 )
             )
-    return {"status": "fail" if findings else "pass", "findings": findings, "warnings": warnings}
+    return Verdict(status="fail" if findings else "pass", findings=findings, warnings=warnings)
 
 
-def _shape(shape: Mapping[str, Any], findings: list[Finding], warnings: list[Finding]) -> None:
+def _shape(shape: Shape, findings: list[Finding], warnings: list[Finding]) -> None:
     """Findings and warnings of the shape checks (`shape`)."""
     for o in shape["origin"]:
         for rule in o["rules"]:
@@ -96,10 +99,14 @@ def _shape(shape: Mapping[str, Any], findings: list[Finding], warnings: list[Fin
                 "(what that buys: the source-and-origin baseline and the truth-inside check)")))  # fmt: skip
     line = shape["thresholds"]["max_shape_auc"]
     for t in shape["truth_inside"]:
-        for what, auc, low in (("shape features", t["auc"], t["auc_low"]), ("their words", t["text_auc"],
-                                                                           t["text_auc_low"])):
-            message = (f"{t['source']} ({t['origin']}): {what} tell wrong majorities from right ones at ROC-AUC "
-                       f"{auc:.3f} on TEST, at least {low:.3f} (line {line:.2f})")
+        for what, auc, low in (
+            ("shape features", t["auc"], t["auc_low"]),
+            ("their words", t["text_auc"], t["text_auc_low"]),
+        ):
+            message = (
+                f"{t['source']} ({t['origin']}): {what} tell wrong majorities from right ones at ROC-AUC "
+                f"{auc:.3f} on TEST, at least {low:.3f} (line {line:.2f})"
+            )
             if t["finding"] and low > line:
                 findings.append(Finding(kind="truth_inside", message=message))
             elif auc > line and low > 0.5:  # over the line, and better than chance beyond doubt

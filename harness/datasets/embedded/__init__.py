@@ -29,6 +29,7 @@ import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.datasets.embedded.assembly import BUILDERS, Deck, assemble, panel_size
 from harness.datasets.embedded.computed import NON_NUMERIC_GENERATORS, NUMERIC_GENERATORS, draw_item
@@ -39,7 +40,7 @@ CASES_PER_CATEGORY = 30
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "data" / "embedded_cases.jsonl"
 
 
-def generate(seed: int = DEFAULT_SEED) -> list[dict]:
+def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
     """All embedded cases for ``seed``, in id order; the same seed always gives the same cases."""
     check_fact_tables()
     rng = random.Random(seed)
@@ -61,7 +62,7 @@ def generate(seed: int = DEFAULT_SEED) -> list[dict]:
     return cases
 
 
-def dumps(case: dict) -> str:
+def dumps(case: dict[str, Any]) -> str:
     """One compact, ASCII-only JSON line; key order is the insertion order fixed by ``assemble``."""
     return json.dumps(case, ensure_ascii=True, separators=(",", ":"))
 

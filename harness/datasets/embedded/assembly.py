@@ -386,7 +386,7 @@ def _category_problems(category: str, item: Item, plans: Sequence[_Ans], majorit
     return problems
 
 
-def assemble(rng: random.Random, number: int, category: str, item: Item, draft: _Draft) -> dict:
+def assemble(rng: random.Random, number: int, category: str, item: Item, draft: _Draft) -> dict[str, Any]:
     n = len(draft.plans)
     id_scheme = rng.choice(_ID_SCHEMES)
     families = _families(rng, n, draft.single_family_p)
@@ -407,7 +407,7 @@ def assemble(rng: random.Random, number: int, category: str, item: Item, draft: 
     majority = _majority(item, draft.plans)
     if problems := _category_problems(category, item, draft.plans, majority):
         raise ValueError(f"FCB-{number:04d} ({category}): {'; '.join(problems)}")
-    case: dict = {
+    case: dict[str, Any] = {
         "id": f"FCB-{number:04d}",
         "category": category,
         "question": draft.question or item.question,

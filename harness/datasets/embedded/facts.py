@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from harness.datasets.embedded.items import Item, item_problems, make_item
 
 
-def _facts(subject: str, rows: Iterable[tuple], *, numeric: bool = False) -> list[Item]:
+def _facts(subject: str, rows: Iterable[tuple[Any, ...]], *, numeric: bool = False) -> list[Item]:
     """Rows are ``(question, claim, truth_row, wrong_rows, evidence[, tags])``; see the tables below."""
     items = []
     for question, claim, truth_row, wrong_rows, evidence, *rest in rows:

@@ -106,7 +106,7 @@ class Graded:
 
 
 def _grade(paths: dict[str, Path], pool: Executor, stage: Callable[[str], None]) -> Graded:
-    jobs: dict[str, list[tuple[Any, Future]]] = {"mmlu": [], "zeroeval": [], "dylan": []}
+    jobs: dict[str, list[tuple[Any, Future[Any]]]] = {"mmlu": [], "zeroeval": [], "dylan": []}
     if "mmlu_pro" in paths:
         for stem, path in mmlu_pro.files(paths["mmlu_pro"]).items():
             jobs["mmlu"].append((stem, pool.submit(mmlu_pro.grade_file, path)))
@@ -125,7 +125,9 @@ def _grade(paths: dict[str, Path], pool: Executor, stage: Callable[[str], None])
         raise
 
 
-def _collect(paths: dict[str, Path], jobs: dict[str, list[tuple[Any, Future]]], stage: Callable[[str], None]) -> Graded:
+def _collect(
+    paths: dict[str, Path], jobs: dict[str, list[tuple[Any, Future[Any]]]], stage: Callable[[str], None]
+) -> Graded:
     out = Graded()
     if "gsm8k" in paths:
         stage(f"reading GSM8K solutions from {paths['gsm8k']}")
@@ -182,7 +184,7 @@ def build(
     progress: Callable[[str], None] = lambda _msg: None,
     audit: bool = False,
     workers: int | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Write ``dev.jsonl``, ``test.jsonl`` and ``card.json`` into ``out_dir``; returns the card.
 
     ``test_wording="heldout"`` builds the test split with the held-back wording families (the template-shift check).
@@ -223,9 +225,9 @@ def _pool(workers: int | None) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, mp_context=get_context("fork"))
 
 
-def write(kept: list[Candidate], split: dict[str, str], out_dir: Path) -> dict[str, list[dict]]:
+def write(kept: list[Candidate], split: dict[str, str], out_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """The two splits written, ids numbered dev first; returns the cases by split."""
-    splits: dict[str, list[dict]] = {"dev": [], "test": []}
+    splits: dict[str, list[dict[str, Any]]] = {"dev": [], "test": []}
     for c in kept:
         splits[split[c.item]].append(c.case)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ SOURCE_FILES = {
 }
 
 
-def origin(case: dict) -> str:
+def origin(case: dict[str, Any]) -> str:
     return next(t for t in case["tags"] if t.startswith("origin_")).removeprefix("origin_")
 
 
@@ -40,11 +40,11 @@ def _inputs(given: dict[str, Path]) -> dict[str, Any]:
     return out
 
 
-def composition(splits: dict[str, list[dict]]) -> dict[str, Any]:
+def composition(splits: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Cases by split x category x source/origin."""
     table: dict[str, Any] = {}
     for name, cases in splits.items():
-        rows: dict[str, Counter] = defaultdict(Counter)
+        rows: dict[str, Counter[str]] = defaultdict(Counter[str])
         for c in cases:
             rows[c["category"]][f"{c['tags'][0]}/{origin(c)}"] += 1
         table[name] = {k: dict(sorted(v.items())) for k, v in sorted(rows.items())}
@@ -52,7 +52,7 @@ def composition(splits: dict[str, list[dict]]) -> dict[str, Any]:
 
 
 def card(
-    splits: dict[str, list[dict]], seed: int, test_wording: str, given: dict[str, Path], out: Path,
+    splits: dict[str, list[dict[str, Any]]], seed: int, test_wording: str, given: dict[str, Path], out: Path,
     reading: dict[str, Any], candidates: Sequence[Candidate],
 ) -> dict[str, Any]:  # fmt: skip
     families = {n: Counter(a["metadata"].get("model_family", "unlabelled") for c in cs for a in c["answers"])
@@ -81,7 +81,7 @@ def card(
 
 def _candidate_counts(candidates: Sequence[Candidate]) -> dict[str, dict[str, int]]:
     """Candidate cases before sampling, by source and category, then stratum."""
-    out: dict[str, Counter] = defaultdict(Counter)
+    out: dict[str, Counter[str]] = defaultdict(Counter[str])
     for c in candidates:
         out[f"{c.source}/{c.category}"][c.stratum] += 1
     return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
@@ -100,7 +100,7 @@ def panels() -> dict[str, Any]:
 
 def models(reading: dict[str, Any]) -> dict[str, Any]:
     """model_family label -> the source files and providers behind it."""
-    out: dict[str, dict[str, set]] = defaultdict(lambda: {"files": set(), "providers": set()})
+    out: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"files": set(), "providers": set()})
     for key, engine in reading.get("engines", {}).items():
         stem = key.split("/")[-1]
         out[label_of(stem)]["files"].add(key)
@@ -118,7 +118,7 @@ def reading_summary(
     ze: dict[str, dict[str, dict[str, zeroeval.Record]]],
 ) -> dict[str, Any]:  # fmt: skip
     """How every answer's final value was read, and how many could not be, per source and model."""
-    routes: Counter = Counter()
+    routes: Counter[str] = Counter()
     for d in debates:
         for turns in d.agents:
             routes.update(t.route or "unreadable" for t in turns)
@@ -137,18 +137,19 @@ def reading_summary(
     return out
 
 
-def audit(splits: dict[str, list[dict]], out_dir: Path, seed: int) -> dict[str, Any]:
+def audit(splits: dict[str, list[dict[str, Any]]], out_dir: Path, seed: int) -> dict[str, Any]:
     """The shortcut audit of dev against test, written whole to ``audit.json``; its figures for the card."""
     from harness.datasets.audit import audit as audit_splits
-    from harness.datasets.audit.items import Settings, item_from_case
+    from harness.datasets.audit.items import Item, Settings, item_from_case
+    from harness.documents.audit import AuditFile, Side
 
-    side = {"dev": "train", "test": "test"}  # the audit's own names for its two files (`Item.file`)
-    items = {
-        name: [item_from_case(c, side[name], i) for i, c in enumerate(cases, start=1)] for name, cases in splits.items()
-    }
-    files = {n: {"path": str(out_dir / f"{n}.jsonl"), "cases": len(items[n])} for n in ("dev", "test")}
-    doc = audit_splits(items["dev"], items["test"], {"train": files["dev"], "test": files["test"], "split_by": None},
-                       Settings(seed=seed))  # fmt: skip
+    def side(name: str, file: Side) -> tuple[list[Item], AuditFile]:  # the audit's own name for a file (Item.file)
+        path = out_dir / f"{name}.jsonl"
+        items = [item_from_case(c, file, i) for i, c in enumerate(splits[name], start=1)]
+        return items, AuditFile(path=str(path), sha256=file_sha256(path), cases=len(items))
+
+    (dev, dev_file), (test, test_file) = side("dev", "train"), side("test", "test")
+    doc = audit_splits(dev, test, (dev_file, test_file), Settings(seed=seed))
     (out_dir / "audit.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     return {
         "verdict": doc["verdict"]["status"],

@@ -72,7 +72,9 @@ class Candidate:
         return f"{self.source}/{self.recipe}" if self.recipe else self.source
 
 
-def answer(text: str, correct: bool, family: str | None = None, saw: bool = False, shared: bool = False) -> dict:
+def answer(
+    text: str, correct: bool, family: str | None = None, saw: bool = False, shared: bool = False
+) -> dict[str, Any]:
     """One answer with its labels; ``family`` is the real model behind it, when known."""
     meta: dict[str, Any] = {"saw_other_answers": saw, "shared_context": shared}
     if family:
@@ -87,8 +89,8 @@ def majority_label(category: str) -> bool | None:
 
 
 def make_case(
-    source: Source, category: str, question: str, answers: list[dict], truth: str, item: str, how: str, origin: str,
-    stratum: str, rng: random.Random, seats: list[tuple[int, int]] | None = None, recipe: str = "",
+    source: Source, category: str, question: str, answers: list[dict[str, Any]], truth: str, item: str, how: str,
+    origin: str, stratum: str, rng: random.Random, seats: list[tuple[int, int]] | None = None, recipe: str = "",
     difficulty: str = "",
 ) -> Candidate | None:  # fmt: skip
     """A candidate with its agents shuffled, or None when it breaks the schema or the label scheme (the rules fcb
@@ -111,8 +113,8 @@ def make_case(
 
 
 def _order(
-    answers: list[dict], rng: random.Random, seats: list[tuple[int, int]] | None
-) -> tuple[list[dict], list[str]]:
+    answers: list[dict[str, Any]], rng: random.Random, seats: list[tuple[int, int]] | None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Answers in shuffled order with their agent ids ("agent-2"; in a debate "agent-2 (round 1)")."""
     if seats is None:
         shuffled = rng.sample(answers, len(answers))
@@ -125,7 +127,7 @@ def _order(
     return [a for *_, a in placed], ids
 
 
-def valid(case: dict) -> bool:
+def valid(case: dict[str, Any]) -> bool:
     """Valid under the schema and the label scheme (checked with a placeholder id; real ids come at the end)."""
     probe = {**case, "id": "FCB-0000"}
     return not schema_errors(probe) and not [r for r in check_case(probe) if not r.warning]

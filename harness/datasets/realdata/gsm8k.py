@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -121,7 +122,7 @@ def read(path: str | Path) -> list[Problem]:
     return out
 
 
-def _real(s: Solution) -> dict:
+def _real(s: Solution) -> dict[str, Any]:
     return answer(s.text, s.is_correct, s.family)
 
 

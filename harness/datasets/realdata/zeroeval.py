@@ -24,6 +24,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -99,7 +100,7 @@ def files(directory: str | Path, task: str) -> dict[str, Path]:
     return out
 
 
-def gold_of(task: str, row: dict) -> str:
+def gold_of(task: str, row: dict[str, Any]) -> str:
     text = str(row["answer"]).strip()
     return text.removeprefix("#").strip() if task == "gsm" else text
 

@@ -1,0 +1,336 @@
+"""The run folder's documents: one journal line (``predictions.jsonl``), ``metrics.json``, ``run.json`` and
+``scope.json``."""
+
+from __future__ import annotations
+
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,  # pydantic reads these on Python 3.11 (typing's from 3.12)
+)
+
+from typing_extensions import TypedDict
+
+from harness.documents.fields import (
+    Count,
+    Doc,
+    ErrorKind,
+    Interval,
+    Limits,
+    Positive,
+    Rate,
+    Risk,
+    Seconds,
+    Sha256,
+    Shard,
+    Share,
+    Text,
+    configure,
+    titled,
+)
+
+# ---- predictions.jsonl: one record per finished case ---------------------------------------------------------------
+
+
+class JournalError(TypedDict):
+    kind: ErrorKind
+    message: str
+    raw: NotRequired[str]  # the detector's reply, when it could not be read
+    traceback: NotRequired[str]  # a Python detector's own traceback, secrets scrubbed
+
+
+configure(JournalError, extra="forbid")
+
+
+class JournalRecord(TypedDict):
+    """One line of ``predictions.jsonl``: a prediction (``risk``) or the error that stands for it."""
+
+    id: Text
+    hash: Text
+    category: Text
+    expected: Risk
+    origin: NotRequired[Literal["natural", "assembled", "constructed"]]  # only for cases with an origin_* tag
+    attempts: Annotated[Count, Doc("0 only for a reply replayed from the response cache (cached: true)")]
+    latency_s: Seconds
+    cached: NotRequired[bool]
+    risk: Risk | None
+    score: Share | None
+    response: NotRequired[dict[str, Any]]  # whatever else the detector returned (absent on errors)
+    error: JournalError | None
+
+
+titled(
+    JournalRecord,
+    "One line of predictions.jsonl: a finished case's prediction, or the error that stands for it",
+    "Written by harness/runfolder/journal.py (harness.documents.JournalRecord). A record with an error has a null "
+    "risk and score; a record without one has a risk.",
+    allOf=[
+        {"if": {"not": {"required": ["cached"], "properties": {"cached": {"const": True}}}},
+         "then": {"properties": {"attempts": {"minimum": 1}}}},
+        {"oneOf": [{"properties": {"error": {"type": "null"}, "risk": {"enum": ["low", "medium", "high"]}}},
+                   {"properties": {"error": {"type": "object"}, "risk": {"type": "null"}, "score": {"type": "null"}}}]},
+    ],
+)  # fmt: skip
+
+
+# ---- metrics.json --------------------------------------------------------------------------------------------------
+
+
+class ClassScores(TypedDict):
+    precision: Share
+    recall: Share
+    f1: Share
+    support: Count
+
+
+class PerClass(TypedDict):
+    low: ClassScores
+    medium: ClassScores
+    high: ClassScores
+
+
+class Bootstrap(TypedDict):
+    resamples: Positive
+    seed: int
+    method: str
+
+
+class GroupAccuracy(TypedDict):
+    n: Count
+    correct: Count
+    accuracy: Rate
+    ci95: Interval | None
+
+
+class Predicted(TypedDict):
+    low: Count
+    medium: Count
+    high: Count
+    error: Count
+
+
+class CategoryAccuracy(GroupAccuracy):
+    expected_risk: Literal["low", "medium", "high", "mixed"]
+    predicted: Predicted
+
+
+class ScoreMetrics(TypedDict):
+    n_scored: Positive
+    roc_auc: Rate
+    average_precision: Rate
+    brier: Rate
+
+
+class ErrorMessage(TypedDict):
+    kind: str
+    message: str
+    count: Positive
+    case_id: str
+
+
+class Tokens(TypedDict):
+    prompt: Count
+    completion: Count
+    total: Count
+    cost_usd: NotRequired[Annotated[float, Limits(ge=0)]]
+
+
+class Operational(TypedDict):
+    cases: Count
+    errors: Count
+    errors_by_kind: dict[ErrorKind, Positive]
+    error_messages: NotRequired[list[ErrorMessage]]  # absent from documents written before they were kept
+    retries: Count
+    wall_s: Seconds
+    cases_per_s: Annotated[float, Limits(ge=0)] | None
+    latency_s: dict[str, Seconds]  # p50, p90, p95, p99; empty when no case was asked
+    tokens: NotRequired[Tokens | None]  # absent before token counts were kept
+    cached: NotRequired[Count]  # absent before the response cache
+
+
+class ConfusionMatrix(TypedDict):
+    rows: list[Risk]  # low, medium, high
+    columns: list[str]  # low, medium, high, error
+    counts: Annotated[list[Annotated[list[Count], Limits(min_length=4, max_length=4)]],
+                      Limits(min_length=3, max_length=3)]  # fmt: skip
+
+
+class Headline(TypedDict):
+    """The headline figures, as `harness.metrics.headline` builds them (for all cases, or the real ones)."""
+
+    accuracy: Rate
+    macro_f1: Rate
+    macro_f1_classes: list[Risk]
+    per_class: PerClass
+    weighted_kappa: Annotated[float, Limits(ge=-1, le=1)] | None
+    high_risk_recall: Rate
+    false_alarm_rate: Rate
+    error_rate: NotRequired[Rate]  # absent from documents written before it was part of the headline
+    accuracy_ci95: NotRequired[Interval]
+    macro_f1_ci95: NotRequired[Interval]
+    bootstrap: NotRequired[Bootstrap]
+
+
+class HeadlineReal(Headline):
+    origins: list[str]
+    n_cases: Count
+    n_not_run: Count
+
+
+class Metrics(Headline):
+    """The ``metrics`` block of ``metrics.json``: every figure of a run (`harness.metrics.compute`)."""
+
+    n_cases: Count
+    n_not_run: Count
+    confusion_matrix: ConfusionMatrix
+    headline_real: NotRequired[HeadlineReal | None]  # absent from documents of version 1
+    scores: NotRequired[ScoreMetrics | None]  # absent from documents of version 1 without scores
+    per_category: dict[str, CategoryAccuracy]
+    breakdowns: dict[str, dict[str, GroupAccuracy]]
+    operational: Operational
+
+
+class Subset(TypedDict):
+    categories: NotRequired[list[str]]
+    tags: NotRequired[list[str]]
+
+
+class Dataset(TypedDict):
+    path: str
+    name: str
+    sha256: Annotated[Sha256, Doc("of the cases in scope: a subset is its own data set")]
+    file_sha256: NotRequired[Sha256]
+    subset: NotRequired[Subset | None]
+    cases: Count
+    lines: NotRequired[Count]
+    skipped_invalid: NotRequired[Count]
+    problems: NotRequired[list[str]]
+
+
+class DetectorInfo(TypedDict):
+    spec: Text
+    name: str
+    label: NotRequired[str | None]  # the run's --name; absent from documents written before it
+    fingerprint: NotRequired[dict[str, Any] | None]
+
+
+class MetricsDocument(TypedDict):
+    """``metrics.json``: what was run, on what, with which settings, and every figure."""
+
+    metrics_version: Positive
+    harness_version: str
+    created: str
+    complete: bool
+    dataset: Dataset
+    detector: DetectorInfo
+    settings: Settings  # `harness.run.settings.settings_record` (run.json's settings)
+    metrics: Metrics
+    stopped: NotRequired[str | None]
+    merged_from: NotRequired[list[str]]
+
+
+titled(
+    MetricsDocument,
+    "metrics.json: what was run, on what, with which settings, and every figure of the run",
+    "Written by harness/run/outputs.py (harness.documents.MetricsDocument). An undefined figure is null, never 0 "
+    "or NaN.",
+)
+
+
+# ---- run.json ------------------------------------------------------------------------------------------------------
+
+
+class Identity(TypedDict):
+    """What a resume or a merge must match."""
+
+    dataset_sha256: Sha256
+    detector: Text
+    limit: Positive | None
+    shard: Shard | None
+    anonymize_agents: bool
+    strict: bool
+    risk_field: Text
+    fingerprint: NotRequired[dict[str, Any]]
+    subset: NotRequired[Subset]
+
+
+class Settings(TypedDict):
+    """The settings as ``run.json`` and ``metrics.json`` store them (`harness.run.settings.settings_record`)."""
+
+    limit: Positive | None
+    shard: NotRequired[Shard | None]  # absent from documents written before shards
+    anonymize_agents: bool
+    skip_invalid: bool
+    strict: bool
+    bootstrap_resamples: Count
+    seed: int
+    name: NotRequired[str | None]
+    categories: NotRequired[list[str]]
+    tags: NotRequired[list[str]]
+    concurrency: Positive
+    timeout: Annotated[float, Limits(gt=0)]
+    retries: Count
+    risk_field: Text
+    headers: NotRequired[dict[str, str]]
+    token_env: NotRequired[str]
+    max_response_bytes: NotRequired[Positive]
+    backoff_initial: NotRequired[Seconds]
+    backoff_max: NotRequired[Seconds]
+    temperature: NotRequired[Annotated[float, Limits(ge=0)]]
+    max_tokens: NotRequired[Positive]
+    prompt: NotRequired[str | None]
+    samples: NotRequired[Positive]
+    json_mode: NotRequired[bool]
+    price_prompt_per_mtok: NotRequired[Annotated[float, Limits(ge=0)] | None]
+    price_completion_per_mtok: NotRequired[Annotated[float, Limits(ge=0)] | None]
+    cache: NotRequired[bool | None]  # the response cache: None means on for llm: detectors at temperature 0
+    cache_dir: NotRequired[str | None]
+    cache_refresh: NotRequired[bool]
+    batch_size: NotRequired[Positive]
+    engine: NotRequired[Literal["local", "processes", "ray"]]  # where a Python detector runs: no result changes
+    workers: NotRequired[Positive | None]
+    ray_address: NotRequired[str | None]
+    num_cpus: NotRequired[Annotated[float, Limits(ge=0)] | None]
+    num_gpus: NotRequired[Annotated[float, Limits(ge=0)] | None]
+
+
+class Session(TypedDict):
+    started: NotRequired[str]
+    wall_s: Seconds
+    cases: Count
+
+
+class RunManifest(TypedDict):
+    """``run.json``: the run's identity (checked on resume and merge), settings and sessions."""
+
+    identity: Identity
+    cases: Text
+    settings: Settings
+    created: str
+    sessions: list[Session]
+    merged_from: NotRequired[list[str]]
+
+
+titled(
+    RunManifest,
+    "run.json: a run folder's manifest (identity, settings, sessions), checked when a run is resumed or merged",
+    "Written by harness/runfolder/manifest.py (harness.documents.RunManifest).",
+)
+
+
+# ---- scope.json ----------------------------------------------------------------------------------------------------
+
+
+class ScopeDocument(TypedDict):
+    """``scope.json``: the (id, content hash) of every case a run counts."""
+
+    cases: list[Annotated[list[Text], Limits(min_length=2, max_length=2)]]
+
+
+titled(
+    ScopeDocument,
+    "scope.json: the (id, content hash) of every case a run counts",
+    "Written by harness/runfolder/scope.py (harness.documents.ScopeDocument): readers of the run folder count the "
+    "journal lines the run itself counts and no other.",
+)
