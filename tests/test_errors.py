@@ -184,7 +184,7 @@ def test_user_mistakes_get_their_documented_exit_codes(tmp_path: Path) -> None:
             "RunMismatchError",
             ["eval", str(cases), "-d", "builtin:always-low", "--out", str(run_a)],
             2,
-            "already holds a run",
+            "already holds a finished run",
         ),
         ("RunMismatchError", ["merge", str(run_a), str(run_b), "--out", str(tmp_path / "m")], 2, "fcb merge: "),
         ("IncomparableRuns", ["compare", str(run_a), str(run_b)], 2, "fcb compare: "),

@@ -76,6 +76,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
     p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal")
+    p.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: ask the cases that ended in an error again (after an outage, a fixed service)",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace the run that --out holds (not with --resume)")
     p.add_argument("--bootstrap", type=non_negative_int, metavar="N", help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
@@ -125,17 +131,37 @@ def _eval_exit(result: RunResult, fail_on_error: float | None, interrupted: str)
         print(f"run interrupted; continue with: {resume}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if result.stopped:
-        print(f"run stopped after {result.stopped}; fix the detector, then continue with: {resume}", file=sys.stderr)
+        print(f"run stopped after {result.stopped}; {_after_stop(result)}", file=sys.stderr)
         return EXIT_INVALID
     ops = result.figures["operational"]
     rate = error_rate(result.figures) or 0.0  # None (no cases) passes any --fail-on-error
     if fail_on_error is not None and rate > fail_on_error:
         print(f"error rate {rate:.3f} exceeds --fail-on-error {fail_on_error}", file=sys.stderr)
         return EXIT_INVALID
+    if ops["errors"]:  # errors count as wrong answers: say how to ask them again once the cause is fixed
+        print(f"{ops['errors']} case(s) ended in an error; once their cause is fixed, ask them again with: "
+              f"{resume} --retry-errors", file=sys.stderr)  # fmt: skip
     if ops["cases"] and ops["errors"] == ops["cases"]:
         print(f"every case errored ({ops['errors']} of {ops['cases']}); see the errors in the report", file=sys.stderr)
         return EXIT_INVALID
     return EXIT_OK
+
+
+def _after_stop(result: RunResult) -> str:
+    """What will work after a run stopped on a streak of errors. A service fixed behind the same URL keeps its
+    fingerprint, so the run resumes; edited detector code does not (the answers so far came from the old code), so
+    it needs a new run."""
+    from harness.spec import parse_spec
+
+    spec = parse_spec(result.document["detector"]["spec"])
+    retry = f"fcb eval --resume {result.run_dir} --retry-errors"
+    if spec.kind == "python":
+        return (
+            "fix the detector, then start the run again: the run folder keeps the answers of the code as it was, "
+            f"so an edited detector cannot resume it (--out {result.run_dir} --overwrite replaces it); "
+            f"if the fault was outside the code, continue with: {retry}"
+        )
+    return f"fix the detector or the service, then continue with: {retry} (asks the errored cases again)"
 
 
 def _headers(pairs: list[str]) -> dict[str, str]:
@@ -158,6 +184,10 @@ def _settings(args: argparse.Namespace) -> Any:
     from harness.redact import MASK
     from harness.run.settings import EvalSettings, parse_shard, resumed_settings
 
+    if args.retry_errors and not args.resume:
+        raise UsageError("--retry-errors asks a run's errored cases again: use it with --resume RUN_DIR")
+    if args.overwrite and (args.resume or not args.out):
+        raise UsageError("--overwrite replaces the run in --out DIR; it goes with --out, not with --resume")
     if args.resume:
         base = resumed_settings(args.resume)
         if not args.detector and MASK in base.detector:
@@ -201,6 +231,8 @@ def _settings(args: argparse.Namespace) -> Any:
         tags=tuple(args.tag) or base.tags,
         preflight=not args.no_preflight,
         max_consecutive_errors=args.max_consecutive_errors,
+        retry_errors=args.retry_errors,
+        overwrite=args.overwrite,
         **_engine_flags(args, base),
     )
 

@@ -37,10 +37,10 @@ from harness.report.text import (
     operational_rows,
 )
 from harness.runfolder.baseline import decode_cases, read_baseline
+from harness.runfolder.names import REPORT_HTML
 from harness.runfolder.read import journal_records, read_metrics
 from harness.types import RISKS
 
-REPORT_HTML = "report.html"
 COLUMNS = [*RISKS, "error"]
 
 

@@ -51,7 +51,8 @@ def open_run_dir(settings: EvalSettings, identity: Identity) -> tuple[Path, RunM
     run_dir = (
         Path(settings.out) if settings.out else new_run_dir(settings.results_root, settings.name or settings.detector)
     )
-    refuse_taken(run_dir)
+    if not settings.overwrite:
+        refuse_taken(run_dir)
     manifest = new_manifest(identity, os.path.abspath(settings.cases), settings_record(settings))
     return run_dir, manifest
 

@@ -31,7 +31,7 @@ from harness.run.progress import Progress
 from harness.run.selection import in_scope, shard_filter, subset_choice
 from harness.run.settings import EvalSettings
 from harness.run.signals import Signals
-from harness.runfolder.folder import refuse_taken
+from harness.runfolder.folder import clear_run, refuse_taken
 from harness.runfolder.journal import JournalWriter, in_file_order, outcome_of, read_journal, record
 from harness.runfolder.lock import run_lock
 from harness.runfolder.manifest import add_session, now, write_manifest
@@ -273,8 +273,10 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             if settings.resume:  # held until the report is written: two processes never run one folder
                 _lock(held, run_dir)
             hashes = {lab.case_id: lab.content_hash for lab in labels}
-            journaled = read_journal(run_dir / PREDICTIONS)
+            journaled = read_journal(run_dir / PREDICTIONS) if settings.resume else {}
             outcomes = {cid: o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash}
+            if settings.retry_errors:  # asked again; their error lines stay in the journal until a newer line wins
+                outcomes = {cid: o for cid, o in outcomes.items() if o.error_kind is None}
             todo = send_order([lab for lab in labels if lab.case_id not in outcomes], settings.seed)
             started, started_at = time.perf_counter(), now()
             first = (
@@ -285,7 +287,10 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             run_dir.mkdir(parents=True, exist_ok=True)
             if not settings.resume:
                 _lock(held, run_dir)
-                refuse_taken(run_dir)  # another run may have started in this folder meanwhile
+                if settings.overwrite:  # only now: a failed preflight leaves the old run as it was
+                    clear_run(run_dir)
+                else:
+                    refuse_taken(run_dir)  # another run may have started in this folder meanwhile
             write_manifest(run_dir, manifest)
             write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector))

@@ -37,6 +37,8 @@ class EvalSettings:
     tags: tuple[str, ...] = ()  # only cases with one of these tags
     preflight: bool = True  # call the first case alone before the others; stop at once if it cannot work
     max_consecutive_errors: int = 25  # stop after this many errors of one kind in a row (0: never)
+    retry_errors: bool = False  # resuming: ask the cases that ended in an error again
+    overwrite: bool = False  # ``out`` may hold a run: it is replaced (once the preflight passed)
     # where a Python detector runs (harness.run.engines): none of these changes a run's results
     engine: str = "local"  # "local", "processes" or "ray"
     workers: int | None = None

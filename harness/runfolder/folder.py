@@ -6,8 +6,9 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.errors import RunMismatchError
-from harness.runfolder.names import PREDICTIONS
+from harness.errors import RunLoadError, RunMismatchError
+from harness.runfolder.names import MANIFEST, METRICS, PREDICTIONS, REPORT, REPORT_HTML, SCOPE
+from harness.runfolder.read import read_metrics
 from harness.spec import parse_spec
 
 
@@ -29,7 +30,32 @@ def new_run_dir(root: str, spec: str) -> Path:
     return path
 
 
+RUN_FILES = (PREDICTIONS, MANIFEST, SCOPE, METRICS, REPORT, REPORT_HTML)
+"""What a run writes into its folder (the lock aside): what ``--overwrite`` removes, and nothing else."""
+
+
 def refuse_taken(run_dir: Path) -> None:
-    """`RunMismatchError` when ``run_dir`` already holds a run (a journal): a new run never writes into it."""
+    """`RunMismatchError` when ``run_dir`` already holds a run (a journal): a new run never writes into it. The
+    message says which ways out there are: resuming fits an unfinished run of the same detector only."""
     if (run_dir / PREDICTIONS).exists():
-        raise RunMismatchError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it")
+        finished = _complete(run_dir)
+        state = "a finished run" if finished else "an unfinished run"
+        resume = "" if finished else f"fcb eval --resume {run_dir} continues it, "
+        raise RunMismatchError(
+            f"{run_dir} already holds {state}; {resume}--overwrite replaces it, or choose another --out"
+        )
+
+
+def _complete(run_dir: Path) -> bool:
+    """Whether the run in ``run_dir`` counted every case (a metrics.json that says so); False when unreadable."""
+    try:
+        return read_metrics(run_dir)["complete"]
+    except RunLoadError:
+        return False
+
+
+def clear_run(run_dir: Path) -> None:
+    """Remove the run that ``run_dir`` holds (its `RUN_FILES`), for ``--overwrite``; other files stay. The caller
+    holds the folder's lock, so no other process is writing them."""
+    for name in RUN_FILES:
+        (run_dir / name).unlink(missing_ok=True)

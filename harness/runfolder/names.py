@@ -5,4 +5,5 @@ MANIFEST = "run.json"  # what identifies the run, its settings and sessions
 SCOPE = "scope.json"  # the (id, content hash) of every case the run counts
 METRICS = "metrics.json"
 REPORT = "report.md"
+REPORT_HTML = "report.html"
 LOCK = ".lock"

@@ -85,8 +85,11 @@ def test_new_run_will_not_overwrite_a_journal(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 8)
     run_dir = tmp_path / "run"
     assert run_cli("eval", str(cases), "--out", str(run_dir), "--quiet").returncode == 0
+    journal = (run_dir / "predictions.jsonl").read_bytes()
     proc = run_cli("eval", str(cases), "--out", str(run_dir), "--quiet")
-    assert proc.returncode == 2 and "--resume" in proc.stderr
+    # a finished run: nothing to resume; the message names what works
+    assert proc.returncode == 2 and "--overwrite" in proc.stderr and "another --out" in proc.stderr
+    assert (run_dir / "predictions.jsonl").read_bytes() == journal
 
 
 def test_sigint_stops_cleanly_and_the_run_resumes(tmp_path: Path, detector_server) -> None:
