@@ -46,6 +46,7 @@ serve: $(RUNTIME)
 ## An environment that has the package already can be used as it is: make regress BIN=/path/to/venv/bin RUNTIME=
 regress: $(RUNTIME)
 	@test -n "$(BASELINE)" || { echo "usage: make regress DETECTOR=... BASELINE=results/baselines/NAME.json"; exit 2; }
+	@$(BIN)/fcb baseline check '$(BASELINE)' $(CASES)
 	$(BIN)/fcb eval $(CASES) $(if $(DETECTOR),--detector '$(DETECTOR)') --out $(REGRESS_RUN) -q $(ARGS)
 	@$(BIN)/fcb compare '$(BASELINE)' $(REGRESS_RUN) --format md --out $(REGRESS_RUN)/compare.md; rc=$$?; \
 	  cat $(REGRESS_RUN)/compare.md; exit $$rc

@@ -59,6 +59,11 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:
+    """What ``dir(harness)`` and completion show: the lazy attributes too."""
+    return sorted({*globals(), *__all__})
+
+
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'harness' has no attribute {name!r}")

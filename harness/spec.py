@@ -18,6 +18,7 @@ leaderboard's rows): two specs that differ only in a secret are two detectors, a
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -57,6 +58,30 @@ class DetectorSpec:
     def portable(self) -> str:
         """The spec with a Python file's path made absolute, so that a worker started elsewhere finds it."""
         return f"{Path(self.target).resolve()}:{self.attribute}" if self.is_file else self.text
+
+
+PORT = re.compile(r"[0-9]+(/.*)?")
+"""What follows the last colon of ``host:port[/path]``: no Python name is all digits."""
+
+
+def meant(text: str) -> str | None:
+    """The spec a user most likely meant when ``text`` reads as Python code but cannot be (a URL with a mistyped or
+    missing scheme: ``htp://host:8765``, ``HTTP://host``, ``127.0.0.1:8765/detect``), else None."""
+    spec = parse_spec(text)
+    if spec.kind != "python":
+        return None
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        return f"{'https' if scheme.lower().endswith('s') else 'http'}://{rest}"
+    if spec.target and PORT.fullmatch(spec.attribute):
+        return f"http://{text}"
+    return None
+
+
+def looks_like_spec(text: str) -> bool:
+    """Whether ``text`` reads as a detector spec rather than a file path (a cases file given where -d belongs)."""
+    spec = parse_spec(text)
+    return spec.kind != "python" or meant(text) is not None or (spec.is_file and spec.attribute.isidentifier())
 
 
 def parse_spec(text: str) -> DetectorSpec:

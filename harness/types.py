@@ -7,7 +7,7 @@ the error that stood in its place). Metrics are computed from predictions and th
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
@@ -206,6 +206,9 @@ class RunResult:
     complete: bool
     problems: list[str] = field(default_factory=list)  # every problem found in the cases file, as printed
     stopped: str | None = None  # why the run stopped early: "interrupted", or the consecutive-error message
+    # per case id, what the run folder and the cases file hold beyond the labels (question, reply, reason): read on
+    # demand by `frame`, so that a run never keeps the texts in memory (`harness.run.details` provides it)
+    case_details: Callable[[], Mapping[str, Mapping[str, Any]]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def metrics(self) -> MetricsDocument:
@@ -228,17 +231,23 @@ class RunResult:
         return f"RunResult(run_dir={self.run_dir!r}, cases={len(self.labels)}, {state})"
 
     def frame(self) -> Any:
-        """Per-case results as a pandas DataFrame (one row per evaluated case)."""
+        """Per-case results as a pandas DataFrame (one row per evaluated case): labels, the prediction or error,
+        and the question, the detector's whole reply and its ``reason`` (None where the run folder or the cases
+        file no longer holds them)."""
         import pandas as pd  # imported here: the CLI never pays for pandas
 
         by_id = {o.case_id: o for o in self.outcomes}
+        details = self.case_details() if self.case_details is not None else {}
         rows = []
         for lab in self.labels:
             out = by_id.get(lab.case_id)
+            more = details.get(lab.case_id, {})
             rows.append(
                 {
                     "id": lab.case_id,
                     "category": lab.category,
+                    "origin": next((t.removeprefix("origin_") for t in lab.tags if t.startswith("origin_")), None),
+                    "question": more.get("question"),
                     "expected_risk": lab.expected_risk,
                     "predicted_risk": out.risk if out else None,
                     "risk_score": out.score if out else None,
@@ -250,6 +259,8 @@ class RunResult:
                     "has_evidence": lab.has_evidence,
                     "families": ",".join(lab.families),
                     "tags": ",".join(lab.tags),
+                    "reply": more.get("reply"),
+                    "reason": more.get("reason"),
                 }
             )
         return pd.DataFrame(rows)

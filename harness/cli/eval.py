@@ -184,6 +184,7 @@ def _settings(args: argparse.Namespace) -> Any:
     from harness.redact import MASK
     from harness.run.settings import EvalSettings, parse_shard, resumed_settings
 
+    _refuse_a_spec_for_cases(args.cases)
     if args.retry_errors and not args.resume:
         raise UsageError("--retry-errors asks a run's errored cases again: use it with --resume RUN_DIR")
     if args.overwrite and (args.resume or not args.out):
@@ -235,6 +236,16 @@ def _settings(args: argparse.Namespace) -> Any:
         overwrite=args.overwrite,
         **_engine_flags(args, base),
     )
+
+
+def _refuse_a_spec_for_cases(cases: str | None) -> None:
+    """A detector spec given where the cases file belongs (``fcb eval builtin:agreement``) is named as such."""
+    from pathlib import Path
+
+    from harness.spec import looks_like_spec
+
+    if cases and not Path(cases).exists() and looks_like_spec(cases):
+        raise UsageError(f"{cases}: no such cases file, and it reads as a detector spec: did you mean -d {cases}?")
 
 
 def _engine_flags(args: argparse.Namespace, base: Any) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from typing import Any
 from harness.cases.reader import scan
 from harness.detectors import adapt
 from harness.detectors.options import DetectorOptions
-from harness.errors import RunError
+from harness.errors import RunError, UsageError
+from harness.run.details import case_details
 from harness.run.runner import run
 from harness.run.selection import in_scope
 from harness.run.settings import EvalSettings, parse_shard, resumed_settings
@@ -69,6 +70,8 @@ async def evaluate_async(
     )
     try:
         return await run(config, adapted)
+    except OSError as exc:  # an unreadable cases file or run folder: an FcbError naming it, as the CLI says it
+        raise RunError(f"{exc.filename or cases}: {exc.strerror or exc}") from exc
     finally:
         if adapted is not None:
             await adapted.aclose()
@@ -93,6 +96,13 @@ def evaluate(
     ``skip_invalid``, ``strict``, ``out``, ``results_root``, ``n_boot``, ``seed``, ``preflight``,
     ``max_consecutive_errors``, ``progress``...). Inside a running event loop (a notebook) await `evaluate_async`.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop running: the usual case
+        pass
+    else:  # checked before any coroutine exists: nothing is left never awaited
+        raise UsageError("evaluate() cannot run inside a running event loop (a notebook, an async app); "
+                         "use `await harness.evaluate_async(...)` with the same arguments")  # fmt: skip
     return asyncio.run(
         evaluate_async(
             cases, detector, name=name, concurrency=concurrency, timeout=timeout, retries=retries, **settings
@@ -113,6 +123,6 @@ def load_result(run_dir: str | Path) -> RunResult:
     journaled = read_journal(path / PREDICTIONS, repair=False)
     outcomes = [o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash]
     problems = [str(p) for p in scanned.problems]
-    return RunResult(
-        str(path), document, labels, outcomes, bool(document["complete"]), problems, document.get("stopped")
-    )
+    details = case_details(path, settings.cases, scanned.sha256)
+    return RunResult(str(path), document, labels, outcomes, bool(document["complete"]), problems,
+                     document.get("stopped"), case_details=details)  # fmt: skip

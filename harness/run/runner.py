@@ -25,6 +25,7 @@ from harness.errors import InvalidCasesError, PreflightFailed, RunError
 from harness.metrics import compute
 from harness.redact import scrub_text
 from harness.run.cache import cache_wanted, with_cache
+from harness.run.details import case_details
 from harness.run.engines import open_detector
 from harness.run.outputs import metrics_document, open_run_dir, run_identity, write_outputs
 from harness.run.progress import Progress
@@ -320,4 +321,6 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         document["stopped"] = stopped
         write_outputs(run_dir, document, scanned.spool)
     problems = [str(p) for p in scanned.problems]
-    return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"], problems, stopped)
+    details = case_details(run_dir, settings.cases, scanned.sha256)
+    return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"], problems, stopped,
+                     case_details=details)  # fmt: skip

@@ -11,6 +11,7 @@ from casegen import write_cases
 from conftest import read_jsonl, run_cli
 
 import harness
+from harness.errors import FcbError, UsageError
 from harness.run.runner import RunError
 from harness.types import Prediction
 
@@ -143,3 +144,50 @@ def test_category_and_tag_subsets_are_data_sets_of_their_own(tmp_path: Path) -> 
     assert doc["dataset"]["name"] == "cases.jsonl [category=echo_cascade,genuine_disagreement; tag=group_1]"
     bad = run_cli("eval", str(cases), "--category", "nonsense", "-q", "--results", str(tmp_path / "r"))
     assert bad.returncode == 2 and "not a category" in bad.stderr
+
+
+def test_a_missing_cases_file_is_an_fcb_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(FcbError, match=r"missing\.jsonl"):
+        harness.evaluate(missing, "builtin:always-low", out=str(tmp_path / "run"))
+
+
+def test_the_lazy_api_is_listed_by_dir() -> None:
+    assert {"evaluate", "evaluate_async", "load_run", "EvalSettings"} <= set(dir(harness))
+
+
+def test_evaluate_inside_a_running_loop_points_to_evaluate_async(tmp_path: Path) -> None:
+    import asyncio
+    import warnings
+
+    cases = write_cases(tmp_path / "cases.jsonl", 4)
+
+    async def notebook_cell() -> None:
+        harness.evaluate(cases, "builtin:always-low", out=str(tmp_path / "run"))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a coroutine left never awaited warns: it must not exist at all
+        with pytest.raises(UsageError, match="evaluate_async"):
+            asyncio.run(notebook_cell())
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_frame_holds_question_reply_reason_and_origin(tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 12)
+    rows = read_jsonl(cases)
+    rows[0]["tags"] = [*rows[0].get("tags", []), "origin_natural"]
+    cases.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def explain(request: dict) -> dict:
+        return {"false_consensus_risk": "low", "reason": f"{len(request['answers'])} answers", "seen": request["task"]}
+
+    result = harness.evaluate(cases, explain, out=str(tmp_path / "run"))
+    for frame in (result.frame(), harness.load_run(tmp_path / "run").frame()):
+        by_id = frame.set_index("id")
+        for case in rows:
+            row = by_id.loc[case["id"]]
+            assert row["question"] == case["question"]
+            assert row["reason"] == f"{len(case['answers'])} answers"
+            assert row["reply"]["seen"] == case["question"]  # the reply as the detector gave it
+        assert by_id.loc[rows[0]["id"], "origin"] == "natural"
+        assert by_id["origin"].isna().sum() == len(rows) - 1
