@@ -135,12 +135,14 @@ def test_errors_stay_with_their_call_and_a_closed_pool_lets_its_threads_go() -> 
 class _DrainingSlowly(ThreadPool):
     """A pool whose loop-side drain takes 1 ms a result, and whose threads, when they claim a delivery while a drain
     is under way, wait for that drain to end before they read the results: the few instructions between a thread's
-    claim and its read, stretched so that the drain always runs in between."""
+    claim and its read, stretched so that the drain always runs in between. The race is forced, not hoped for: the
+    first drain that runs while a call is still in a thread waits (up to 2 s) until a thread has claimed."""
 
     def __init__(self, size: int) -> None:
         super().__init__(size)
         self.draining = threading.Event()
         self.claims_during_a_drain = 0
+        self.claimed = threading.Event()
         self.thread_errors: list[BaseException] = []
         pool = self
 
@@ -148,10 +150,16 @@ class _DrainingSlowly(ThreadPool):
             def popleft(self) -> Any:
                 item = super().popleft()
                 if pool.draining.is_set():
+                    if not pool.claimed.is_set() and pool.calls_in_threads():
+                        pool.claimed.wait(2.0)  # a thread finishing its call claims while this drain is under way
                     time.sleep(0.001)
                 return item
 
         self._done = SlowDeque()
+
+    def calls_in_threads(self) -> bool:
+        # read without the lock: a thread that claimed holds it while it waits for this drain (`_drained`)
+        return len(self._threads) > len(self._idle)
 
     def _drained(self) -> bool:
         """True (there were results to deliver) once the drain under way has ended."""
@@ -170,6 +178,7 @@ class _DrainingSlowly(ThreadPool):
     def _claim_delivery(self) -> asyncio.AbstractEventLoop | None:
         if self._undelivered() and self.draining.is_set():
             self.claims_during_a_drain += 1
+            self.claimed.set()
             self._undelivered = lambda: self._drained()  # type: ignore[method-assign]
             try:
                 return super()._claim_delivery()
