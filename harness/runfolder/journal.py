@@ -89,6 +89,8 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
     score = rec.get("score")
     if score is not None and not (_number(score) and 0.0 <= score <= 1.0):
         return "score", f"{preview(score)} is not a number in [0, 1] or null"
+    if "response" in rec and not isinstance(rec["response"], dict):
+        return "response", f"{preview(rec['response'])} is not a JSON object (what else the detector returned)"
     attempts = rec.get("attempts", 1)
     least = 0 if rec.get("cached") is True else 1  # a reply replayed from the response cache asked no one: 0
     if not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= least):
@@ -102,7 +104,8 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
 def outcome_of(rec: JournalRecord) -> Outcome:
     """The compact outcome a journal record stands for."""
     error = rec.get("error")
-    usage = (rec.get("response") or {}).get("usage") or {}
+    response = rec.get("response")
+    usage = response.get("usage") if isinstance(response, dict) else None
     return Outcome(
         case_id=rec["id"],
         content_hash=rec["hash"],
