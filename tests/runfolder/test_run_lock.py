@@ -99,3 +99,18 @@ def test_a_lock_file_that_links_elsewhere_is_refused_and_its_target_kept(tmp_pat
     proc = run_cli("eval", str(cases), "-d", "builtin:agreement", "--out", str(fresh), "-q")
     assert proc.returncode == 2 and f"{fresh / '.lock'} is a symbolic link" in proc.stderr, proc.stderr
     assert precious.read_text() == "not a lock file\n" and not (fresh / "predictions.jsonl").exists()
+
+
+def test_a_journal_that_is_a_symbolic_link_is_never_written_through(tmp_path: Path) -> None:
+    # the same fault as the lock's: a resume truncated a torn last line, and appended, through predictions.jsonl
+    cases = write_cases(tmp_path / "cases.jsonl", 8)
+    out = tmp_path / "run"
+    assert run_cli("eval", str(cases), "-d", "builtin:agreement", "--out", str(out), "-q").returncode == 0
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(b"".join((out / "predictions.jsonl").read_bytes().splitlines(keepends=True)[:4]) + b'{"id')
+    before = elsewhere.read_bytes()
+    (out / "predictions.jsonl").unlink()
+    (out / "predictions.jsonl").symlink_to(elsewhere)
+    proc = run_cli("eval", "--resume", str(out), "-q")
+    assert proc.returncode == 2 and f"{out / 'predictions.jsonl'} is a symbolic link" in proc.stderr, proc.stderr
+    assert elsewhere.read_bytes() == before
