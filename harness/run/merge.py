@@ -22,7 +22,7 @@ from harness.run.selection import in_shard, select
 from harness.run.settings import parse_shard, shard_text
 from harness.runfolder.journal import checked_records, outcome_of
 from harness.runfolder.manifest import read_manifest, write_manifest
-from harness.runfolder.names import PREDICTIONS
+from harness.runfolder.names import METRICS, PREDICTIONS
 from harness.runfolder.read import read_metrics
 from harness.runfolder.scope import read_scope, write_scope
 from harness.types import CaseLabels, Outcome
@@ -88,6 +88,23 @@ def _shard_journal(
     return list(zip(lines, records, strict=True))
 
 
+def _first_metrics(dirs: list[Path], warn: Callable[[str], None]) -> MetricsDocument:
+    """The metrics document of the first shard that has one (what the merged document keeps of the data set and the
+    detector), whatever order the shards were named in. A shard without one has not finished (killed, say): its
+    journal is merged all the same, each line checked, and the cases it did not run count as not run, with a warning;
+    `RunLoadError` when no shard has finished."""
+    docs: list[MetricsDocument] = []
+    for run_dir in dirs:
+        if (run_dir / METRICS).exists():
+            docs.append(read_metrics(run_dir))  # a broken one is refused, naming its file and field
+        else:
+            warn(f"{run_dir}: the shard has not finished (no {METRICS}); the cases its journal lacks count as not run "
+                 f"(fcb eval --resume {run_dir} finishes it)")  # fmt: skip
+    if not docs:
+        return read_metrics(dirs[0])  # RunLoadError: no such file
+    return docs[0]
+
+
 def _stderr(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
@@ -112,7 +129,7 @@ def merge_runs(
     subset = identity.get("subset") or {}
     selected = select(scanned.labels, tuple(subset.get("categories", ())), tuple(subset.get("tags", ())))
     labels = selected[: identity["limit"]] if identity["limit"] else selected
-    first_doc = read_metrics(dirs[0])  # a shard without one has not finished: RunLoadError says so
+    first_doc = _first_metrics(dirs, warn)
     journals = [_shard_journal(d, m, selected, warn) for d, m in zip(dirs, manifests, strict=True)]
     hashes = {lab.case_id: lab.content_hash for lab in labels}
     outcomes: dict[str, Outcome] = {}

@@ -69,10 +69,12 @@ def test_merge_leaves_out_a_torn_last_line_and_the_merged_run_resumes(shards: Pa
     lines = journal.read_bytes().splitlines(keepends=True)
     torn_id = json.loads(lines[-1])["id"]
     journal.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])
+    (s2 / "metrics.json").unlink()  # killed: it never wrote its report
     out = tmp_path / "merged"
-    proc = run_cli("merge", str(shards / "s1"), str(s2), "--out", str(out), "-q")
+    proc = run_cli("merge", str(s2), str(shards / "s1"), "--out", str(out), "-q")  # named first or last alike
     assert proc.returncode == 0, proc.stderr
     assert f"warning: {journal}: its last line is cut short" in proc.stderr
+    assert f"warning: {s2}: the shard has not finished" in proc.stderr
     assert journal.read_bytes().endswith(lines[-1][:40])  # the shard is left as it was
     merged = read_jsonl(out / "predictions.jsonl")
     assert torn_id not in {r["id"] for r in merged} and len(merged) == N - 1
