@@ -21,7 +21,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.report.text import render_summary
     from harness.run.merge import merge_runs
 
-    document = merge_runs(args.runs, args.out, cases=args.cases)
+    def warn(message: str) -> None:
+        print(f"fcb merge: warning: {message}", file=sys.stderr)
+
+    document = merge_runs(args.runs, args.out, cases=args.cases, warn=warn)
     if not args.quiet:
         print(render_summary(document))
     print(f"results: {args.out}", file=sys.stderr)

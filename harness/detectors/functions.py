@@ -21,7 +21,7 @@ from harness.cases.lines import file_sha256
 from harness.detectors.batch import Batcher
 from harness.detectors.options import DetectorOptions
 from harness.detectors.pool import ThreadPool
-from harness.detectors.reply import parse_prediction
+from harness.detectors.reply import check_prediction, parse_prediction
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
@@ -182,6 +182,7 @@ class CallableDetector:
                 "async def detector that blocks the event loop (or swallows cancellation)",
             )
         if isinstance(reply, Prediction):
+            reply = check_prediction(reply)  # its extra is journaled as the record's response: a JSON object
             self._check_size(reply.extra)
             return reply
         self._check_size(reply)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, cast
 
 from harness.errors import UsageError
@@ -82,3 +83,19 @@ def parse_prediction(body: Any, risk_field: tuple[str, ...] = RISK_FIELD) -> Pre
     dropped = {"risk_score", risk_field[0]} if len(risk_field) == 1 else {"risk_score"}
     extra = {k: v for k, v in body.items() if k not in dropped}
     return Prediction(risk=cast(Risk, risk), score=score, extra=extra)  # a Risk: checked against RISKS above
+
+
+def check_prediction(prediction: Prediction) -> Prediction:
+    """A `Prediction` a Python detector returned, held to what `parse_prediction` demands of a reply: a risk of
+    `RISKS`, a score in [0, 1] or None, and ``extra`` a dict (None: an empty one), since the journal writes it as
+    the record's ``response``, a JSON object. Raises `DetectorError` of kind ``invalid_response`` otherwise: the
+    case is an error, and the journal stays readable by resume and every reader."""
+    if not isinstance(prediction.risk, str) or prediction.risk not in RISKS:
+        raise _invalid(f"Prediction.risk {_preview(repr(prediction.risk), 40)} is not one of low, medium, high")
+    extra = {} if prediction.extra is None else prediction.extra
+    if not isinstance(extra, dict):
+        raise _invalid(f"Prediction.extra must be a dict (a JSON object), got a {type(extra).__name__}", extra)
+    score = None if prediction.score is None else _score(prediction.score, None)
+    if extra is prediction.extra and score == prediction.score:
+        return prediction
+    return replace(prediction, score=score, extra=extra)

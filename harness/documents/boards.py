@@ -107,7 +107,8 @@ class LeaderboardBoard(TypedDict):
 
 class CompareRun(TypedDict):
     path: str
-    detector: str
+    detector: Annotated[str, Doc("the detector's name: the run's --name, or its spec when it had none")]
+    spec: NotRequired[Annotated[str, Doc("the detector spec the run was given (fcb eval -d), secrets removed")]]
     created: str
 
 

@@ -59,9 +59,7 @@ def category_deltas(
     return out
 
 
-def flipped(
-    ids: np.ndarray, categories: np.ndarray, y_true: np.ndarray, base: np.ndarray, new: np.ndarray
-) -> Flipped:
+def flipped(ids: np.ndarray, categories: np.ndarray, y_true: np.ndarray, base: np.ndarray, new: np.ndarray) -> Flipped:
     """Cases right in one run and wrong in the other, with their ids and categories."""
     right_base, right_new = base == y_true, new == y_true
 
@@ -89,8 +87,8 @@ def compare_runs(
         )
         metrics |= {f"{name}{REAL_SUFFIX}": on_real[name] for name in REAL_METRICS}
     return {
-        "base": {"path": str(base.path), "detector": base.detector, "created": base.created},
-        "new": {"path": str(new.path), "detector": new.detector, "created": new.created},
+        "base": {"path": str(base.path), "detector": base.label, "spec": base.detector, "created": base.created},
+        "new": {"path": str(new.path), "detector": new.label, "spec": new.detector, "created": new.created},
         "dataset": {"name": base.dataset["name"], "sha256": base.sha256, "cases": len(ids)},
         "settings": {"max_drop": max_drop, "alpha": alpha, "bootstrap_resamples": n_boot, "seed": seed},
         "metrics": metrics,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,13 @@ import orjson
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
+from harness.leaderboard.figures import check_figures, journal_figures, latency_figures
 from harness.metrics import CODE, ERROR
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
 from harness.runfolder.names import METRICS as METRICS_FILE
+from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import journal_records, read_metrics
+from harness.runfolder.scope import read_scope
 from harness.types import RISKS
 
 REAL_SUFFIX = "_real"
@@ -96,7 +100,8 @@ class Run:
 
 def read_run(path: str | Path) -> Run:
     """Read a run folder, or a baseline file, through `harness.runfolder` (every file checked against its
-    definition). Raises `RunLoadError` naming the file and field when it cannot."""
+    definition), its figures checked against its cases (`harness.leaderboard.figures`). Raises `RunLoadError`
+    naming the file and field when it cannot, or when ``metrics.json`` states a figure its journal does not give."""
     path = Path(path)
     if path.is_file() and path.suffix == ".json":
         return read_baseline_run(path)
@@ -105,7 +110,7 @@ def read_run(path: str | Path) -> Run:
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
     origins = np.array([r.get("origin", UNKNOWN_ORIGIN) for r in rows], dtype=object)
-    return Run(
+    run = Run(
         path=path,
         doc=doc,
         ids=ids,
@@ -114,10 +119,24 @@ def read_run(path: str | Path) -> Run:
         y_pred=np.array([ERROR if r["risk"] is None else CODE[r["risk"]] for r in rows], dtype=np.int64),
         origins=origins if (origins != UNKNOWN_ORIGIN).any() else None,
     )
+    figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
+    asked = [float(r.get("latency_s", 0.0)) for r in rows if r.get("cached") is not True]  # as metrics.operational
+    figures |= latency_figures(np.array(asked, dtype=float))
+    if (scope := read_scope(path)) is not None:
+        figures["n_not_run"] = len(scope) - len(records)
+    stale = f" (edited, or left stale by a resume stopped before it rewrote them: fcb eval --resume {path})"
+    check_figures(f"{path / METRICS_FILE}: metrics", f"its journal ({PREDICTIONS})", doc["metrics"], figures, stale)
+    if doc["complete"] and scope is not None and len(scope) > len(records):  # only a finished run ranks
+        raise RunLoadError(
+            f"{path / METRICS_FILE}: complete: true, but {len(scope) - len(records)} case(s) of its scope.json have "
+            f"no line in its journal ({PREDICTIONS}); refusing a run whose figures do not follow from its cases"
+        )
+    return run
 
 
 def find_runs(patterns: list[str]) -> list[Path]:
-    """Run folders named by paths or globs; a folder without ``metrics.json`` contributes the runs inside it."""
+    """Run folders named by paths or globs; a folder without ``metrics.json`` contributes the runs inside it. A run
+    reached twice (named twice, or through a symbolic link) is listed once, by the first name it was reached by."""
     found: list[Path] = []
     for pattern in patterns:
         matches = sorted(glob.glob(pattern)) or [pattern]
@@ -128,7 +147,10 @@ def find_runs(patterns: list[str]) -> list[Path]:
                 found.extend(sorted(p.parent for p in match.glob(f"*/{METRICS_FILE}")))
             else:
                 raise RunLoadError(f"{match}: no run folder (no {METRICS_FILE}) here")
-    return list(dict.fromkeys(found))
+    first_name: dict[str, Path] = {}  # by real path: a run reached twice counts once
+    for run in found:
+        first_name.setdefault(os.path.realpath(run), run)
+    return list(first_name.values())
 
 
 def align(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
@@ -185,7 +207,7 @@ def read_baseline_run(path: Path) -> Run:
     doc = read_baseline(path)
     cases = decode_cases(doc)
     origins = np.array([c.origin for c in cases], dtype=object)
-    return Run(
+    run = Run(
         path=path,
         doc=doc["doc"],
         ids=np.array([c.id for c in cases], dtype=object),
@@ -194,3 +216,7 @@ def read_baseline_run(path: Path) -> Run:
         y_pred=np.array([ERROR if c.predicted is None else CODE[c.predicted] for c in cases], dtype=np.int64),
         origins=origins if "origins" in doc["cases"] else None,
     )
+    figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
+    check_figures(f"{path}: doc.metrics", "its cases (the letters of cases.expected and cases.predicted)",
+                  doc["doc"]["metrics"], figures)  # fmt: skip
+    return run

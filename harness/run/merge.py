@@ -6,23 +6,26 @@ are, so they equal those of an unsharded run.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.cases.reader import scan
-from harness.documents import Identity, MetricsDocument, RunManifest, Settings
-from harness.errors import RunError, RunMismatchError
+from harness.documents import Identity, JournalRecord, MetricsDocument, RunManifest, Settings
+from harness.errors import RunError, RunLoadError, RunMismatchError
+from harness.files import atomic_write
 from harness.metrics import compute
 from harness.report.html import write_html
 from harness.report.text import write_reports
 from harness.run.outputs import METRICS_VERSION
-from harness.run.selection import select
+from harness.run.selection import in_shard, select
 from harness.run.settings import parse_shard, shard_text
-from harness.runfolder.journal import read_journal
+from harness.runfolder.journal import checked_records, outcome_of
 from harness.runfolder.manifest import read_manifest, write_manifest
-from harness.runfolder.names import PREDICTIONS
+from harness.runfolder.names import METRICS, PREDICTIONS
 from harness.runfolder.read import read_metrics
-from harness.runfolder.scope import write_scope
-from harness.types import Outcome
+from harness.runfolder.scope import read_scope, write_scope
+from harness.types import CaseLabels, Outcome
 
 SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset")
 
@@ -49,8 +52,72 @@ def _manifests(run_dirs: list[Path]) -> list[RunManifest]:
     return manifests
 
 
-def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None = None) -> MetricsDocument:
-    """Merge shard runs into the folder ``out``; returns the merged metrics document."""
+def _shard_journal(
+    run_dir: Path, manifest: RunManifest, selected: list[CaseLabels], warn: Callable[[str], None]
+) -> list[tuple[bytes, JournalRecord]]:
+    """A shard's journal lines and their records, each checked, each one of the shard's own cases.
+
+    A line for a case outside the shard's scope (not in its ``scope.json``, or not of its shard K/N: a foreign or
+    forged line) is refused, naming the file and line: merged, it would count for a case another shard ran. A last
+    line without its newline is a write cut short by a crash: it is left out (and left in place), as a resume and
+    every reader of the journal leave it out, with a warning; its case counts as not run."""
+    path = run_dir / PREDICTIONS
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise RunLoadError(f"{path}: no such file; not a shard run, or one whose run never started") from None
+    except OSError as exc:
+        raise RunLoadError(f"{path}: {exc.strerror or exc}") from None
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data):
+        warn(f"{path}: its last line is cut short (the shard was killed while writing it); it is left out, as a "
+             "resume leaves it out, and its case counts as not run")  # fmt: skip
+    lines = data[:complete].splitlines()
+    shard = parse_shard(manifest["identity"].get("shard"))
+    own = {(lab.case_id, lab.content_hash) for lab in selected if in_shard(lab.case_id, shard)}
+    scope = read_scope(run_dir)
+    allowed = own if scope is None else own & scope  # scope.json alone could be forged too
+    records = list(checked_records(path, lines))
+    for line_no, rec in enumerate(records, start=1):
+        if (rec["id"], rec["hash"]) not in allowed:
+            raise RunMismatchError(
+                f"{path}:{line_no}: id: {rec['id']!r} (content hash {rec['hash']}) is not one of the cases of shard "
+                f"{shard_text(shard)} (its scope.json and the data set); refusing to merge a journal with lines "
+                "from outside its shard"
+            )
+    return list(zip(lines, records, strict=True))
+
+
+def _first_metrics(dirs: list[Path], warn: Callable[[str], None]) -> MetricsDocument:
+    """The metrics document of the first shard that has one (what the merged document keeps of the data set and the
+    detector), whatever order the shards were named in. A shard without one has not finished (killed, say): its
+    journal is merged all the same, each line checked, and the cases it did not run count as not run, with a warning;
+    `RunLoadError` when no shard has finished."""
+    docs: list[MetricsDocument] = []
+    for run_dir in dirs:
+        if (run_dir / METRICS).exists():
+            docs.append(read_metrics(run_dir))  # a broken one is refused, naming its file and field
+        else:
+            warn(f"{run_dir}: the shard has not finished (no {METRICS}); the cases its journal lacks count as not run "
+                 f"(fcb eval --resume {run_dir} finishes it)")  # fmt: skip
+    if not docs:
+        return read_metrics(dirs[0])  # RunLoadError: no such file
+    return docs[0]
+
+
+def _stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def merge_runs(
+    run_dirs: list[str | Path],
+    out: str | Path,
+    *,
+    cases: str | None = None,
+    warn: Callable[[str], None] = _stderr,
+) -> MetricsDocument:
+    """Merge shard runs into the folder ``out``; returns the merged metrics document. Nothing is written when a
+    shard is refused (`_shard_journal`); ``warn`` hears of what is left out."""
     dirs = [Path(d) for d in run_dirs]
     manifests = _manifests(dirs)
     cases_path = cases or manifests[0]["cases"]
@@ -62,17 +129,18 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
     subset = identity.get("subset") or {}
     selected = select(scanned.labels, tuple(subset.get("categories", ())), tuple(subset.get("tags", ())))
     labels = selected[: identity["limit"]] if identity["limit"] else selected
+    first_doc = _first_metrics(dirs, warn)
+    journals = [_shard_journal(d, m, selected, warn) for d, m in zip(dirs, manifests, strict=True)]
     hashes = {lab.case_id: lab.content_hash for lab in labels}
     outcomes: dict[str, Outcome] = {}
+    for _, rec in (entry for journal in journals for entry in journal):
+        if hashes.get(rec["id"]) == rec["hash"]:  # a case past --limit is in its shard but not counted
+            outcomes[rec["id"]] = outcome_of(rec)
     out = Path(out)
     if (out / PREDICTIONS).exists():
         raise RunMismatchError(f"{out} already holds a run")
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / PREDICTIONS, "wb") as journal:
-        for run_dir in dirs:
-            shard_outcomes = read_journal(run_dir / PREDICTIONS, repair=False)
-            outcomes.update({k: o for k, o in shard_outcomes.items() if hashes.get(k) == o.content_hash})
-            journal.write((run_dir / PREDICTIONS).read_bytes())
+    atomic_write(out / PREDICTIONS, b"".join(line + b"\n" for journal in journals for line, _ in journal))
     write_scope(out, labels)
     sessions = [s for m in manifests for s in m["sessions"]]
     write_manifest(
@@ -89,7 +157,6 @@ def merge_runs(run_dirs: list[str | Path], out: str | Path, *, cases: str | None
     wall = max(sum(s["wall_s"] for s in m["sessions"]) for m in manifests)  # shards run side by side
     metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings["bootstrap_resamples"], seed=settings["seed"])
     complete = not metrics["n_not_run"] and not scanned.invalid_lines and not identity["limit"]
-    first_doc = read_metrics(dirs[0])  # a shard without one has not finished: RunLoadError says so
     document: MetricsDocument = {
         **first_doc,
         "metrics_version": METRICS_VERSION,

@@ -7,6 +7,7 @@ repeats only the cases that had not finished.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import orjson
 
 from harness.cases.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.documents import ErrorKind, JournalError, JournalRecord
-from harness.errors import RunLoadError
+from harness.errors import RunError, RunLoadError
 from harness.files import atomic_write
 from harness.redact import scrub_value
 from harness.schema_messages import preview
@@ -89,6 +90,8 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
     score = rec.get("score")
     if score is not None and not (_number(score) and 0.0 <= score <= 1.0):
         return "score", f"{preview(score)} is not a number in [0, 1] or null"
+    if "response" in rec and not isinstance(rec["response"], dict):
+        return "response", f"{preview(rec['response'])} is not a JSON object (what else the detector returned)"
     attempts = rec.get("attempts", 1)
     least = 0 if rec.get("cached") is True else 1  # a reply replayed from the response cache asked no one: 0
     if not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= least):
@@ -102,7 +105,8 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
 def outcome_of(rec: JournalRecord) -> Outcome:
     """The compact outcome a journal record stands for."""
     error = rec.get("error")
-    usage = (rec.get("response") or {}).get("usage") or {}
+    response = rec.get("response")
+    usage = response.get("usage") if isinstance(response, dict) else None
     return Outcome(
         case_id=rec["id"],
         content_hash=rec["hash"],
@@ -135,8 +139,11 @@ def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]
     data = path.read_bytes()
     complete = data.rfind(b"\n") + 1
     if complete < len(data) and repair:
-        with open(path, "r+b") as f:
-            f.truncate(complete)
+        fd = open_own(path, os.O_WRONLY)  # never truncate what a link points to
+        try:
+            os.ftruncate(fd, complete)
+        finally:
+            os.close(fd)
     outcomes: dict[str, Outcome] = {}
     for rec in checked_records(path, data[:complete].splitlines()):
         outcome = outcome_of(rec)
@@ -182,6 +189,19 @@ def in_file_order(path: str | Path, ids: list[str]) -> None:
         atomic_write(path, b"".join(ordered))
 
 
+def open_own(path: Path, flags: int) -> int:
+    """A descriptor for the run folder's own file ``path``, opened with ``flags``: never through a symbolic link
+    (O_NOFOLLOW), since what the run writes or truncates there must not land in another file; `RunError` names it."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RunError(
+                f"{path} is a symbolic link; a run never writes through one: replace it by the file"
+            ) from None
+        raise RunError(f"{path}: {exc.strerror or exc}") from None
+
+
 class JournalWriter:
     """Appends records to ``predictions.jsonl``; each line reaches the OS as soon as its case finishes.
 
@@ -189,7 +209,8 @@ class JournalWriter:
     """
 
     def __init__(self, path: str | Path, secrets: list[str] | None = None) -> None:
-        self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
+        fd = open_own(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        self._file = os.fdopen(fd, "ab")  # closed by close()
         self._secrets = [s for s in secrets or [] if s]
         self._raw_secrets = [s.encode() for s in self._secrets]
 

@@ -92,6 +92,47 @@ def test_new_run_will_not_overwrite_a_journal(tmp_path: Path) -> None:
     assert (run_dir / "predictions.jsonl").read_bytes() == journal
 
 
+def test_resume_refuses_a_journal_whose_response_is_not_an_object(tmp_path: Path) -> None:
+    # a record whose `response` was a string made --resume fail with a traceback, exit 3 (issue 24, item 10)
+    cases = write_cases(tmp_path / "cases.jsonl", 12)
+    run_dir = tmp_path / "run"
+    assert run_cli("eval", str(cases), "--out", str(run_dir), "-q", "-d", "builtin:agreement").returncode == 0
+    journal = run_dir / "predictions.jsonl"
+    records = read_jsonl(journal)[:6]
+    records[2]["response"] = "a string, not an object"
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records))
+    proc = run_cli("eval", "--resume", str(run_dir), "-q")
+    assert proc.returncode == 2, proc.stderr
+    assert f"{journal}:3: response: 'a string, not an object' is not a JSON object" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(read_jsonl(journal)) == 6  # nothing sent, nothing written
+
+
+def test_a_python_detector_whose_extra_is_not_a_dict_errs_on_that_case_and_the_run_resumes(tmp_path: Path) -> None:
+    # Prediction(extra="text") was journaled as a string response: the run itself then ended in a traceback
+    cases = write_cases(tmp_path / "cases.jsonl", 12)
+    detector = tmp_path / "det.py"
+    detector.write_text(
+        "from harness.types import Prediction\n"
+        "def assess(request):\n"
+        "    odd = len(request['task']) % 2\n"
+        "    return Prediction('low', extra='just text' if odd else None)\n"
+    )
+    run_dir = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", f"{detector}:assess", "--out", str(run_dir), "-q", "--no-preflight")
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(run_dir / "predictions.jsonl")
+    odd = {c["id"] for c in read_jsonl(cases) if len(c["question"]) % 2}
+    assert odd and len(odd) < 12  # both kinds of case occur
+    for r in records:
+        if r["id"] in odd:
+            assert r["error"]["kind"] == "invalid_response"
+            assert "Prediction.extra must be a dict" in r["error"]["message"]
+        else:
+            assert r["risk"] == "low" and r["response"] == {}  # extra=None: nothing else, an empty object
+    assert run_cli("eval", "--resume", str(run_dir), "-q").returncode == 0
+
+
 def test_sigint_stops_cleanly_and_the_run_resumes(tmp_path: Path, detector_server) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 80)
     server = detector_server("--delay", "0.1")

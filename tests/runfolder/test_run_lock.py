@@ -70,3 +70,47 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path, detector_server) -
     done = run_cli("eval", "--resume", str(out), "-q", timeout=120)
     assert done.returncode == 0, done.stderr
     assert len({r["id"] for r in read_jsonl(out / "predictions.jsonl")}) == 30
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_a_lock_file_that_links_elsewhere_is_refused_and_its_target_kept(tmp_path: Path, link: str) -> None:
+    # `fcb eval --resume` opened .lock through a symbolic link and truncated the file it pointed to (issue 24, 13)
+    cases = write_cases(tmp_path / "cases.jsonl", 8)
+    out = tmp_path / "run"
+    assert run_cli("eval", str(cases), "-d", "builtin:agreement", "--out", str(out), "-q").returncode == 0
+    precious = tmp_path / "precious.txt"
+    precious.write_text("not a lock file\n")
+    (out / ".lock").unlink()
+    if link == "symlink":
+        (out / ".lock").symlink_to(precious)
+    else:
+        os.link(precious, out / ".lock")
+    before = (out / "predictions.jsonl").read_bytes()
+    proc = run_cli("eval", "--resume", str(out), "-q")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    said = "is a symbolic link" if link == "symlink" else "is a file with 2 names"
+    assert f"{out / '.lock'} {said}" in proc.stderr
+    assert precious.read_text() == "not a lock file\n"
+    assert (out / "predictions.jsonl").read_bytes() == before
+    # a new run into a folder whose .lock is a link is refused the same way, before it writes a journal
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / ".lock").symlink_to(precious)
+    proc = run_cli("eval", str(cases), "-d", "builtin:agreement", "--out", str(fresh), "-q")
+    assert proc.returncode == 2 and f"{fresh / '.lock'} is a symbolic link" in proc.stderr, proc.stderr
+    assert precious.read_text() == "not a lock file\n" and not (fresh / "predictions.jsonl").exists()
+
+
+def test_a_journal_that_is_a_symbolic_link_is_never_written_through(tmp_path: Path) -> None:
+    # the same fault as the lock's: a resume truncated a torn last line, and appended, through predictions.jsonl
+    cases = write_cases(tmp_path / "cases.jsonl", 8)
+    out = tmp_path / "run"
+    assert run_cli("eval", str(cases), "-d", "builtin:agreement", "--out", str(out), "-q").returncode == 0
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_bytes(b"".join((out / "predictions.jsonl").read_bytes().splitlines(keepends=True)[:4]) + b'{"id')
+    before = elsewhere.read_bytes()
+    (out / "predictions.jsonl").unlink()
+    (out / "predictions.jsonl").symlink_to(elsewhere)
+    proc = run_cli("eval", "--resume", str(out), "-q")
+    assert proc.returncode == 2 and f"{out / 'predictions.jsonl'} is a symbolic link" in proc.stderr, proc.stderr
+    assert elsewhere.read_bytes() == before

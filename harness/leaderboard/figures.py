@@ -1,0 +1,106 @@
+"""The figures of a run's ``metrics.json`` that leaderboards, comparisons and history rank by and show, checked
+against the run's journal before anyone reads them.
+
+``metrics.json`` is a summary; the journal (``predictions.jsonl``) is the run's source of truth, and every figure
+checked here is a pure function of it (`harness.metrics`, the very functions the run computed them with). A
+document whose figures do not follow from its journal (edited by hand, faked, or left stale by a resume killed
+before it rewrote it) is refused, naming the file and the figure: a leaderboard must never rank a number the run
+did not earn. A baseline file is checked the same way against its per-case letters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
+from harness.errors import RunLoadError
+from harness.metrics import confusion, defined, headline_batch, present_classes
+from harness.types import RISKS
+
+TOLERANCE = 1e-9
+"""Relative tolerance for a rate: the same functions on the same cases give the same float, JSON keeps it exactly."""
+
+_PREDICTED = (*RISKS, "error")
+
+
+def journal_figures(
+    categories: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, origins: np.ndarray | None
+) -> dict[str, Any]:
+    """The checked figures computed from per-case outcomes, by their dotted path in the ``metrics`` block."""
+    cm = confusion(y_true, y_pred)
+    figures: dict[str, Any] = {"n_cases": len(y_true), "confusion_matrix.counts": cm.tolist()}
+    figures |= {name: defined(v) for name, v in headline_batch(cm, present_classes(cm)).items()}
+    real = np.isin(origins if origins is not None else np.full(len(y_true), UNKNOWN_ORIGIN), sorted(REAL_ORIGINS))
+    cm_real = confusion(y_true[real], y_pred[real])
+    figures["headline_real.n_cases"] = int(real.sum())
+    figures |= {f"headline_real.{k}": defined(v) for k, v in headline_batch(cm_real, present_classes(cm_real)).items()}
+    for category in sorted(set(categories.tolist())):
+        mask = categories == category
+        right = int((y_pred[mask] == y_true[mask]).sum())
+        n = int(mask.sum())
+        spread = np.bincount(y_pred[mask], minlength=len(_PREDICTED))
+        figures[f"per_category.{category}.n"] = n
+        figures[f"per_category.{category}.correct"] = right
+        figures[f"per_category.{category}.accuracy"] = right / n
+        figures |= {f"per_category.{category}.predicted.{r}": int(c) for r, c in zip(_PREDICTED, spread, strict=True)}
+    errors = int((y_pred == len(RISKS)).sum())
+    figures |= {"operational.cases": len(y_true), "operational.errors": errors}
+    return figures
+
+
+def latency_figures(latencies: np.ndarray) -> dict[str, Any]:
+    """``operational.latency_s`` as `harness.metrics.operational` computes it, from the latencies of the cases that
+    asked the detector (replayed answers left out)."""
+    if not len(latencies):
+        return {"operational.latency_s": {}}
+    return {f"operational.latency_s.p{q}": float(np.percentile(latencies, q)) for q in (50, 90, 95, 99)}
+
+
+def _lookup(block: Mapping[str, Any], path: str) -> tuple[bool, Any]:
+    node: Any = block
+    for key in path.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return False, None
+        node = node[key]
+    return True, node
+
+
+def _same(claimed: Any, actual: Any) -> bool:
+    if isinstance(actual, float) and isinstance(claimed, int | float) and not isinstance(claimed, bool):
+        return math.isclose(claimed, actual, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+    return bool(claimed == actual) and type(claimed) is not bool
+
+
+def disagreements(metrics: Mapping[str, Any], figures: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+    """(dotted path, the document's value, the recomputed one) for each checked figure the ``metrics`` block states
+    otherwise. A figure a document of an older version lacks is not asked for (``error_rate``, ``headline_real``);
+    the categories must be the same ones."""
+    if isinstance(metrics.get("per_category"), Mapping):
+        stated = set(metrics["per_category"])
+        computed = {path.split(".")[1] for path in figures if path.startswith("per_category.")}
+        if stated != computed:
+            yield "per_category", sorted(stated), sorted(computed)
+    for path, actual in figures.items():
+        if path.startswith("headline_real.") and not isinstance(metrics.get("headline_real"), Mapping):
+            continue  # no real-case headline: none of its figures is read
+        found, claimed = _lookup(metrics, path)
+        if not found and (path == "error_rate" or path.startswith("per_category.")):
+            continue  # error_rate: absent before it was stored; a category's absence is named above
+        if not found or not _same(claimed, actual):
+            yield path, claimed if found else "(missing)", actual
+
+
+def check_figures(
+    where: str, source: str, metrics: Mapping[str, Any], figures: Mapping[str, Any], hint: str = ""
+) -> None:
+    """`RunLoadError` naming ``where`` (the file, and the path to its metrics block) and the first figure of
+    ``metrics`` that ``figures`` (computed from ``source``) contradict; ``hint``: how such a file comes about."""
+    for path, claimed, actual in disagreements(metrics, figures):
+        raise RunLoadError(
+            f"{where}.{path}: {claimed!r}, but {source} gives {actual!r}; refusing a run whose figures do not follow "
+            f"from its cases{hint}"
+        )
