@@ -82,3 +82,20 @@ def parse_prediction(body: Any, risk_field: tuple[str, ...] = RISK_FIELD) -> Pre
     dropped = {"risk_score", risk_field[0]} if len(risk_field) == 1 else {"risk_score"}
     extra = {k: v for k, v in body.items() if k not in dropped}
     return Prediction(risk=cast(Risk, risk), score=score, extra=extra)  # a Risk: checked against RISKS above
+
+
+def stored_prediction(value: Any) -> Prediction:
+    """A reply kept by the response cache (``{"risk", "score", "extra"}``), checked as a fresh reply is: the risk in
+    ``low|medium|high``, the score a number in [0, 1] or null, the rest an object no deeper than `MAX_DEPTH`.
+
+    Raises `DetectorError` of kind ``invalid_response`` when the stored value is not one (an edited, garbled or
+    foreign cache row): a replay must never give a value that a detector's reply could not."""
+    if not isinstance(value, dict) or set(value) != {"risk", "score", "extra"}:
+        raise _invalid("a stored reply must be an object with exactly risk, score and extra", value)
+    risk, extra = value["risk"], value["extra"]
+    if not isinstance(risk, str) or risk not in RISKS:
+        raise _invalid(f"stored risk {_preview(risk, 40)} is not one of low, medium, high", value)
+    score = None if value["score"] is None else _score(value["score"], value)
+    if not isinstance(extra, dict) or too_deep(extra) is not None:
+        raise _invalid("stored extra is not a JSON object within the nesting limit", value)
+    return Prediction(risk=cast(Risk, risk), score=score, extra=extra)

@@ -18,7 +18,7 @@ from harness.cases.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.documents import ErrorKind, JournalError, JournalRecord
 from harness.errors import RunLoadError
 from harness.files import atomic_write
-from harness.redact import scrub_value
+from harness.redact import scrub_json
 from harness.schema_messages import preview
 from harness.types import ERROR_KINDS, RISKS, CaseLabels, DetectorError, Outcome, Prediction
 
@@ -182,32 +182,42 @@ def in_file_order(path: str | Path, ids: list[str]) -> None:
         atomic_write(path, b"".join(ordered))
 
 
+_FREE_TEXT = ("message", "raw", "traceback")
+"""The fields of a journal error that hold free text (what a detector or a traceback said)."""
+
+
+def scrub_record(rec: JournalRecord, secrets: list[str]) -> JournalRecord:
+    """``rec`` with ``secrets`` scrubbed from its free text only: the detector's ``response`` and the error's
+    message, raw reply and traceback. The record's keys, ids, hash, category, risks, numbers, booleans and nulls
+    are never touched: a secret that is also a word of the journal (``hash``, ``risk``, ``null``, ``high``) must
+    not change what the line means."""
+    out: dict[str, Any] = dict(rec)
+    if out.get("response") is not None:
+        out["response"] = scrub_json(out["response"], secrets)
+    error = out.get("error")
+    if isinstance(error, dict):
+        out["error"] = {k: scrub_json(v, secrets) if k in _FREE_TEXT else v for k, v in error.items()}
+    return cast(JournalRecord, out)
+
+
 class JournalWriter:
     """Appends records to ``predictions.jsonl``; each line reaches the OS as soon as its case finishes.
 
-    Any of ``secrets`` that a detector echoes back is replaced by ``[REDACTED]`` before it reaches the disk.
+    Any of ``secrets`` that a detector echoes back is replaced by ``[REDACTED]`` in the free text of a record
+    (`scrub_record`) before it reaches the disk.
     """
 
     def __init__(self, path: str | Path, secrets: list[str] | None = None) -> None:
         self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
         self._secrets = [s for s in secrets or [] if s]
-        self._raw_secrets = [s.encode() for s in self._secrets]
 
     def write(self, rec: JournalRecord) -> JournalRecord:
-        """Append ``rec``; returns the record as written (scrubbed), for everything computed from it.
-
-        Every string in it loses the secrets and any long start of one (a message cut in the middle of a token);
-        then the line as a whole loses any whole secret left, as in a value only ``repr`` could write.
-        """
+        """Append ``rec``; returns the record as written (scrubbed), for everything computed from it."""
         if self._secrets:
-            rec = cast(JournalRecord, scrub_value(rec, self._secrets))
-        line = orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS)
-        scrubbed = line
-        for secret in self._raw_secrets:
-            scrubbed = scrubbed.replace(secret, b"[REDACTED]")
-        self._file.write(scrubbed + b"\n")
+            rec = scrub_record(rec, self._secrets)
+        self._file.write(orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS) + b"\n")
         self._file.flush()
-        return rec if scrubbed is line else cast(JournalRecord, orjson.loads(scrubbed))
+        return rec
 
     def close(self) -> None:
         self._file.flush()
