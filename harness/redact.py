@@ -13,9 +13,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 
-# A query name containing any of these is taken for a secret (``api_key``, ``jwt``, ``session_id``, ``pwd``...).
+# A query name containing any of these is taken for a secret (``api_key``, ``jwt``, ``session_id``, ``pwd``,
+# ``code`` of an OAuth redirect, ``hmac``, ``access``...); ``sid`` only as a word of its own (not ``side``).
 _SECRET_PARAM = re.compile(
-    r"(key|token|secret|pass|pwd|auth|sig|jwt|session|cred|cookie|bearer|private|otp)", re.IGNORECASE
+    r"(key|token|secret|pass|pwd|auth|sig|jwt|session|sessid|cred|cookie|bearer|private|otp|hmac|access|code)"
+    r"|(?<![a-z])sid(?![a-z])",
+    re.IGNORECASE,
 )
 MASK = "REDACTED"
 SCRUBBED = "[REDACTED]"

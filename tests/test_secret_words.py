@@ -12,7 +12,7 @@ import pytest
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
 
-from harness.redact import scrub_json
+from harness.redact import redact_spec, scrub_json, url_secrets
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -66,3 +66,14 @@ def test_scrubbing_reaches_string_values_only() -> None:
             return "Holder(tok-SECRET-1234)"
 
     assert scrub_json({"obj": Holder()}, ["tok-SECRET-1234"]) == {"obj": "Holder([REDACTED])"}  # written as its repr
+
+
+@pytest.mark.parametrize("name", ["sid", "SID", "x_sid", "PHPSESSID", "code", "hmac", "access", "X-Access"])
+def test_more_secret_looking_query_names(name: str) -> None:
+    assert redact_spec(f"http://h/v1?{name}=SECRET&page=2") == f"http://h/v1?{name}=REDACTED&page=2"
+    assert url_secrets(f"http://h/v1?{name}=SECRET&page=2") == ["SECRET"]
+
+
+@pytest.mark.parametrize("name", ["side", "inside", "page", "mode"])
+def test_plain_query_names_stay_as_written(name: str) -> None:
+    assert redact_spec(f"http://h/v1?{name}=left") == f"http://h/v1?{name}=left"
