@@ -7,6 +7,7 @@ repeats only the cases that had not finished.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -208,6 +209,7 @@ class JournalWriter:
     """
 
     def __init__(self, path: str | Path, secrets: list[str] | None = None) -> None:
+        self.path = Path(path)
         self._file = open(path, "ab")  # noqa: SIM115 - closed by close()
         self._secrets = [s for s in secrets or [] if s]
 
@@ -215,11 +217,26 @@ class JournalWriter:
         """Append ``rec``; returns the record as written (scrubbed), for everything computed from it."""
         if self._secrets:
             rec = scrub_record(rec, self._secrets)
-        self._file.write(orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS) + b"\n")
-        self._file.flush()
+        with self._naming_the_file():
+            self._file.write(orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+            self._file.flush()
         return rec
 
+    @contextlib.contextmanager
+    def _naming_the_file(self) -> Iterator[None]:
+        """An OSError of a write (a full disk) names the journal: the error alone says only "[Errno 28]"."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+
     def close(self) -> None:
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
+        try:
+            with self._naming_the_file():
+                self._file.flush()
+                os.fsync(self._file.fileno())
+        finally:
+            with contextlib.suppress(OSError):  # what could not be flushed is lost; the error above says where
+                self._file.close()
