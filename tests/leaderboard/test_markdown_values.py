@@ -67,3 +67,25 @@ def test_compare_and_leaderboard_markdown_show_run_values_as_text(tmp_path: Path
 def test_md_text_renders_to_itself(value: str) -> None:
     shown = value.replace("\t", "\\t").replace("\x1b", "\\x1b")  # controls as escapes
     assert _render(md_text(value)) == f"<p>{html.escape(shown, quote=False)}</p>\n"
+
+
+HOSTILE_DETECTOR = '''
+def fails_loudly(request):
+    raise RuntimeError("<img src=http://x.example/e.png> [see](http://evil.example) | `code` \\x1b[31m")
+'''
+
+
+def test_report_md_shows_a_detectors_message_and_the_run_name_as_text(tmp_path: Path) -> None:
+    (tmp_path / "hostile.py").write_text(HOSTILE_DETECTOR)
+    cases = write_cases(tmp_path / "cases.jsonl", 4)
+    out = tmp_path / "run"
+    args = ("-d", f"{tmp_path / 'hostile.py'}:fails_loudly", "--name", IMAGE, "--no-preflight", "--bootstrap", "0")
+    proc = run_cli("eval", str(cases), *args, "--out", str(out), "-q")
+    assert proc.returncode == 1, proc.stderr  # every case errored
+    page = _render((out / "report.md").read_text())
+    _assert_inert(page)
+    assert "<a " not in page and "\x1b" not in page
+    assert html.escape(f"detector: {IMAGE}", quote=False) in page
+    assert html.escape("RuntimeError: <img src=http://x.example/e.png> [see](http://evil.example)", quote=False) in page
+    summary = run_cli("eval", str(cases), *args, "--out", str(tmp_path / "again"))
+    assert "\x1b" not in summary.stdout and "\\x1b[31m" in summary.stdout  # the terminal summary: an escape shown
