@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from harness._version import __version__
+from harness.cases.agent_ids import agent_id_problems
 from harness.detectors import fingerprint, load_detector
 from harness.errors import UsageError
 from harness.redact import redact_spec
@@ -71,11 +72,10 @@ class ConsensusRequest(BaseModel):
 
     @model_validator(mode="after")
     def _unique_agents(self) -> "ConsensusRequest":
-        seen: set[str] = set()
-        for i, answer in enumerate(self.answers):
-            if answer.agent_id in seen:
-                raise ValueError(f"answers[{i}].agent_id: duplicate agent_id {answer.agent_id!r}")
-            seen.add(answer.agent_id)
+        # the rule of a case's agent ids (harness.cases.agent_ids): unique, and visibly so
+        if problems := agent_id_problems([answer.agent_id for answer in self.answers]):
+            i, message = problems[0]
+            raise ValueError(f"answers[{i}].agent_id: {message}")
         return self
 
 

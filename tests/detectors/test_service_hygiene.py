@@ -29,3 +29,16 @@ def test_escape_sequences_in_a_path_never_reach_the_log() -> None:
     line = next(x for x in log.splitlines() if "RED" in x)
     assert "GET /x\\x1b[31mRED\\x07\\x08\\x08\\x08FAKE\\u200b 404" in line
     assert not any(c in log for c in "\x1b\x07\x08\u200b")
+
+
+def test_look_alike_agent_ids_are_refused_as_in_a_cases_file() -> None:
+    svc = Service("--detector", "builtin:always-low")
+    try:
+        answers = [{"agent_id": "agent-1", "text": "42"}, {"agent_id": "agent-1\u200b", "text": "41"}]
+        resp = httpx.post(f"{svc.url}/v1/consensus", json={"task": "6 x 7?", "answers": answers}, timeout=10)
+        distinct = [{"agent_id": "agent-1", "text": "42"}, {"agent_id": "agent-2", "text": "41"}]
+        ok = httpx.post(f"{svc.url}/v1/consensus", json={"task": "6 x 7?", "answers": distinct}, timeout=10)
+    finally:
+        svc.stop()
+    assert resp.status_code == 422 and "answers[1].agent_id" in resp.text and "looks like" in resp.text, resp.text
+    assert ok.status_code == 200
