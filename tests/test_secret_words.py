@@ -77,3 +77,16 @@ def test_more_secret_looking_query_names(name: str) -> None:
 @pytest.mark.parametrize("name", ["side", "inside", "page", "mode"])
 def test_plain_query_names_stay_as_written(name: str) -> None:
     assert redact_spec(f"http://h/v1?{name}=left") == f"http://h/v1?{name}=left"
+
+
+def test_sid_code_hmac_and_access_values_reach_no_output(tmp_path: Path, detector_server) -> None:
+    server = detector_server()
+    cases = write_cases(tmp_path / "cases.jsonl", 4)
+    spec = f"{server.url}/?sid=SIDSECRET1&code=CODESECRET2&hmac=HMACSECRET3&access=ACCESSSECRET4&page=2"
+    results = tmp_path / "results"
+    proc = run_cli("eval", str(cases), "-d", spec, "--results", str(results), "--bootstrap", "0")
+    assert proc.returncode == 0, proc.stderr
+    (run_dir,) = results.iterdir()
+    written = "".join(p.read_text() for p in run_dir.rglob("*") if p.is_file())
+    assert "SECRET" not in run_dir.name + written + proc.stdout + proc.stderr
+    assert "page=2" in written  # what is no secret is shown as given
