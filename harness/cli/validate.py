@@ -21,8 +21,8 @@ def run(args: argparse.Namespace) -> int:
     failed = empty = False
     for path in args.paths:
         result = scan(path, strict=args.strict)  # unreadable: the CLI's entry point says which, exit 2
-        if result.lines == 0:  # nothing to check is not a pass: a wrong path or a failed export, most likely
-            print(f"fcb validate: {path}: no cases: the file is empty", file=sys.stderr)
+        if result.empty:
+            print(f"fcb validate: {result.empty}", file=sys.stderr)
             empty = True
             continue
         print_problems(result.problems, file=sys.stdout)  # the findings are the output; the exit code says failure

@@ -276,8 +276,8 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
     if scanned.errors and not settings.skip_invalid:
         raise _invalid_cases(scanned)
     scope, labels, digest = in_scope(settings, scanned)
-    if scanned.lines == 0:
-        raise RunError(f"{settings.cases}: no cases: the file is empty")
+    if scanned.empty:
+        raise RunError(scanned.empty)
     if not labels:
         chosen = f" matching {subset_choice(settings)}" if subset_choice(settings) else ""
         raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")

@@ -22,3 +22,10 @@ def test_an_empty_cases_file_is_exit_2_naming_it(tmp_path: Path) -> None:
     run = run_cli("eval", str(empty), "-d", "builtin:always-low", "--out", str(tmp_path / "run"), "-q")
     assert run.returncode == 2 and run.stderr.strip() == f"fcb eval: {empty}: no cases: the file is empty"
     assert not (tmp_path / "run").exists()
+
+
+def test_stats_of_an_empty_cases_file_is_exit_2(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    proc = run_cli("stats", str(empty))
+    assert proc.returncode == 2 and proc.stderr.strip() == f"fcb stats: {empty}: no cases: the file is empty"
