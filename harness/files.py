@@ -24,6 +24,8 @@ def atomic_write(path: str | Path, data: bytes) -> None:
             os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not exc.filename:  # a full disk says only "[Errno 28]": name the file
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise

@@ -11,9 +11,14 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-# A query name containing any of these is taken for a secret (``api_key``, ``jwt``, ``session_id``, ``pwd``...).
+import orjson
+
+# A query name containing any of these is taken for a secret (``api_key``, ``jwt``, ``session_id``, ``pwd``,
+# ``code`` of an OAuth redirect, ``hmac``, ``access``...); ``sid`` only as a word of its own (not ``side``).
 _SECRET_PARAM = re.compile(
-    r"(key|token|secret|pass|pwd|auth|sig|jwt|session|cred|cookie|bearer|private|otp)", re.IGNORECASE
+    r"(key|token|secret|pass|pwd|auth|sig|jwt|session|sessid|cred|cookie|bearer|private|otp|hmac|access|code)"
+    r"|(?<![a-z])sid(?![a-z])",
+    re.IGNORECASE,
 )
 MASK = "REDACTED"
 SCRUBBED = "[REDACTED]"
@@ -121,15 +126,23 @@ def clip(text: str, limit: int, secrets: Iterable[str] = ()) -> str:
 
 
 def scrub_value(value: Any, secrets: list[str]) -> Any:
-    """A decoded JSON value (a journal record) with `scrub_secrets` applied to every string in it, keys included.
-    Recursive: callers hold values nested at most `harness.jsoncheck.MAX_DEPTH` levels."""
+    """A decoded JSON value with `scrub_secrets` applied to every string value in it. Keys are left as they are
+    (a record's own field names, a detector's votes counted by risk), and so are numbers, booleans and null: a
+    secret that happens to be a word such as ``hash``, ``risk`` or ``null`` must never change what a document
+    means. Recursive: callers hold values nested at most `harness.jsoncheck.MAX_DEPTH` levels."""
     if isinstance(value, str):
         return scrub_secrets(value, secrets)
     if isinstance(value, dict):
-        return {
-            scrub_secrets(str(k), secrets) if isinstance(k, str) else k: scrub_value(v, secrets)
-            for k, v in value.items()
-        }
+        return {k: scrub_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [scrub_value(v, secrets) for v in value]
     return value
+
+
+def scrub_json(value: Any, secrets: list[str]) -> Any:
+    """`scrub_value` of ``value`` as JSON writes it: what JSON cannot hold becomes its ``repr`` first (as the journal
+    and the cache write it), so that a secret inside such a value is scrubbed too."""
+    if not secrets:
+        return value
+    plain = orjson.loads(orjson.dumps(value, default=repr, option=orjson.OPT_NON_STR_KEYS))
+    return scrub_value(plain, secrets)

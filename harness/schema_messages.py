@@ -34,3 +34,14 @@ def schema_message(err: Any) -> str:
 
 def shorten(message: str, limit: int = 200) -> str:
     return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
+def printable(text: str, *, escape_backslash: bool = True) -> str:
+    """``text`` safe to print in one line of a terminal or a log: every character that is not printable (controls
+    such as ESC and newlines, and invisible format characters such as a zero-width space) is shown as its escape
+    (``\\x1b``, ``\\n``, ``\\u200b``), and so is the backslash unless ``escape_backslash`` is false, so that an
+    escape shown is never ambiguous."""
+    return "".join(
+        c if c.isprintable() and (c != "\\" or not escape_backslash) else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )

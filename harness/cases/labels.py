@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from harness.cases.agent_ids import agent_id_problems
 from harness.types import CATEGORY_RISK, CaseLabels
 
 HIGH_RISK_CATEGORIES = frozenset(c for c, r in CATEGORY_RISK.items() if r == "high")
@@ -87,15 +88,9 @@ def category_rules(case: dict[str, Any]) -> list[Rule]:
 
 
 def agent_id_rules(case: dict[str, Any]) -> list[Rule]:
-    """Agent ids must be unique within a case."""
-    seen: dict[str, int] = {}
-    rules = []
-    for i, a in enumerate(case["answers"]):
-        if (first := seen.setdefault(a["agent_id"], i)) != i:
-            rules.append(
-                Rule(f"answers[{i}].agent_id", f"duplicate agent_id {a['agent_id']!r} (first at answers[{first}])")
-            )
-    return rules
+    """Agent ids must be unique within a case, and visibly so (`harness.cases.agent_ids`)."""
+    ids = [str(a["agent_id"]) for a in case["answers"]]
+    return [Rule(f"answers[{i}].agent_id", message) for i, message in agent_id_problems(ids)]
 
 
 def check_case(case: dict[str, Any]) -> list[Rule]:

@@ -48,6 +48,12 @@ class Scan:
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if not p.warning]
 
+    @property
+    def empty(self) -> str | None:
+        """The message for a file of no lines at all (nothing checked is no pass: a wrong path or a failed export,
+        most likely); None when it has lines."""
+        return f"{self.path}: no cases: the file is empty" if self.lines == 0 else None
+
     def case(self, line: int) -> dict[str, Any]:
         """The parsed case on a valid line, read back from the spool (never from the file again)."""
         if self.spool is None:

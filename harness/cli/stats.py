@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from harness.cli.common import EXIT_OK, default_cases
+from harness.errors import UsageError
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,6 +24,8 @@ def run(args: argparse.Namespace) -> int:
 
     path = default_cases(args.path)
     result = scan(path)  # a file that cannot be read: the CLI's entry point says which, exit 2
+    if result.empty:
+        raise UsageError(result.empty)
     counts = balance(result.labels)
     if args.format == "json":
         print(

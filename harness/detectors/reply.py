@@ -99,3 +99,20 @@ def check_prediction(prediction: Prediction) -> Prediction:
     if extra is prediction.extra and score == prediction.score:
         return prediction
     return replace(prediction, score=score, extra=extra)
+
+
+def stored_prediction(value: Any) -> Prediction:
+    """A reply kept by the response cache (``{"risk", "score", "extra"}``), checked as a fresh reply is: the risk in
+    ``low|medium|high``, the score a number in [0, 1] or null, the rest an object no deeper than `MAX_DEPTH`.
+
+    Raises `DetectorError` of kind ``invalid_response`` when the stored value is not one (an edited, garbled or
+    foreign cache row): a replay must never give a value that a detector's reply could not."""
+    if not isinstance(value, dict) or set(value) != {"risk", "score", "extra"}:
+        raise _invalid("a stored reply must be an object with exactly risk, score and extra", value)
+    risk, extra = value["risk"], value["extra"]
+    if not isinstance(risk, str) or risk not in RISKS:
+        raise _invalid(f"stored risk {_preview(risk, 40)} is not one of low, medium, high", value)
+    score = None if value["score"] is None else _score(value["score"], value)
+    if not isinstance(extra, dict) or too_deep(extra) is not None:
+        raise _invalid("stored extra is not a JSON object within the nesting limit", value)
+    return Prediction(risk=cast(Risk, risk), score=score, extra=extra)

@@ -27,8 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from harness._version import __version__
+from harness.cases.agent_ids import agent_id_problems
 from harness.detectors import fingerprint, load_detector
+from harness.errors import UsageError
 from harness.redact import redact_spec
+from harness.schema_messages import printable
 from harness.types import Detector, DetectorError
 from harness.types import Request as DetectorRequest
 
@@ -69,11 +72,10 @@ class ConsensusRequest(BaseModel):
 
     @model_validator(mode="after")
     def _unique_agents(self) -> "ConsensusRequest":
-        seen: set[str] = set()
-        for i, answer in enumerate(self.answers):
-            if answer.agent_id in seen:
-                raise ValueError(f"answers[{i}].agent_id: duplicate agent_id {answer.agent_id!r}")
-            seen.add(answer.agent_id)
+        # the rule of a case's agent ids (harness.cases.agent_ids): unique, and visibly so
+        if problems := agent_id_problems([answer.agent_id for answer in self.answers]):
+            i, message = problems[0]
+            raise ValueError(f"answers[{i}].agent_id: {message}")
         return self
 
 
@@ -283,7 +285,8 @@ def create_app(
         started = time.perf_counter()
         response = await call_next(request)
         ms = 1000 * (time.perf_counter() - started)
-        log.info("%s %s %d %.1fms", request.method, request.url.path, response.status_code, ms)
+        # the path as escapes: a request must not write terminal control sequences or fake lines into the log
+        log.info("%s %s %d %.1fms", printable(request.method), printable(request.url.path), response.status_code, ms)
         return response
 
     @app.get("/v1/info", response_model=Info)
@@ -327,13 +330,25 @@ def create_app(
     return _body_guard(app, max_body, body_timeout, api_key=api_key, max_connections=max_connections)
 
 
+def api_key_from_env() -> str | None:
+    """The bearer token ``FCB_API_KEY`` asks for; None when it is unset. Set but empty (or blank) is refused: it
+    would otherwise turn authentication off without a word."""
+    key = os.environ.get(API_KEY_ENV)
+    if key is not None and not key.strip():
+        raise UsageError(
+            f"{API_KEY_ENV} is set but empty: set it to the key clients must send, or unset it to serve without "
+            "authentication"
+        )
+    return key
+
+
 def app_from_env() -> Any:
     """The factory uvicorn calls in each worker; settings arrive through the environment."""
     return create_app(
         os.environ[DETECTOR_ENV],
         max_body=int(os.environ.get(MAX_BODY_ENV, DEFAULT_MAX_BODY)),
         body_timeout=float(os.environ.get(BODY_TIMEOUT_ENV, DEFAULT_BODY_TIMEOUT)),
-        api_key=os.environ.get(API_KEY_ENV) or None,
+        api_key=api_key_from_env(),
         max_connections=int(os.environ.get(MAX_CONNECTIONS_ENV, DEFAULT_MAX_CONNECTIONS)),
     )
 
@@ -351,6 +366,7 @@ def serve(
     """Run uvicorn in the foreground until interrupted."""
     import uvicorn
 
+    api_key_from_env()  # an empty key refused here, before a worker serves without one
     load_detector(detector_spec)  # fail here, with a clear message, rather than in every worker
     os.environ[DETECTOR_ENV] = detector_spec
     os.environ[MAX_BODY_ENV] = str(max_body)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -9,6 +10,8 @@ from tabulate import tabulate
 
 from harness.documents import CompareDocument, FlippedCase
 from harness.report.html import esc, render_compare, table
+from harness.report.markdown import md_text
+from harness.schema_messages import printable
 
 MAX_LISTED = 50
 
@@ -29,14 +32,17 @@ def metric_rows(cmp: CompareDocument) -> list[list[str]]:
     return rows
 
 
-def category_rows(cmp: CompareDocument) -> list[list[Any]]:
-    return [[c, v["n"], _f(v["base"]), _f(v["new"]), _f(v["delta"], True)] for c, v in cmp["per_category"].items()]
+def category_rows(cmp: CompareDocument, shown: Callable[[Any], str] = str) -> list[list[Any]]:
+    """One row a category; ``shown`` renders a value read from a run folder (`md_text` for Markdown)."""
+    return [
+        [shown(c), v["n"], _f(v["base"]), _f(v["new"]), _f(v["delta"], True)] for c, v in cmp["per_category"].items()
+    ]
 
 
-def _flip_lines(flips: list[FlippedCase], bullet: str) -> list[str]:
+def _flip_lines(flips: list[FlippedCase], bullet: str, shown: Callable[[Any], str] = printable) -> list[str]:
     if not flips:
         return [f"{bullet}(none)"]
-    lines = [f"{bullet}{f['id']} ({f['category']})" for f in flips[:MAX_LISTED]]
+    lines = [f"{bullet}{shown(f['id'])} ({shown(f['category'])})" for f in flips[:MAX_LISTED]]
     if len(flips) > MAX_LISTED:
         lines.append(f"{bullet}... and {len(flips) - MAX_LISTED} more (see --format json)")
     return lines
@@ -56,11 +62,15 @@ def to_text(cmp: CompareDocument, fmt: str = "simple") -> str:
     ds, flips = cmp["dataset"], cmp["flipped"]
     header = ["metric", "base", "new", "delta", f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI", "", ""]
     parts = [
-        f"base: {cmp['base']['detector']} ({cmp['base']['path']})\nnew:  {cmp['new']['detector']} "
-        f"({cmp['new']['path']})\ndata set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} cases)",
+        f"base: {printable(cmp['base']['detector'])} ({printable(cmp['base']['path'])})\n"
+        f"new:  {printable(cmp['new']['detector'])} ({printable(cmp['new']['path'])})\n"
+        f"data set: {printable(ds['name'])} (sha256 {printable(ds['sha256'][:12])}, {ds['cases']} cases)",
         tabulate(metric_rows(cmp), headers=header, tablefmt=fmt, disable_numparse=True),
         tabulate(
-            category_rows(cmp), headers=["category", "n", "base", "new", "delta"], tablefmt=fmt, disable_numparse=True
+            category_rows(cmp, printable),
+            headers=["category", "n", "base", "new", "delta"],
+            tablefmt=fmt,
+            disable_numparse=True,
         ),
         "\n".join([f"right to wrong: {len(flips['right_to_wrong'])}", *_flip_lines(flips["right_to_wrong"], "  ")]),
         "\n".join([f"wrong to right: {len(flips['wrong_to_right'])}", *_flip_lines(flips["wrong_to_right"], "  ")]),
@@ -76,8 +86,9 @@ def to_markdown(cmp: CompareDocument) -> str:
     out = [
         f"## {icon} False-consensus detector comparison",
         "",
-        f"`{cmp['new']['detector']}` against baseline `{cmp['base']['detector']}` on **{ds['name']}** "
-        f"(sha256 `{ds['sha256'][:12]}`, {ds['cases']} cases).",
+        # every value read from the run folders is inert Markdown (`md_text`): no HTML, links or code spans
+        f"{md_text(cmp['new']['detector'])} against baseline {md_text(cmp['base']['detector'])} on "
+        f"**{md_text(ds['name'])}** (sha256 {md_text(ds['sha256'][:12])}, {ds['cases']} cases).",
         "",
         tabulate(metric_rows(cmp), headers=header, tablefmt="github", disable_numparse=True),
         "",
@@ -86,7 +97,7 @@ def to_markdown(cmp: CompareDocument) -> str:
         "<details><summary>Per category</summary>",
         "",
         tabulate(
-            category_rows(cmp),
+            category_rows(cmp, md_text),
             headers=["category", "n", "base", "new", "delta"],
             tablefmt="github",
             disable_numparse=True,
@@ -98,10 +109,10 @@ def to_markdown(cmp: CompareDocument) -> str:
         f"{len(flips['wrong_to_right'])} wrong to right</summary>",
         "",
         "Right to wrong:",
-        *_flip_lines(flips["right_to_wrong"], "- "),
+        *_flip_lines(flips["right_to_wrong"], "- ", md_text),
         "",
         "Wrong to right:",
-        *_flip_lines(flips["wrong_to_right"], "- "),
+        *_flip_lines(flips["wrong_to_right"], "- ", md_text),
         "",
         "</details>",
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+from collections.abc import Callable
 
 import orjson
 from tabulate import tabulate
@@ -12,6 +13,7 @@ from tabulate import tabulate
 from harness.documents import LeaderboardBoard
 from harness.leaderboard.rank import COLUMNS, LATENCY, Board, Row, metric_pair
 from harness.leaderboard.runs import REAL_SUFFIX
+from harness.report.markdown import md_text
 
 REAL_LABEL = "natural + assembled"
 HEADER = [
@@ -56,11 +58,12 @@ def _with_ci(value: float | None, ci: tuple[float, float] | None) -> str:
     return _f(value) + (f" [{_f(ci[0])}, {_f(ci[1])}]" if ci else "")
 
 
-def row_cells(row: Row, board: Board) -> list[str]:
+def row_cells(row: Row, board: Board, shown: Callable[[str], str] = str) -> list[str]:
+    """A row's cells; ``shown`` renders the detector's name, read from run folders (`md_text` for Markdown)."""
     v = row.values
     base, real = metric_pair(board.metric)
     latency = v[LATENCY]
-    detector = row.detector + (" (incomplete)" if row.incomplete else "")
+    detector = shown(row.detector) + (" (incomplete)" if row.incomplete else "")
     cells = [
         row.rank_label,
         detector,
@@ -123,8 +126,11 @@ def method_text(board: Board) -> str:
 def to_markdown(boards: list[Board]) -> str:
     parts = []
     for board in boards:
-        table = tabulate([row_cells(r, board) for r in board.rows], headers=header(board), tablefmt="github")
-        parts.append(f"### {_heading(board)}\n\n{table}\n\n{method_text(board)}\n")
+        # a detector's name and the data set's come from run folders: inert Markdown (`md_text`), never rendered
+        table = tabulate([row_cells(r, board, md_text) for r in board.rows], headers=header(board), tablefmt="github")
+        ds = board.dataset
+        heading = f"{md_text(ds['name'])} (sha256 {md_text(ds['sha256'][:12])}, {ds['cases']} cases)"
+        parts.append(f"### {heading}\n\n{table}\n\n{method_text(board)}\n")
     return "\n".join(parts)
 
 

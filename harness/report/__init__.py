@@ -4,4 +4,5 @@ Modules:
 - ``text``: the terminal summary, ``report.md`` and ``metrics.json``
 - ``html``: ``report.html``, one self-contained page with the figures and a case explorer
 - ``plots``: PNG plots: confusion heatmaps, per-category bars, metric trends
+- ``markdown``: values from run folders made inert in Markdown (no HTML, links or code spans)
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -11,7 +11,9 @@ from tabulate import tabulate
 
 from harness.documents import GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
 from harness.files import atomic_write
+from harness.report.markdown import md_text
 from harness.runfolder.names import METRICS, REPORT
+from harness.schema_messages import printable
 
 
 def _pct(value: float | None) -> str:
@@ -112,8 +114,9 @@ def category_rows(m: Metrics) -> list[list[Any]]:
 CATEGORY_HEADER = ["category", "expected", "n", "accuracy", "95% CI", "low", "medium", "high", "error"]
 
 
-def group_rows(groups: Mapping[str, GroupAccuracy]) -> list[list[Any]]:
-    return [[key, v["n"], _pct(v["accuracy"]), _ci(v["ci95"])] for key, v in groups.items()]
+def group_rows(groups: Mapping[str, GroupAccuracy], shown: Callable[[Any], str] = str) -> list[list[Any]]:
+    """One row a group; ``shown`` renders its name, a value of the cases file (`md_text` for Markdown)."""
+    return [[shown(key), v["n"], _pct(v["accuracy"]), _ci(v["ci95"])] for key, v in groups.items()]
 
 
 def operational_rows(m: Metrics) -> list[list[Any]]:
@@ -140,7 +143,7 @@ def error_message_rows(m: Metrics, width: int = 160) -> list[list[Any]]:
     """(count, kind, message, first case) for the most frequent distinct error messages, each on one line."""
     rows = []
     for e in m["operational"].get("error_messages", []):
-        text = " ".join(e["message"].split())
+        text = printable(" ".join(e["message"].split()), escape_backslash=False)  # no terminal escapes
         rows.append([e["count"], e["kind"], text if len(text) <= width else text[: width - 3] + "...", e["case_id"]])
     return rows
 
@@ -150,8 +153,8 @@ ERROR_HEADER = ["count", "kind", "message", "e.g. case"]
 
 def _error_table(m: Metrics, fmt: str) -> list[str]:
     rows = error_message_rows(m)
-    if fmt == "github":  # a pipe in a message would split the Markdown cell
-        rows = [[n, kind, text.replace("|", "\\|"), case] for n, kind, text, case in rows]
+    if fmt == "github":  # a detector's message is inert Markdown: no HTML, link or pipe of it renders
+        rows = [[n, kind, md_text(text), md_text(case)] for n, kind, text, case in rows]
     return [tabulate(rows, headers=ERROR_HEADER, tablefmt=fmt)] if rows else []
 
 
@@ -165,13 +168,15 @@ def _token_rows(tokens: Tokens | None) -> list[list[Any]]:
     return rows
 
 
-def _title(doc: MetricsDocument) -> list[str]:
+def _title(doc: MetricsDocument, shown: Callable[[Any], str] = str) -> list[str]:
+    """The run's title lines; ``shown`` renders the values the user or the detector chose (`md_text`)."""
     ds, det = doc["dataset"], doc["detector"]
     status = "complete" if doc["complete"] else "INCOMPLETE"
+    spec = shown(det["spec"])
     lines = [
-        f"detector: {det['label']} ({det['spec']})" if det.get("label") else f"detector: {det['spec']}",
-        *([f"fingerprint: {_fingerprint_text(fp)}"] if (fp := det.get("fingerprint")) else []),
-        f"data set: {ds['name']} (sha256 {ds['sha256'][:12]}, {ds['cases']} valid cases)",
+        f"detector: {shown(det['label'])} ({spec})" if det.get("label") else f"detector: {spec}",
+        *([f"fingerprint: {shown(_fingerprint_text(fp))}"] if (fp := det.get("fingerprint")) else []),
+        f"data set: {shown(ds['name'])} (sha256 {shown(ds['sha256'][:12])}, {ds['cases']} valid cases)",
         f"run: {status}; harness {doc['harness_version']}; {doc['created']}",
     ]
     if skipped := ds.get("skipped_invalid"):
@@ -212,7 +217,7 @@ def render_summary(doc: MetricsDocument) -> str:
     header, cm_rows = confusion_rows(m)
     headline_header, headline_body = headline_table(m)
     parts = [
-        "\n".join(_title(doc)),
+        "\n".join(_title(doc, printable)),
         tabulate(headline_body, headers=headline_header, tablefmt=fmt),
         tabulate(cm_rows, headers=header, tablefmt=fmt),
         tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt),
@@ -233,7 +238,7 @@ def render_markdown(doc: MetricsDocument) -> str:
     m = doc["metrics"]
     fmt = "github"
     header, cm_rows = confusion_rows(m)
-    out = ["# False-consensus detector report", "", *(f"- {line}" for line in _title(doc)), ""]
+    out = ["# False-consensus detector report", "", *(f"- {line}" for line in _title(doc, md_text)), ""]
     headline_header, headline_body = headline_table(m)
     out += ["## Headline", "", tabulate(headline_body, headers=headline_header, tablefmt=fmt)]
     out += ["", *_real_note(m)]
@@ -257,14 +262,14 @@ def render_markdown(doc: MetricsDocument) -> str:
         out += [
             f"## By {name}",
             "",
-            tabulate(group_rows(groups), headers=[name, "n", "accuracy", "95% CI"], tablefmt=fmt),
+            tabulate(group_rows(groups, md_text), headers=[name, "n", "accuracy", "95% CI"], tablefmt=fmt),
             "",
         ]
     out += ["## Operational", "", tabulate(operational_rows(m), headers=["", ""], tablefmt=fmt), ""]
     if errors := _error_table(m, fmt):
         out += ["## Errors (most frequent messages)", "", *errors, ""]
     if problems := doc["dataset"].get("problems"):
-        out += ["## Problems in the cases file", "", *(f"- `{p}`" for p in problems), ""]
+        out += ["## Problems in the cases file", "", *(f"- {md_text(p)}" for p in problems), ""]
     return "\n".join(out)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from harness.errors import RunError, UsageError
 from harness.run.details import case_details
 from harness.run.runner import run
 from harness.run.selection import in_scope
-from harness.run.settings import EvalSettings, parse_shard, resumed_settings
+from harness.run.settings import ENGINE_FIELDS, EvalSettings, parse_shard, resumed_settings
 from harness.runfolder.journal import read_journal
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
@@ -51,7 +52,22 @@ def _api_settings(
     else:
         adapted = adapt(detector, options, name)
         spec = adapted.name
+        _runs_here(given)
     return EvalSettings(cases=str(cases), detector=spec, options=options, name=name, **given), adapted
+
+
+def _runs_here(given: dict[str, Any]) -> None:
+    """A Python object runs in this process whatever the engine asked: the run records the engine that ran
+    ("local"), and says so when another was asked for (only a spec string can be loaded in other processes)."""
+    asked = given.get("engine", "local")
+    if asked != "local":
+        warnings.warn(
+            f"engine={asked!r} runs detectors given as spec strings ('file.py:function'); a Python object runs in "
+            "this process, and the run records engine 'local'",
+            stacklevel=4,
+        )
+    for key in ENGINE_FIELDS:
+        given.pop(key, None)
 
 
 async def evaluate_async(

@@ -1,24 +1,30 @@
 """A response cache: a detector's replies stored by its fingerprint and a digest of the request (SQLite, WAL).
 
 Running an unchanged language-model or HTTP detector over the same cases again need not pay for every call again.
-Only answers are stored, never errors; stored values pass through the same secret scrubbing as the journal, and the
-keys are digests of the redacted fingerprint and of the request (which holds no secret). Several runs, in several
-processes, may share one cache file: SQLite in WAL mode serialises the writers and readers never wait.
+Only answers are stored, never errors; stored values pass through the same secret scrubbing as the journal
+(`harness.redact.scrub_json`), replayed values are checked as fresh replies are, and the keys are digests of the
+redacted fingerprint and of the request (which holds no secret). Several runs, in several processes, may share one
+cache file: SQLite in WAL mode serialises the writers and readers never wait. A cache in trouble is skipped, never
+an error for a case (`ResponseCache`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from harness.detectors.reply import stored_prediction
+from harness.redact import scrub_json
 from harness.spec import parse_spec
-from harness.types import Detector, HasPreflight, HasSecrets, Prediction, Request
+from harness.types import Detector, DetectorError, HasPreflight, HasSecrets, Prediction, Request
 
 CACHE_FILE = "responses.sqlite3"
 BUSY_TIMEOUT_MS = 30_000  # a writer in another process holds the lock for one short insert at a time
@@ -65,48 +71,105 @@ def request_key(request: Request) -> str:
 
 
 class ResponseCache:
-    """One SQLite file of replies. ``refresh`` ignores what is stored (and replaces it with fresh replies)."""
+    """One SQLite file of replies. ``refresh`` ignores what is stored (and replaces it with fresh replies).
+
+    The cache only ever saves calls; it never changes a case's outcome. A cache that cannot be opened or read (a
+    truncated or garbage file, a read-only one, a directory in its place) is skipped, and one that cannot be
+    written (a full disk) is no longer written, each with one warning on stderr, never an error for a case. A
+    stored reply that is not a valid reply (an edited row) is asked again, as a miss.
+    """
 
     def __init__(self, directory: str | Path, *, refresh: bool = False, secrets: list[str] | None = None) -> None:
         self.path = Path(directory) / CACHE_FILE
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.refresh = refresh
-        self._secrets = [s.encode() for s in secrets or [] if s]
-        # autocommit (isolation_level None): each insert is its own short transaction, so concurrent runs interleave
-        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.execute(_SCHEMA)
+        self._secrets = [s for s in secrets or [] if s]
         self.hits = self.misses = 0
+        self._db: sqlite3.Connection | None = None
+        self._writable = True
+        self._warned: set[str] = set()
+        try:
+            self._db = self._open()
+        except (sqlite3.Error, OSError) as exc:
+            self._give_up(exc)
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # autocommit (isolation_level None): each insert is its own short transaction, so concurrent runs interleave
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(_SCHEMA)
+            db.execute("SELECT count(*) FROM replies").fetchone()  # a garbage file fails here, not mid-run
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _warn(self, what: str, message: str) -> None:
+        if what not in self._warned:  # once a kind of trouble: a full disk would otherwise warn for every case
+            self._warned.add(what)
+            print(f"fcb: warning: response cache {self.path}: {message}", file=sys.stderr)
+
+    def _give_up(self, exc: BaseException) -> None:
+        self._warn("unusable", f"cannot be used ({exc}); the run goes on without it (--no-cache hides this)")
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+        self._db = None
 
     def get(self, detector: str, request: str) -> Prediction | None:
-        if self.refresh:
+        """The stored reply, as a `Prediction` checked like a fresh reply; None to ask the detector."""
+        if self.refresh or self._db is None:
             return None
-        row = self._db.execute(
-            "SELECT reply FROM replies WHERE detector = ? AND request = ?", (detector, request)
-        ).fetchone()
-        if row is None:
+        try:
+            row = self._db.execute(
+                "SELECT reply FROM replies WHERE detector = ? AND request = ?", (detector, request)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            self._give_up(exc)
+            return None
+        prediction = None if row is None else self._replayed(row[0])
+        if prediction is None:
             self.misses += 1
             return None
         self.hits += 1
-        value = orjson.loads(row[0])
-        return Prediction(value["risk"], value["score"], value["extra"], attempts=0, cached=True)
+        return prediction
+
+    def _replayed(self, blob: Any) -> Prediction | None:
+        try:
+            prediction = stored_prediction(orjson.loads(blob))
+        except (orjson.JSONDecodeError, TypeError, DetectorError) as exc:
+            reason = exc.message if isinstance(exc, DetectorError) else f"not JSON ({exc})"
+            self._warn("invalid", f"a stored reply is not a valid reply ({reason}); its case is asked again")
+            return None
+        return replace(prediction, attempts=0, cached=True)
 
     def put(self, detector: str, request: str, prediction: Prediction) -> None:
+        """Store a fresh answer; a cache that cannot be written is left alone (one warning), the answer stands."""
+        if self._db is None or not self._writable:
+            return
+        # stored as the journal keeps it: a secret the detector echoed (or a long start of one) is scrubbed
+        extra = scrub_json(prediction.extra, self._secrets)
         data = orjson.dumps(
-            {"risk": prediction.risk, "score": prediction.score, "extra": prediction.extra},
+            {"risk": prediction.risk, "score": prediction.score, "extra": extra},
             default=repr,
             option=orjson.OPT_NON_STR_KEYS,
         )
-        for secret in self._secrets:  # a secret the detector echoed back stays out of the cache, as of the journal
-            data = data.replace(secret, b"[REDACTED]")
-        self._db.execute(
-            "INSERT OR REPLACE INTO replies (detector, request, reply) VALUES (?, ?, ?)", (detector, request, data)
-        )
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO replies (detector, request, reply) VALUES (?, ?, ?)", (detector, request, data)
+            )
+        except sqlite3.Error as exc:
+            self._writable = False
+            self._warn("write", f"cannot be written ({exc}); answers are no longer stored, the run goes on")
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
 
 
 FORWARDED = ("concurrency", "train_source_items", "fingerprint")

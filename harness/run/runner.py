@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +37,7 @@ from harness.runfolder.folder import clear_run, refuse_taken
 from harness.runfolder.journal import JournalWriter, in_file_order, outcome_of, read_journal, record
 from harness.runfolder.lock import run_lock
 from harness.runfolder.manifest import add_session, now, write_manifest
-from harness.runfolder.names import PREDICTIONS
+from harness.runfolder.names import MANIFEST, PREDICTIONS
 from harness.runfolder.scope import write_scope
 from harness.types import (
     CaseLabels,
@@ -250,14 +251,34 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     scanned = scan(settings.cases, strict=settings.strict, spool=True, keep=shard_filter(settings))
     try:
         return await _run_scanned(settings, detector, scanned)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise _out_of_space(exc) from exc
     finally:
         scanned.close()
+
+
+def _out_of_space(exc: OSError) -> RunError:
+    """A full disk said with the file it hit and, when that file is in a run folder (the one holding ``run.json``),
+    how to go on: the journal keeps every case that finished, and a resume sends only the others."""
+    path = Path(exc.filename) if exc.filename else None
+    message = f"{path or 'a file'}: {exc.strerror or 'no space left on device'}"
+    run_dir = next((p for p in path.parents if (p / MANIFEST).is_file()), None) if path else None
+    if run_dir is None:
+        return RunError(message)
+    return RunError(
+        f"{message}; the cases that finished are kept in {run_dir}: free some space, then go on with "
+        f"`fcb eval --resume {run_dir}` (the same cases file and detector)"
+    )
 
 
 async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanned: Scan) -> RunResult:
     if scanned.errors and not settings.skip_invalid:
         raise _invalid_cases(scanned)
     scope, labels, digest = in_scope(settings, scanned)
+    if scanned.empty:
+        raise RunError(scanned.empty)
     if not labels:
         chosen = f" matching {subset_choice(settings)}" if subset_choice(settings) else ""
         raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")

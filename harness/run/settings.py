@@ -50,7 +50,7 @@ class EvalSettings:
         return EngineSettings(self.engine, self.workers, self.ray_address, self.num_cpus, self.num_gpus)
 
 
-_ENGINE_FIELDS = ("engine", "workers", "ray_address", "num_cpus", "num_gpus")
+ENGINE_FIELDS = ("engine", "workers", "ray_address", "num_cpus", "num_gpus")
 
 
 def shard_text(shard: tuple[int, int] | None) -> str | None:
@@ -85,7 +85,7 @@ def settings_record(settings: EvalSettings) -> Settings:
         "name": settings.name,
         "categories": list(settings.categories),
         "tags": list(settings.tags),
-        **{key: getattr(settings, key) for key in _ENGINE_FIELDS},
+        **{key: getattr(settings, key) for key in ENGINE_FIELDS},
         **options,
     }
     return cast(Settings, record)  # the options spread in by name: `Settings` lists every field of theirs
@@ -100,7 +100,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
     n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")
     name = record.pop("name", None)  # the last three are absent from runs of older versions
     categories, tags = tuple(record.pop("categories", ())), tuple(record.pop("tags", ()))
-    engine = {key: record.pop(key) for key in _ENGINE_FIELDS if key in record}
+    engine = {key: record.pop(key) for key in ENGINE_FIELDS if key in record}
     record["risk_field"] = tuple(record["risk_field"].split("."))
     return EvalSettings(
         cases=manifest["cases"],

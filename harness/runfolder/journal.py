@@ -7,6 +7,7 @@ repeats only the cases that had not finished.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from collections.abc import Iterable, Iterator
@@ -19,7 +20,7 @@ from harness.cases.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.documents import ErrorKind, JournalError, JournalRecord
 from harness.errors import RunError, RunLoadError
 from harness.files import atomic_write
-from harness.redact import scrub_value
+from harness.redact import scrub_json
 from harness.schema_messages import preview
 from harness.types import ERROR_KINDS, RISKS, CaseLabels, DetectorError, Outcome, Prediction
 
@@ -202,35 +203,61 @@ def open_own(path: Path, flags: int) -> int:
         raise RunError(f"{path}: {exc.strerror or exc}") from None
 
 
+_FREE_TEXT = ("message", "raw", "traceback")
+"""The fields of a journal error that hold free text (what a detector or a traceback said)."""
+
+
+def scrub_record(rec: JournalRecord, secrets: list[str]) -> JournalRecord:
+    """``rec`` with ``secrets`` scrubbed from its free text only: the detector's ``response`` and the error's
+    message, raw reply and traceback. The record's keys, ids, hash, category, risks, numbers, booleans and nulls
+    are never touched: a secret that is also a word of the journal (``hash``, ``risk``, ``null``, ``high``) must
+    not change what the line means."""
+    out: dict[str, Any] = dict(rec)
+    if out.get("response") is not None:
+        out["response"] = scrub_json(out["response"], secrets)
+    error = out.get("error")
+    if isinstance(error, dict):
+        out["error"] = {k: scrub_json(v, secrets) if k in _FREE_TEXT else v for k, v in error.items()}
+    return cast(JournalRecord, out)
+
+
 class JournalWriter:
     """Appends records to ``predictions.jsonl``; each line reaches the OS as soon as its case finishes.
 
-    Any of ``secrets`` that a detector echoes back is replaced by ``[REDACTED]`` before it reaches the disk.
+    Any of ``secrets`` that a detector echoes back is replaced by ``[REDACTED]`` in the free text of a record
+    (`scrub_record`) before it reaches the disk.
     """
 
     def __init__(self, path: str | Path, secrets: list[str] | None = None) -> None:
+        self.path = Path(path)
         fd = open_own(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         self._file = os.fdopen(fd, "ab")  # closed by close()
         self._secrets = [s for s in secrets or [] if s]
-        self._raw_secrets = [s.encode() for s in self._secrets]
 
     def write(self, rec: JournalRecord) -> JournalRecord:
-        """Append ``rec``; returns the record as written (scrubbed), for everything computed from it.
-
-        Every string in it loses the secrets and any long start of one (a message cut in the middle of a token);
-        then the line as a whole loses any whole secret left, as in a value only ``repr`` could write.
-        """
+        """Append ``rec``; returns the record as written (scrubbed), for everything computed from it."""
         if self._secrets:
-            rec = cast(JournalRecord, scrub_value(rec, self._secrets))
-        line = orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS)
-        scrubbed = line
-        for secret in self._raw_secrets:
-            scrubbed = scrubbed.replace(secret, b"[REDACTED]")
-        self._file.write(scrubbed + b"\n")
-        self._file.flush()
-        return rec if scrubbed is line else cast(JournalRecord, orjson.loads(scrubbed))
+            rec = scrub_record(rec, self._secrets)
+        with self._naming_the_file():
+            self._file.write(orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+            self._file.flush()
+        return rec
+
+    @contextlib.contextmanager
+    def _naming_the_file(self) -> Iterator[None]:
+        """An OSError of a write (a full disk) names the journal: the error alone says only "[Errno 28]"."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
 
     def close(self) -> None:
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
+        try:
+            with self._naming_the_file():
+                self._file.flush()
+                os.fsync(self._file.fileno())
+        finally:
+            with contextlib.suppress(OSError):  # what could not be flushed is lost; the error above says where
+                self._file.close()

@@ -2,7 +2,8 @@
 
 ``POST /v1/chat/completions`` (any path: the path is recorded) answers according to the requested model name:
 ``json`` a JSON reply; ``fenced`` a fenced JSON block with text around it; ``garbage`` prose with no JSON;
-``vote`` high, high, low in turn (for self-consistency); ``throttle`` a 429 with ``Retry-After: 1`` on the first
+``vote`` high, high, low in turn (for self-consistency); ``echokey`` a JSON reply whose reason quotes the first 12
+characters of the bearer token (a model leaking its key); ``throttle`` a 429 with ``Retry-After: 1`` on the first
 request of each prompt; ``slow`` waits 3 s; ``nojsonmode`` refuses ``response_format`` with 400.
 Usage: prompt tokens = words in the prompt, completion tokens = 7. It prints ``PORT <n>``; requests are appended
 to ``--record`` when given.
@@ -74,6 +75,9 @@ def main() -> None:
                 content = "Here is my verdict:\n```json\n" + json.dumps(reply) + "\n```\nHope that helps."
             elif model == "garbage":
                 content = "I cannot decide whether these agents agree for good reasons."
+            elif model == "echokey":
+                token = self.headers.get("Authorization", "").partition(" ")[2]
+                content = json.dumps({**reply, "reason": f"my key starts {token[:12]}, said the model"})
             elif model == "vote":
                 risk = ("high", "high", "low")[(nth - 1) % 3]
                 content = json.dumps({"false_consensus_risk": risk, "risk_score": 0.9 if risk == "high" else 0.3})
