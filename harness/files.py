@@ -1,10 +1,14 @@
-"""Files written whole: a reader sees the old content or the new, never half of it."""
+"""Files written whole (a reader sees the old content or the new, never half of it), and input files opened only
+when they are regular files of a bounded size."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 
 def _umask() -> int:
@@ -26,4 +30,29 @@ def atomic_write(path: str | Path, data: bytes) -> None:
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class NotRegular(OSError):
+    """A path that is not a regular file (a device such as /dev/zero, a FIFO, a directory), or one over a size cap."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def open_regular(path: str | os.PathLike[str], max_bytes: int) -> BinaryIO:
+    """``path`` opened for reading bytes, only if it is a regular file of at most ``max_bytes``: `NotRegular`
+    otherwise. Opened without blocking, so a FIFO with no writer is refused at once instead of hanging the reader,
+    and checked on the open file, so nothing can be swapped in between the check and the read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file", str(path))
+        if st.st_size > max_bytes:
+            raise NotRegular(errno.EFBIG, f"{st.st_size:,} bytes, over the {max_bytes:,}-byte limit", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
         raise
