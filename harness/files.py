@@ -1,14 +1,16 @@
-"""Files written whole (a reader sees the old content or the new, never half of it), and input files opened only
-when they are regular files of a bounded size."""
+"""Files written whole (a reader sees the old content or the new, never half of it), input files opened only when
+they are regular files of a bounded size, and standard streams that outlive their reader."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 
 def _umask() -> int:
@@ -56,3 +58,51 @@ def open_regular(path: str | os.PathLike[str], max_bytes: int) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+class DropOnBrokenPipe:
+    """A standard stream whose reader may go away (``fcb eval ... 2>&1 | head -1``): once a write or flush finds the
+    pipe broken, the stream's descriptor is pointed at /dev/null and what follows is dropped, so that progress and
+    summaries never stop the work they report on. Everything else is the wrapped stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.dropped = False
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._drop()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop()
+
+    def _drop(self) -> None:
+        # the descriptor, not only this object: the interpreter's own flush at exit and anything that writes to
+        # the descriptor directly (a signal handler's os.write) must not meet the broken pipe either
+        self.dropped = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+        with contextlib.suppress(BrokenPipeError):
+            self._stream.flush()  # what was buffered goes to /dev/null now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def drop_output_on_broken_pipe() -> None:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` in `DropOnBrokenPipe` (once)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, DropOnBrokenPipe):
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                stream.fileno()  # only a stream on a descriptor can be pointed elsewhere
+                setattr(sys, name, DropOnBrokenPipe(stream))
