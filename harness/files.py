@@ -106,3 +106,16 @@ def drop_output_on_broken_pipe() -> None:
             with contextlib.suppress(AttributeError, OSError, ValueError):
                 stream.fileno()  # only a stream on a descriptor can be pointed elsewhere
                 setattr(sys, name, DropOnBrokenPipe(stream))
+
+
+def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The whole content of a regular file of at most ``max_bytes`` (`open_regular`); a file that grew past the cap
+    while it was read is refused too."""
+    parts, size = [], 0
+    with open_regular(path, max_bytes) as f:
+        while block := f.read(1 << 20):  # in blocks: read(max_bytes) would reserve max_bytes of memory at once
+            size += len(block)
+            if size > max_bytes:
+                raise NotRegular(errno.EFBIG, f"over the {max_bytes:,}-byte limit", str(path))
+            parts.append(block)
+    return b"".join(parts)

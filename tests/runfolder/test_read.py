@@ -158,6 +158,23 @@ def test_view_and_compare_read_case_text_only_from_a_regular_file(kind: str, fin
     assert _case_ids_with_text(out) == set()
 
 
+@pytest.mark.parametrize("command", sorted(READERS))
+def test_a_run_folder_file_that_is_not_a_regular_file_is_refused(command: str, finished: Path, tmp_path: Path) -> None:
+    # predictions.jsonl linked to /dev/zero exhausted memory in every reader (exit 3 under a limit); a metrics.json
+    # that is a FIFO hung them
+    zero = _copy(finished, tmp_path, "zero")
+    (zero / "predictions.jsonl").unlink()
+    (zero / "predictions.jsonl").symlink_to("/dev/zero")
+    fifo = _copy(finished, tmp_path, "fifo")
+    (fifo / "metrics.json").unlink()
+    os.mkfifo(fifo / "metrics.json")
+    for run, name in ((zero, "predictions.jsonl"), (fifo, "metrics.json")):
+        proc = _limited_fcb(*READERS[command](run, finished))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (proc.returncode, proc.stderr)
+        # leaderboard and history look for runs by a regular metrics.json: a FIFO there is no run for them
+        assert f"{run / name}: not a regular file" in proc.stderr or "no runs" in proc.stderr, proc.stderr
+
+
 def test_view_refuses_a_cases_file_whose_content_changed_since_the_run(finished: Path, tmp_path: Path) -> None:
     # a cases file rewritten after the run (same ids, other text) was shown as the run's cases, exit 0
     run = _copy(finished, tmp_path, "changed")
