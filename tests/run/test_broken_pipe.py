@@ -90,3 +90,46 @@ def test_a_reader_that_goes_away_never_stops_the_run(tmp_path: Path, gate: Gate)
     assert doc["complete"] is True and (run / "report.html").is_file() and (run / "report.md").is_file()
     right = sum(rule(len(c["answers"])) == c["expected_risk"] for c in read_jsonl(cases))  # counted by hand
     assert doc["metrics"]["accuracy"] == right / N
+
+
+PRINTING = """
+import time
+from pathlib import Path
+
+FLAG = Path(__file__).with_name("reader-gone.flag")
+calls = 0
+
+
+def assess(request):
+    global calls
+    calls += 1
+    if calls > FREE:  # held until the test has closed its end of the pipe
+        deadline = time.monotonic() + 60
+        while not FLAG.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    print("assessing", request["task"][:30], flush=True)  # a detector that talks on stdout
+    n = len(request["answers"])
+    return {"false_consensus_risk": "high" if n >= 4 else "low"}
+"""
+
+
+def test_a_detector_that_prints_in_a_worker_process_is_not_failed_by_a_reader_that_went_away(tmp_path: Path) -> None:
+    # with --engine processes, a detector's print() after the reader went away raised BrokenPipeError in the
+    # worker: 96% of the cases became detector_exception errors and the run exited 1
+    cases = write_cases(tmp_path / "cases.jsonl", N)
+    detector = tmp_path / "printing.py"
+    detector.write_text(f"FREE = {FREE}\n" + PRINTING)
+    run = tmp_path / "run"
+    args = ["eval", str(cases), "-d", f"{detector}:assess", "--engine", "processes", "--workers", "1",
+            "--out", str(run), "--no-preflight", "--no-cache", "--bootstrap", "20"]  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    (tmp_path / "reader-gone.flag").touch()
+    assert proc.wait(timeout=120) == 0
+    doc = json.loads((run / "metrics.json").read_text())
+    right = sum(rule(len(c["answers"])) == c["expected_risk"] for c in read_jsonl(cases))  # counted by hand
+    assert doc["metrics"]["error_rate"] == 0 and doc["metrics"]["accuracy"] == right / N
