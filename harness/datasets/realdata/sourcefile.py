@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,17 +139,11 @@ def _kind(value: Any) -> str:
 
 
 def csv_rows(path: str | Path, columns: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line, row) for every row of a CSV source whose header holds ``columns``, read strictly: broken quoting (a
-    quote left open runs to the end of the file, or to a later quote, taking the lines between into one field), a
-    line break inside a field (the sources have none) or a row with more or fewer fields than the header is an
-    error naming the line, never a silently different table. Rows are given by the header's names."""
-    data = b"".join(line + b"\n" for _, line in lines(path))
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise SourceDataError(f"{path}:{line}: not UTF-8 text: {exc.reason}") from exc
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    """(line, row) for every row of a CSV source whose header holds ``columns``, streamed and read strictly: broken
+    quoting (a quote left open runs to the end of the file, or to a later quote, taking the lines between into one
+    field), a line break inside a field (the sources have none) or a row with more or fewer fields than the header
+    is an error naming the line, never a silently different table. Rows are given by the header's names."""
+    reader = csv.reader(_text_lines(path), strict=True)
     try:
         header = next(reader, None)
         if header is None:
@@ -159,15 +152,26 @@ def csv_rows(path: str | Path, columns: tuple[str, ...]) -> Iterator[tuple[int, 
         if missing:
             raise SourceDataError(f"{path}:1: {missing[0]}: column missing from the header")
         for row in reader:
-            if len(row) != len(header):
-                raise SourceDataError(
-                    f"{path}:{reader.line_num}: {len(row)} field(s) where the header has {len(header)} (a quote "
-                    "left open or a separator too many or too few)"
-                )
-            broken = next((name for name, cell in zip(header, row, strict=True) if "\n" in cell or "\r" in cell), None)
-            if broken is not None:
-                raise SourceDataError(f"{path}:{reader.line_num}: {broken}: a line break inside a field (a quote left "
-                                      "open on an earlier line?)")  # fmt: skip
-            yield reader.line_num, dict(zip(header, row, strict=True))
+            yield reader.line_num, _checked_row(f"{path}:{reader.line_num}", header, row)
     except csv.Error as exc:
         raise SourceDataError(f"{path}:{reader.line_num}: broken CSV quoting: {exc}") from exc
+
+
+def _text_lines(path: str | Path) -> Iterator[str]:
+    for number, line in lines(path):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SourceDataError(f"{path}:{number}: not UTF-8 text: {exc.reason}") from exc
+        yield (text.removeprefix("\ufeff") if number == 1 else text) + "\n"
+
+
+def _checked_row(where: str, header: list[str], row: list[str]) -> dict[str, str]:
+    if len(row) != len(header):
+        raise SourceDataError(f"{where}: {len(row)} field(s) where the header has {len(header)} (a quote left open, "
+                              "or a separator too many or too few)")  # fmt: skip
+    for name, cell in zip(header, row, strict=True):
+        if "\n" in cell or "\r" in cell:
+            raise SourceDataError(f"{where}: {name}: a line break inside a field (a quote left open on an earlier "
+                                  "line?)")  # fmt: skip
+    return dict(zip(header, row, strict=True))
