@@ -10,6 +10,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,22 @@ def test_a_run_folder_file_that_is_not_a_regular_file_is_refused(command: str, f
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, (proc.returncode, proc.stderr)
         # leaderboard and history look for runs by a regular metrics.json: a FIFO there is no run for them
         assert f"{run / name}: not a regular file" in proc.stderr or "no runs" in proc.stderr, proc.stderr
+
+
+def test_load_run_refuses_a_run_made_from_a_fifo_instead_of_hanging(tmp_path: Path) -> None:
+    # harness.load_run read a run's cases again from where it read them: from a FIFO it waited for ever
+    cases = write_cases(tmp_path / "cases.jsonl", 8)
+    fifo = tmp_path / "cases.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(cases.read_bytes()))
+    writer.start()
+    run = tmp_path / "run"
+    proc = run_cli("eval", str(fifo), "-d", "builtin:agreement", "--out", str(run), "-q", "--bootstrap", "20")
+    writer.join()
+    assert proc.returncode == 0, proc.stderr
+    code = f"import harness\ntry:\n    harness.load_run({str(run)!r})\nexcept harness.errors.RunError as e:\n print(e)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert f"{fifo}: not a regular file: the cases this run read cannot be read again" in proc.stdout, proc.stderr
 
 
 def test_view_refuses_a_cases_file_whose_content_changed_since_the_run(finished: Path, tmp_path: Path) -> None:
