@@ -228,3 +228,19 @@ def test_a_cases_file_of_another_shape_since_the_run_never_breaks_the_explorer(
     detail = _open_case(page, cases[0]["id"])
     assert "The case text is not available" in detail and "Detector: builtin:agreement" in detail
     assert "no longer a list" not in detail and page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_explorer_reads_a_case_of_any_shape_without_throwing(tmp_path: Path, browser_page: Page) -> None:
+    # a case text of another shape (answers not a list, evidence a number) threw in the explorer: the free-text
+    # filter broke and the detail panel stayed closed. The page is written here straight from explorer data, as no
+    # run can put such text in it any more (the cases file's sha256 is checked first)
+    from harness.report.html import page
+
+    odd = {"question": ["not", "text"], "answers": "no list", "evidence": 5, "tags": "x", "source": 7}
+    rows = [{"id": "FCB-0001", "cat": "c", "exp": "low", "p": [{"r": "low", "s": None, "a": 1, "l": 0.1}], "case": odd}]
+    path = tmp_path / "odd.html"
+    path.write_text(page("odd", [], "", {"runs": ["d"], "cases": rows, "note": ""}))
+    _open(browser_page, path)
+    detail = _open_case(browser_page, "FCB-0001")
+    assert "Detector: d" in detail and "predicted low" in detail and "source 7" in detail
+    assert browser_page.errors == []  # type: ignore[attr-defined]
