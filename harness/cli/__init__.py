@@ -44,8 +44,9 @@ from harness.cli import (
     view,
 )
 from harness.cli import eval as eval_command  # not ``eval``: that would hide the built-in in this module
-from harness.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from harness.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from harness.errors import FcbError, exit_code
+from harness.files import drop_output_on_broken_pipe
 
 COMMANDS = [
     validate,
@@ -87,13 +88,12 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    drop_output_on_broken_pipe()  # a reader of the output that goes away (`| head -1`) never stops the command
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_OK
     except FcbError as exc:  # a refusal the message explains; the tree in harness.errors gives the exit code
         print(f"{_command(args)}: {exc}", file=sys.stderr)
         return exit_code(exc)

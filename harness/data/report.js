@@ -15,6 +15,9 @@
   const $$ = (sel, el) => Array.from((el || document).querySelectorAll(sel));
   const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   const esc = (s) => String(s === null || s === undefined ? "" : s).replace(/[&<>"']/g, (c) => ESC[c]);
+  // A case's text comes from its file as it is: every part is read as possibly missing or of another shape.
+  const list = (x) => (Array.isArray(x) ? x : []);
+  const obj = (x) => (x && typeof x === "object" && !Array.isArray(x) ? x : {});
 
   async function unpack() {
     const bin = atob($("#cases-data").textContent.trim());
@@ -32,8 +35,9 @@
     if (c.hay === undefined) {
       const parts = [c.id, c.cat];
       if (c.case) {
-        parts.push(c.case.question, c.case.rationale, c.case.ground_truth, ...(c.case.evidence || []));
-        for (const a of c.case.answers) parts.push(a.agent_id, a.text);
+        const t = obj(c.case);
+        parts.push(t.question, t.rationale, t.ground_truth, sourceText(t.source), ...list(t.evidence));
+        for (const a of list(t.answers)) parts.push(obj(a).agent_id, obj(a).text);
       }
       for (const p of c.p) if (p) parts.push(p.em, p.e, JSON.stringify(p.resp || ""));
       c.hay = parts.join("\n").toLowerCase();
@@ -43,7 +47,7 @@
 
   function buildColumns() {
     columns = [
-      { label: "id", get: (c) => c.id, html: (c) => esc(c.id) + (c.stale ? ' <span class="stale">(changed)</span>' : "") },
+      { label: "id", get: (c) => c.id },
       { label: "category", get: (c) => c.cat },
       { label: "expected", get: (c) => RISKS.indexOf(c.exp), html: (c) => esc(c.exp) },
     ];
@@ -95,7 +99,7 @@
     out += '<button id="f-reset" type="button">reset</button><span id="count"></span></div>';
     out += '<table id="cases"><thead><tr>' + columns.map((c, i) => '<th data-col="' + i + '">' + esc(c.label) + "</th>").join("") +
       '</tr></thead><tbody></tbody></table><button id="more" type="button" hidden></button>';
-    if (D.note) out = '<p class="note">' + esc(D.note) + "</p>" + out;
+    if (D.note) out = '<p class="' + (D.note.startsWith("case text unavailable") ? "bad" : "note") + '">' + esc(D.note) + "</p>" + out;
     return out;
   }
 
@@ -191,6 +195,31 @@
     return out;
   }
 
+  // A source is "original" or an object naming the public data set and the item a case was built from.
+  function sourceText(s) {
+    if (!s || typeof s !== "object") return s === null || s === undefined ? "" : String(s);
+    const parts = [s.dataset, s.item === undefined || s.item === null ? "" : "item " + s.item];
+    return parts.filter((p) => p !== undefined && p !== null && p !== "").join(", ") + (s.license ? " (" + s.license + ")" : "");
+  }
+
+  function caseHtml(t) {
+    let out = '<h3>Question</h3><div class="pre">' + esc(t.question) + "</div>";
+    out += '<h3>Answers</h3><table class="answers"><thead><tr><th>agent</th><th>answer</th><th>correct</th><th>model_family</th>' +
+      "<th>saw others</th><th>shared context</th></tr></thead><tbody>" +
+      list(t.answers).map((x) => {
+        const a = obj(x), m = obj(a.metadata);
+        return "<tr><td>" + esc(a.agent_id) + '</td><td class="answer">' + esc(a.text) + "</td><td>" + yesNo(a.correct) +
+          "</td><td>" + esc(m.model_family) + "</td><td>" + yesNo(m.saw_other_answers) + "</td><td>" + yesNo(m.shared_context) + "</td></tr>";
+      }).join("") +
+      "</tbody></table>";
+    const evidence = list(t.evidence);
+    out += "<h3>Evidence</h3>" + (evidence.length ? "<ul>" + evidence.map((e) => "<li>" + esc(e) + "</li>").join("") + "</ul>" : "<p>(none)</p>");
+    out += "<h3>Ground truth</h3><p>" + esc(t.ground_truth) + "</p><p>majority correct: " + esc(t.majority_correct) + "</p>";
+    out += "<h3>Rationale</h3><p>" + esc(t.rationale) + "</p>";
+    out += '<p class="note">source ' + esc(sourceText(t.source)) + "; tags " + esc(list(t.tags).join(", ")) + "</p>";
+    return out;
+  }
+
   function open(i) {
     const c = D.cases[i];
     $$("#cases tbody tr.sel").forEach((tr) => tr.classList.remove("sel"));
@@ -198,25 +227,14 @@
     if (tr) tr.classList.add("sel");
     let out = '<button class="close" type="button">close</button><h2>' + esc(c.id) + "</h2>";
     out += "<p>category <b>" + esc(c.cat) + "</b>; expected risk <b>" + esc(c.exp) + "</b>" + (c.origin ? "; origin " + esc(c.origin) : "") + "</p>";
-    const t = c.case;
-    if (!t) {
-      out += '<p class="note">The case text is not available (the cases file is missing or no longer holds this case).</p>';
+    if (!c.case) {
+      out += '<p class="note">The case text is not available (the cases file is missing, changed since the run, or no longer holds this case).</p>';
     } else {
-      if (c.stale) out += '<p class="stale">This case changed in the cases file since the run.</p>';
-      out += '<h3>Question</h3><div class="pre">' + esc(t.question) + "</div>";
-      out += '<h3>Answers</h3><table class="answers"><thead><tr><th>agent</th><th>answer</th><th>correct</th><th>model_family</th>' +
-        "<th>saw others</th><th>shared context</th></tr></thead><tbody>" +
-        t.answers.map((a) => {
-          const m = a.metadata || {};
-          return "<tr><td>" + esc(a.agent_id) + '</td><td class="answer">' + esc(a.text) + "</td><td>" + yesNo(a.correct) +
-            "</td><td>" + esc(m.model_family) + "</td><td>" + yesNo(m.saw_other_answers) + "</td><td>" + yesNo(m.shared_context) + "</td></tr>";
-        }).join("") +
-        "</tbody></table>";
-      const evidence = t.evidence || [];
-      out += "<h3>Evidence</h3>" + (evidence.length ? "<ul>" + evidence.map((e) => "<li>" + esc(e) + "</li>").join("") + "</ul>" : "<p>(none)</p>");
-      out += "<h3>Ground truth</h3><p>" + esc(t.ground_truth) + "</p><p>majority correct: " + esc(t.majority_correct) + "</p>";
-      out += "<h3>Rationale</h3><p>" + esc(t.rationale) + "</p>";
-      out += '<p class="note">source ' + esc(t.source) + "; tags " + esc((t.tags || []).join(", ")) + "</p>";
+      try {
+        out += caseHtml(obj(c.case));
+      } catch (err) {  // never leave the panel closed: the predictions below are shown whatever the text holds
+        out += '<p class="bad">The case text could not be shown: ' + esc(err) + "</p>";
+      }
     }
     c.p.forEach((p, k) => { out += predictionHtml(c, p, k); });
     const aside = $("#detail");

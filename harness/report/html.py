@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import html
 import os
 import sys
@@ -22,10 +23,11 @@ from typing import IO, Any
 
 import orjson
 
+from harness.cases.lines import raw_lines
 from harness.cases.validate import content_hash
 from harness.documents import BaselineDocument, CompareDocument, GroupAccuracy, MetricsDocument
 from harness.errors import ReportError  # noqa: F401 - importable from here as before
-from harness.files import atomic_write
+from harness.files import atomic_write, open_regular
 from harness.report.text import (
     CATEGORY_HEADER,
     ERROR_HEADER,
@@ -51,36 +53,53 @@ def esc(value: Any) -> str:
 # ---- reading a run: journal records joined with the case text ----
 
 
-def case_texts(
-    path: str | os.PathLike[str] | IO[bytes] | None, ids: Iterable[str]
-) -> tuple[dict[str, dict[str, Any]], str]:
-    """(the parsed cases among ``ids`` by id, a note when the file cannot be read); streamed, one line at a time.
+CASES_MAX_BYTES = 1 << 30
+"""The largest cases file read for its text (1 GiB): far above any real data set, far below a page's reach."""
 
-    ``path`` may be an open binary file: the run's own copy of the cases, so that a pipe is never read twice."""
-    wanted = set(ids)
+
+def case_texts(
+    path: str | os.PathLike[str] | IO[bytes] | None, wanted: Mapping[str, str | None], sha256: str | None = None
+) -> tuple[dict[str, dict[str, Any]], str]:
+    """(the parsed cases among ``wanted`` by id, a note when the text cannot be used); streamed, one bounded line
+    at a time. ``wanted`` maps each id to the content hash its journal record holds (None: any line with the id).
+
+    ``path`` may be an open binary file: the run's own copy of the cases, so that a pipe is never read twice. A path
+    is read only if it is a regular file under `CASES_MAX_BYTES` (never a device, a FIFO or standard input), and its
+    text is used only if the whole file has the ``sha256`` the run recorded: a changed file gives no text at all,
+    never another run's cases under this run's predictions. Every note that means "no text" starts with
+    "case text unavailable"."""
     found: dict[str, dict[str, Any]] = {}
     if not path:
         return found, "the run does not name its cases file"
+    if not isinstance(path, str | os.PathLike):
+        path.seek(0)
+        _collect(raw_lines(path), wanted, found)
+        return found, ""
+    digest = hashlib.sha256()
     try:
-        if isinstance(path, str | os.PathLike):
-            with open(path, "rb") as f:
-                _collect(f, wanted, found)
-        else:
-            path.seek(0)
-            _collect(path, wanted, found)
+        with open_regular(path, CASES_MAX_BYTES) as f:
+            _collect(raw_lines(f, digest), wanted, found)
     except OSError as exc:
-        return found, f"case text unavailable: {path}: {exc.strerror or exc}"
+        return {}, f"case text unavailable: {path}: {exc.strerror or exc}"
+    if sha256 and digest.hexdigest() != sha256:
+        return {}, (f"case text unavailable: {path} is not the cases file this run read (its sha256 is "
+                    f"{digest.hexdigest()[:12]}, the run's {sha256[:12]}): it changed since the run")  # fmt: skip
     return found, ""
 
 
-def _collect(lines: Iterable[bytes], wanted: set[str], found: dict[str, dict[str, Any]]) -> None:
-    for raw in lines:
+def _collect(
+    lines: Iterable[tuple[int, bytes, int]], wanted: Mapping[str, str | None], found: dict[str, dict[str, Any]]
+) -> None:
+    for _, raw, _ in lines:
         try:
             case = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            continue  # invalid lines were skipped by the run too
-        if isinstance(case, dict) and case.get("id") in wanted:
-            found.setdefault(case["id"], case)
+            continue  # invalid lines (and lines over the length cap, read as b"") were skipped by the run too
+        if not isinstance(case, dict) or not isinstance(case.get("id"), str) or case["id"] not in wanted:
+            continue
+        expected = wanted[case["id"]]
+        if case["id"] not in found and expected in (None, content_hash(case)):
+            found[case["id"]] = case  # the very case the run sent: an invalid line with the same id is passed over
 
 
 def prediction_view(rec: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -105,36 +124,39 @@ def prediction_view(rec: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def explorer_cases(
-    journals: Sequence[Mapping[str, Mapping[str, Any]]], cases_path: str | IO[bytes] | None,
+    journals: Sequence[Mapping[str, Mapping[str, Any]]],
+    cases_path: str | IO[bytes] | None,
     ids: Sequence[str] | None = None,
+    sha256: str | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """The explorer's rows: one per case id (default: every journaled id, in id order), with one prediction per
-    journal (None where that run has no record) and the case's text when the cases file still holds it."""
+    journal (None where that run has no record) and the case's text when the cases file is still the one the run
+    read (``sha256``: the file's digest as the run recorded it; see `case_texts`)."""
     if ids is None:
         ids = sorted({cid for j in journals for cid in j})
-    texts, note = case_texts(cases_path, ids)
-    rows, changed = [], 0
+    firsts = {cid: next(r for r in (j.get(cid) for j in journals) if r is not None) for cid in ids}
+    texts, note = case_texts(cases_path, {cid: rec.get("hash") for cid, rec in firsts.items()}, sha256)
+    rows = []
     for cid in ids:
-        recs = [j.get(cid) for j in journals]
-        first = next(r for r in recs if r is not None)
+        first = firsts[cid]
         row: dict[str, Any] = {
             "id": cid,
             "cat": first.get("category"),
             "exp": first.get("expected"),
-            "p": [prediction_view(r) for r in recs],
+            "p": [prediction_view(j.get(cid)) for j in journals],
         }
         if first.get("origin"):
             row["origin"] = first["origin"]
-        case = texts.get(cid)
-        if case is not None and first.get("hash") not in (None, content_hash(case)):
-            changed += 1
-            row["stale"] = 1  # the file changed since the run: show the text, marked
-        if case is not None:
-            row["case"] = case  # the whole case: this is the report, labels and metadata included
+        if cid in texts:
+            row["case"] = texts[cid]  # the whole case: this is the report, labels and metadata included
         rows.append(row)
-    if changed:
-        note = (note + "; " if note else "") + f"{changed} case(s) changed in the cases file since the run"
     return rows, note
+
+
+def file_sha256_of(dataset: Mapping[str, Any]) -> str | None:
+    """The sha256 of the whole cases file a run read, from its metrics document's ``dataset`` block (older runs
+    recorded only ``sha256``, which was the file's for a run of the whole file)."""
+    return dataset.get("file_sha256") or dataset.get("sha256")
 
 
 # ---- static parts of the page ----
@@ -273,13 +295,12 @@ def _title_lines(doc: MetricsDocument) -> list[str]:
     ]
 
 
-def run_page(
-    run_dir: str | Path, doc: MetricsDocument, cases: str | IO[bytes] | None = None
-) -> tuple[str, str]:
+def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | IO[bytes] | None = None) -> tuple[str, str]:
     """(the page of one run, a note when some or all case text is missing), from its metrics document, its journal
     and its cases file: ``cases`` (a path, or the run's own copy of the file), by default the file the run read."""
     records = journal_records(run_dir)
-    rows, note = explorer_cases([records], cases or doc["dataset"].get("path"))
+    dataset = doc["dataset"]
+    rows, note = explorer_cases([records], cases or dataset.get("path"), sha256=file_sha256_of(dataset))
     label = doc["detector"].get("label") or doc["detector"]["spec"]
     explorer = {"runs": [label], "cases": rows, "note": note}
     return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer), note
@@ -307,6 +328,7 @@ def open_in_browser(path: Path) -> bool:
 
 # ---- comparing two runs: flipped cases with both predictions, in the same explorer ----
 
+
 def _baseline_records(doc: BaselineDocument) -> dict[str, dict[str, Any]]:
     """A baseline file's cases as journal-like records (it keeps one letter per case, no reply)."""
     records = {}
@@ -321,14 +343,14 @@ def _baseline_records(doc: BaselineDocument) -> dict[str, dict[str, Any]]:
     return records
 
 
-def run_records(path: str | Path) -> tuple[dict[str, Any], str | None]:
-    """(journal records by id, the cases file) of a run folder or a baseline file (``fcb baseline save``), each
-    read through `harness.runfolder.read` (`RunLoadError` names the file and field)."""
+def run_records(path: str | Path) -> tuple[dict[str, Any], Mapping[str, Any]]:
+    """(journal records by id, the metrics document's ``dataset`` block) of a run folder or a baseline file
+    (``fcb baseline save``), each read through `harness.runfolder.read` (`RunLoadError` names the file and field)."""
     path = Path(path)
     if path.is_file():
         baseline = read_baseline(path)
-        return _baseline_records(baseline), baseline["doc"]["dataset"].get("path")
-    return dict(journal_records(path)), read_metrics(path)["dataset"].get("path")
+        return _baseline_records(baseline), baseline["doc"]["dataset"]
+    return dict(journal_records(path)), read_metrics(path)["dataset"]
 
 
 def confusion_counts(rows: Sequence[dict[str, Any]], run: int) -> list[list[int]]:
@@ -344,8 +366,11 @@ def confusion_counts(rows: Sequence[dict[str, Any]], run: int) -> list[list[int]
 def render_compare(cmp: CompareDocument, sections: str) -> str:
     """The comparison page: ``sections`` (the comparison's tables), both runs' matrices, and the explorer over
     every paired case, showing the flipped ones first (the change filter)."""
-    (base, base_cases), (new, new_cases) = run_records(cmp["base"]["path"]), run_records(cmp["new"]["path"])
-    rows, note = explorer_cases([base, new], new_cases or base_cases)
+    (base, base_set), (new, new_set) = run_records(cmp["base"]["path"]), run_records(cmp["new"]["path"])
+    dataset = new_set if new_set.get("path") else base_set
+    rows, note = explorer_cases([base, new], dataset.get("path"), sha256=file_sha256_of(dataset))
+    if note:
+        print(f"fcb compare: warning: {note}; the page has no case text", file=sys.stderr)
     labels = [cmp["base"]["detector"], cmp["new"]["detector"]]
     maps = "".join(
         f"<div>{heatmap(confusion_counts(rows, k), k, f'{side}: {label}')}</div>"

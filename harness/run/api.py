@@ -12,6 +12,7 @@ from harness.cases.reader import scan
 from harness.detectors import adapt
 from harness.detectors.options import DetectorOptions
 from harness.errors import RunError, UsageError
+from harness.files import NotRegular, open_regular
 from harness.run.details import case_details
 from harness.run.runner import run
 from harness.run.selection import in_scope
@@ -126,11 +127,19 @@ def evaluate(
     )
 
 
+MAX_CASES_BYTES = 1 << 40
+"""No size bound on a cases file read back (it is read in bounded memory), only a regular-file check."""
+
+
 def load_result(run_dir: str | Path) -> RunResult:
     """A finished run read back from its folder, as the `RunResult` that `evaluate` returned (``.frame()`` too)."""
     path = Path(run_dir)
     document = read_metrics(path)
     settings = resumed_settings(path)
+    try:  # read again: only a regular file (a FIFO or standard input would hang, or give other content)
+        open_regular(settings.cases, MAX_CASES_BYTES).close()
+    except NotRegular as exc:
+        raise RunError(f"{exc}: the cases this run read cannot be read again (copy them to a file)") from None
     scanned = scan(settings.cases, strict=settings.strict)
     if scanned.sha256 != document["dataset"].get("file_sha256", document["dataset"]["sha256"]):
         raise RunError(f"{settings.cases}: not the cases file this run evaluated (its sha256 differs)")

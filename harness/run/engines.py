@@ -25,6 +25,7 @@ from harness.detectors.batch import Batcher
 from harness.detectors.functions import exception_error
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError, UsageError
+from harness.files import drop_output_on_broken_pipe
 from harness.redact import scrub_text
 from harness.spec import parse_spec
 from harness.types import Detector, DetectorError, HasSecrets, HasTrainingItems, Prediction, Request
@@ -124,6 +125,7 @@ def _load_in_process(spec: str, options: DetectorOptions, path: list[str]) -> No
     """A worker process's start: load the detector once. A failure is kept for the first call to raise, with its
     message (an initializer that raises only breaks the pool, without saying why)."""
     state = _ProcessState
+    drop_output_on_broken_pipe()  # a detector's print() after fcb's reader went away must not fail its case
     sys.path.extend(p for p in path if p not in sys.path)  # the driver's: module:function specs import alike
     state.spec, state.loop = spec, asyncio.new_event_loop()
     try:

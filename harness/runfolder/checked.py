@@ -9,6 +9,10 @@ import orjson
 
 from harness.documents import check
 from harness.errors import RunLoadError
+from harness.files import read_regular
+
+MAX_DOCUMENT_BYTES = 1 << 30
+"""The largest JSON document read back (1 GiB)."""
 
 
 def read_document(path: Path, name: str, missing: str = "") -> Any:
@@ -16,7 +20,7 @@ def read_document(path: Path, name: str, missing: str = "") -> Any:
     first wrong field when the file is missing (``missing``: what to add to the message), unreadable, not JSON, or
     breaks the definition."""
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(read_regular(path, MAX_DOCUMENT_BYTES))  # never a device or a FIFO put in its place
     except FileNotFoundError:
         raise RunLoadError(f"{path}: no such file" + (f"; {missing}" if missing else "")) from None
     except OSError as exc:

@@ -14,12 +14,15 @@ from typing import cast
 
 from harness.documents import JournalRecord, MetricsDocument
 from harness.errors import RunLoadError
+from harness.files import read_regular
 from harness.runfolder.checked import read_document
 from harness.runfolder.journal import checked_records
 from harness.runfolder.names import METRICS, PREDICTIONS
 from harness.runfolder.scope import read_scope
 
 UNFINISHED = "a run that has not finished has none (fcb eval --resume {run})"
+MAX_JOURNAL_BYTES = 16 << 30
+"""The largest journal read back (16 GiB): a bound for a file that is not the run's own, not for any real run."""
 
 
 def read_metrics(run_dir: str | Path) -> MetricsDocument:
@@ -36,7 +39,7 @@ def journal_records(run_dir: str | Path, *, scoped: bool = True) -> dict[str, Jo
     or for an older content of a case, is left out as the run left it out."""
     path = Path(run_dir) / PREDICTIONS
     try:
-        lines = path.read_bytes().split(b"\n")[:-1]  # the part after the last newline is unfinished
+        lines = read_regular(path, MAX_JOURNAL_BYTES).split(b"\n")[:-1]  # after the last newline: unfinished
     except FileNotFoundError:
         raise RunLoadError(f"{path}: no such file; not a run folder, or one whose run never started") from None
     except OSError as exc:

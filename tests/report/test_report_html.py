@@ -6,6 +6,7 @@ predictions. Screenshots go to results/test-artifacts/ for a person to look at."
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections import Counter
@@ -169,3 +170,77 @@ def test_fcb_view_rewrites_the_page_and_prints_its_path_without_a_display(tmp_pa
     assert proc.stdout.strip() == str(run / "report.html") and (run / "report.html").stat().st_size > 10_000
     proc = run_cli("view", str(tmp_path))
     assert proc.returncode == 2 and "metrics.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _eval(cases: Path, run: Path) -> None:
+    proc = run_cli("eval", str(cases), "-d", "builtin:agreement", "--out", str(run), "-q", "--bootstrap", "20")
+    assert proc.returncode == 0, proc.stderr
+
+
+def _open_case(page: Page, case_id: str) -> str:
+    page.keyboard.press("Escape")  # an open detail panel covers the table
+    page.fill("#f-text", case_id)
+    page.wait_for_function(
+        "id => document.querySelector('#count').textContent.startsWith('1 ') && "
+        "document.querySelector('#cases tbody td').textContent === id",
+        arg=case_id,
+    )
+    page.click("#cases tbody tr >> nth=0")
+    assert page.is_visible("#detail")
+    return page.text_content("#detail") or ""
+
+
+def test_a_real_benchmark_case_shows_its_source_data_set_and_item(tmp_path: Path, browser_page: Page) -> None:
+    # every real-benchmark case showed "source [object Object]" in its detail
+    cases = read_jsonl(write_cases(tmp_path / "made.jsonl", 6))
+    cases[0]["source"] = {
+        "dataset": "GSM8K model solutions", "license": "MIT", "citation": "Cobbe et al., 2021",
+        "url": "https://github.com/openai/grade-school-math", "item": "gsm8k:0123456789abcdef",
+    }  # fmt: skip
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    _eval(path, tmp_path / "run")
+    _open(browser_page, tmp_path / "run" / "report.html")
+    detail = _open_case(browser_page, cases[0]["id"])
+    assert "source GSM8K model solutions, item gsm8k:0123456789abcdef (MIT)" in detail
+    assert "source original" in _open_case(browser_page, cases[1]["id"])
+    assert "[object Object]" not in detail and browser_page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_cases_file_of_another_shape_since_the_run_never_breaks_the_explorer(
+    tmp_path: Path, browser_page: Page
+) -> None:
+    # after the cases file changed shape (answers no longer a list), `fcb view` put its text in the page: the
+    # explorer threw on the case and its detail panel stayed closed
+    path = write_cases(tmp_path / "cases.jsonl", 6)
+    run = tmp_path / "run"
+    _eval(path, run)
+    cases = read_jsonl(path)
+    cases[0]["answers"] = "no longer a list"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    proc = run_cli("view", str(run), "--no-open")
+    assert proc.returncode == 2 and "is not the cases file this run read" in proc.stderr, proc.stderr
+    proc = run_cli("view", str(run), "--no-open", "--force")
+    assert proc.returncode == 0 and "the page has no case text" in proc.stderr, proc.stderr
+    page = browser_page
+    _open(page, run / "report.html")
+    assert "case text unavailable" in (page.text_content("#explorer p.bad") or "")  # said on the page, loudly
+    detail = _open_case(page, cases[0]["id"])
+    assert "The case text is not available" in detail and "Detector: builtin:agreement" in detail
+    assert "no longer a list" not in detail and page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_explorer_reads_a_case_of_any_shape_without_throwing(tmp_path: Path, browser_page: Page) -> None:
+    # a case text of another shape (answers not a list, evidence a number) threw in the explorer: the free-text
+    # filter broke and the detail panel stayed closed. The page is written here straight from explorer data, as no
+    # run can put such text in it any more (the cases file's sha256 is checked first)
+    from harness.report.html import page
+
+    odd = {"question": ["not", "text"], "answers": "no list", "evidence": 5, "tags": "x", "source": 7}
+    rows = [{"id": "FCB-0001", "cat": "c", "exp": "low", "p": [{"r": "low", "s": None, "a": 1, "l": 0.1}], "case": odd}]
+    path = tmp_path / "odd.html"
+    path.write_text(page("odd", [], "", {"runs": ["d"], "cases": rows, "note": ""}))
+    _open(browser_page, path)
+    detail = _open_case(browser_page, "FCB-0001")
+    assert "Detector: d" in detail and "predicted low" in detail and "source 7" in detail
+    assert browser_page.errors == []  # type: ignore[attr-defined]

@@ -5,12 +5,17 @@ and never a worse page written in silence. Each test here failed before the read
 from __future__ import annotations
 
 import json
+import os
+import resource
 import shutil
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from casegen import write_cases
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -109,6 +114,109 @@ def test_view_keeps_the_page_with_case_text_when_the_cases_file_has_moved(finish
         assert _case_ids_with_text(run / "report.html") == set()
     finally:
         (tmp_path / "gone.jsonl").rename(cases)
+
+
+def _point_at(run: Path, path: str) -> None:
+    doc = json.loads((run / "metrics.json").read_text())
+    doc["dataset"]["path"] = path
+    (run / "metrics.json").write_text(json.dumps(doc))
+
+
+def _limited_fcb(*args: str, stdin: int | None = None) -> subprocess.CompletedProcess:
+    """``fcb ARGS`` under a 1.5 GB address-space limit (reading /dev/zero whole would end in MemoryError) and a
+    timeout (reading a FIFO with no writer would wait for ever)."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args], capture_output=True, text=True, timeout=60, cwd=ROOT, stdin=stdin,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20)),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "fifo", "/dev/stdin"])
+def test_view_and_compare_read_case_text_only_from_a_regular_file(kind: str, finished: Path, tmp_path: Path) -> None:
+    # a run whose metrics.json names /dev/zero exhausted memory in `fcb view` and `fcb compare --format html`
+    # (exit 3 under a limit); a FIFO with no writer, or /dev/stdin on a pipe nobody writes, hung them
+    run = _copy(finished, tmp_path, "run")
+    path = kind
+    if kind == "fifo":
+        path = str(tmp_path / "cases.fifo")
+        os.mkfifo(path)
+    _point_at(run, path)
+    before = (run / "report.html").read_bytes()
+    read_end, write_end = os.pipe()  # standard input: a pipe whose writer stays open and silent
+    try:
+        proc = _limited_fcb("view", str(run), "--no-open", stdin=read_end)
+        assert proc.returncode == 2, (proc.returncode, proc.stderr)
+        assert f"case text unavailable: {path}: not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+        assert (run / "report.html").read_bytes() == before
+        out = tmp_path / "compare.html"
+        proc = _limited_fcb("compare", str(finished), str(run), "--format", "html", "--out", str(out),
+                            "--bootstrap", "20", stdin=read_end)  # fmt: skip
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    assert f"warning: case text unavailable: {path}: not a regular file" in proc.stderr
+    assert _case_ids_with_text(out) == set()
+
+
+@pytest.mark.parametrize("command", sorted(READERS))
+def test_a_run_folder_file_that_is_not_a_regular_file_is_refused(command: str, finished: Path, tmp_path: Path) -> None:
+    # predictions.jsonl linked to /dev/zero exhausted memory in every reader (exit 3 under a limit); a metrics.json
+    # that is a FIFO hung them
+    zero = _copy(finished, tmp_path, "zero")
+    (zero / "predictions.jsonl").unlink()
+    (zero / "predictions.jsonl").symlink_to("/dev/zero")
+    fifo = _copy(finished, tmp_path, "fifo")
+    (fifo / "metrics.json").unlink()
+    os.mkfifo(fifo / "metrics.json")
+    for run, name in ((zero, "predictions.jsonl"), (fifo, "metrics.json")):
+        proc = _limited_fcb(*READERS[command](run, finished))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (proc.returncode, proc.stderr)
+        # leaderboard and history look for runs by a regular metrics.json: a FIFO there is no run for them
+        assert f"{run / name}: not a regular file" in proc.stderr or "no runs" in proc.stderr, proc.stderr
+
+
+def test_load_run_refuses_a_run_made_from_a_fifo_instead_of_hanging(tmp_path: Path) -> None:
+    # harness.load_run read a run's cases again from where it read them: from a FIFO it waited for ever
+    cases = write_cases(tmp_path / "cases.jsonl", 8)
+    fifo = tmp_path / "cases.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(cases.read_bytes()))
+    writer.start()
+    run = tmp_path / "run"
+    proc = run_cli("eval", str(fifo), "-d", "builtin:agreement", "--out", str(run), "-q", "--bootstrap", "20")
+    writer.join()
+    assert proc.returncode == 0, proc.stderr
+    code = f"import harness\ntry:\n    harness.load_run({str(run)!r})\nexcept harness.errors.RunError as e:\n print(e)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert f"{fifo}: not a regular file: the cases this run read cannot be read again" in proc.stdout, proc.stderr
+
+
+def test_view_refuses_a_cases_file_whose_content_changed_since_the_run(finished: Path, tmp_path: Path) -> None:
+    # a cases file rewritten after the run (same ids, other text) was shown as the run's cases, exit 0
+    run = _copy(finished, tmp_path, "changed")
+    lines = Path(json.loads((run / "metrics.json").read_text())["dataset"]["path"]).read_text().splitlines()
+    edited = tmp_path / "edited.jsonl"
+    first = json.loads(lines[0])
+    first["question"] = "A question the run never sent"
+    edited.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    before = (run / "report.html").read_bytes()
+    proc = run_cli("view", str(run), "--no-open", "--cases", str(edited))
+    assert proc.returncode == 2 and "is not the cases file this run read" in proc.stderr, proc.stderr
+    assert (run / "report.html").read_bytes() == before
+    proc = run_cli("view", str(run), "--no-open", "--cases", str(edited), "--force")
+    assert proc.returncode == 0 and "the page has no case text" in proc.stderr
+    assert _case_ids_with_text(run / "report.html") == set()
+    assert "A question the run never sent" not in _page_data(run / "report.html")
+
+
+def _page_data(page: Path) -> str:
+    import base64
+    import gzip
+    import re
+
+    (blob,) = re.findall(r"id='cases-data'>([^<]+)<", page.read_text())
+    return gzip.decompress(base64.b64decode(blob.strip())).decode()
 
 
 def _case_ids_with_text(page: Path) -> set[str]:

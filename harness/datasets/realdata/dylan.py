@@ -26,7 +26,6 @@ whatever agents the ranker kept.
 
 from __future__ import annotations
 
-import gzip
 import random
 import re
 from collections import Counter
@@ -40,6 +39,7 @@ from harness.datasets.realdata.cases import NATURAL, Candidate, Source, answer, 
 from harness.datasets.realdata.grading import Gold, debate_final, one_of_several, plain_number
 from harness.datasets.realdata.models import DYLAN_MODEL
 from harness.datasets.realdata.panels import Reading, meets, panel_category, too_unreadable
+from harness.datasets.realdata.sourcefile import Record, lines
 from harness.errors import SourceDataError
 
 SOURCE = Source(
@@ -98,34 +98,33 @@ class Debate:
         return str(max(self.level, 2)) if self.level else ""
 
 
-def read_lines(directory: str | Path) -> list[tuple[str, bytes]]:
-    """(run, line) for every debate of both files, in file order."""
-    out: list[tuple[str, bytes]] = []
+def read_lines(directory: str | Path) -> list[tuple[str, str, bytes]]:
+    """(run, file:line, line) for every debate of both files, in file order."""
+    out: list[tuple[str, str, bytes]] = []
     for name in FILES:
         path = Path(directory) / name
-        if not path.is_file():
+        if not path.exists():
             if name == FILES[0]:
                 raise SourceDataError(f"{directory}: not a DyLAN folder (no {name})")
             continue
         run = name.removeprefix("math_").removesuffix(".jsonl.gz")
-        with gzip.open(path) as f:
-            out.extend((run, line) for line in f)
+        out.extend((run, f"{path}:{number}", line) for number, line in lines(path, gz=True))
     return out
 
 
-def grade_debates(lines: list[tuple[str, bytes]]) -> list[Debate]:
+def grade_debates(batch: list[tuple[str, str, bytes]]) -> list[Debate]:
     """Debates graded, in order. Runs in a worker process."""
-    return [_grade(run, line) for run, line in lines]
+    return [_grade(run, where, line) for run, where, line in batch]
 
 
-def _grade(run: str, line: bytes) -> Debate:
+def _grade(run: str, where: str, line: bytes) -> Debate:
     try:
-        row = orjson.loads(line)
-        histories = [[(m["role"], m["content"]) for m in history] for history in row["responses"]]
-        problem_id, problem, gt = row["problem_id"], row["problem"], row["gt"]
-        level = row.get("prob_level")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise SourceDataError(f"DyLAN {run}: not a debate record: {type(exc).__name__}: {exc}") from exc
+        row = Record(orjson.loads(line), where, "a DyLAN debate")
+    except orjson.JSONDecodeError as exc:
+        raise SourceDataError(f"{where}: not a DyLAN debate record: not JSON: {exc}") from exc
+    histories = [[(m.text("role"), m.text("content")) for m in history] for history in row.nested("responses")]
+    problem_id, problem, gt = row.text("problem_id"), row.text("problem"), row.text("gt")
+    level = row.row.get("prob_level")
     gold = Gold(gt)
     graded: dict[str, Turn] = {}
 

@@ -27,15 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from harness.datasets.realdata import wording
 from harness.datasets.realdata.cases import ASSEMBLED, CONSTRUCTED, NATURAL, Candidate, Source, answer, make_case
 from harness.datasets.realdata.grading import gsm8k_final, plain_number
 from harness.datasets.realdata.items import gsm8k_key
 from harness.datasets.realdata.models import GSM8K_MODELS
 from harness.datasets.realdata.panels import Reading, panel_category
-from harness.errors import SourceDataError
+from harness.datasets.realdata.sourcefile import json_records
 
 SOURCE = Source(
     "gsm8k",
@@ -102,23 +100,18 @@ def _final(text: str) -> str | None:
 def read(path: str | Path) -> list[Problem]:
     """Problems with a readable ground truth and four solutions, in file order."""
     out = []
-    for number, line in enumerate(Path(path).read_bytes().splitlines(), start=1):
-        try:
-            row = orjson.loads(line)
-            truth = _final(row["ground_truth"])
-            if truth is None or not all(k in row for k in KEYS):
-                continue
-            solutions = tuple(
-                Solution(k, GSM8K_MODELS[k.split("_")[0]], row[k]["solution"], bool(row[k]["is_correct"]),
-                         _final(row[k]["solution"]))
-                for k in KEYS
-            )  # fmt: skip
-            out.append(Problem(gsm8k_key(row["question"]), row["question"], truth, solutions,
-                               steps(row["ground_truth"])))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SourceDataError(
-                f"{path}:{number}: not a GSM8K solutions record: {type(exc).__name__}: {exc}"
-            ) from exc
+    for row in json_records(path, "a GSM8K solutions"):
+        truth = _final(row.text("ground_truth"))
+        question = row.text("question")
+        if truth is None or not all(k in row for k in KEYS):
+            continue
+        solutions = []
+        for k in KEYS:
+            record = row.record(k)
+            text = record.text("solution")
+            solutions.append(Solution(k, GSM8K_MODELS[k.split("_")[0]], text, record.need("is_correct", bool),
+                                      _final(text)))  # fmt: skip
+        out.append(Problem(gsm8k_key(question), question, truth, tuple(solutions), steps(row.text("ground_truth"))))
     return out
 
 

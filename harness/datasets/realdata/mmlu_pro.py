@@ -16,7 +16,6 @@ gold letter (MMLU-Pro has some). The check looks at the question only, never at 
 
 from __future__ import annotations
 
-import gzip
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +27,8 @@ from harness.datasets.realdata.cases import NATURAL, Candidate, Source, answer, 
 from harness.datasets.realdata.grading import mmlu_letter, names_no_option
 from harness.datasets.realdata.models import label_of
 from harness.datasets.realdata.panels import Panel, Reading, panel_category, too_unreadable
+from harness.datasets.realdata.sourcefile import Record as SourceRecord
+from harness.datasets.realdata.sourcefile import json_records
 from harness.errors import SourceDataError
 
 SOURCE = Source(
@@ -85,20 +86,30 @@ def files(directory: str | Path) -> dict[str, Path]:
 def grade_file(path: Path) -> dict[int, Record]:
     """One model's file: question id -> its graded answer. Runs in a worker process."""
     out: dict[int, Record] = {}
-    with gzip.open(path) as f:
-        for number, line in enumerate(f, start=1):
-            try:
-                row = orjson.loads(line)
-                text = next(row[k] for k in TEXT_FIELDS if k in row) or ""
-                letter, how = mmlu_letter(text, row.get("pred"))
-                revision = orjson.dumps([row["question"], row["options"], row["answer"]]).decode()
-                out[int(row["question_id"])] = Record(
-                    text.strip(), letter.text if letter else None, how, row["answer"], revision,
-                    str(row.get("category") or ""),
-                )
-            except (ValueError, KeyError, TypeError, StopIteration) as exc:
-                raise SourceDataError(f"{path}:{number}: not an MMLU-Pro record: {type(exc).__name__}: {exc}") from exc
+    for row in json_records(path, "an MMLU-Pro", gz=True):
+        field = next((k for k in TEXT_FIELDS if k in row), None)
+        if field is None:
+            raise row.error(TEXT_FIELDS[0], f"missing (and no {' or '.join(TEXT_FIELDS[1:])})")
+        text = row.get(field, (str, type(None))) or ""
+        letter, how = mmlu_letter(text, row.get("pred", (str, type(None))))
+        options = row.need("options", list)
+        if not all(isinstance(o, str) for o in options):
+            raise row.error("options", "a list of strings expected")
+        question, gold = row.text("question"), row.text("answer")
+        revision = orjson.dumps([question, options, gold]).decode()
+        out[_question_id(row)] = Record(
+            text.strip(), letter.text if letter else None, how, gold, revision,
+            str(row.get("category", (str, type(None))) or ""),
+        )  # fmt: skip
     return out
+
+
+def _question_id(row: SourceRecord) -> int:
+    qid = row.need("question_id", (int, str))
+    try:
+        return int(qid)
+    except ValueError as exc:
+        raise row.error("question_id", f"an integer expected, got {qid!r}") from exc
 
 
 def question_text(question: str, options: list[str]) -> str:

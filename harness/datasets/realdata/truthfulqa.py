@@ -20,20 +20,17 @@ Cases, always four answers:
 
 from __future__ import annotations
 
-import contextlib
-import csv
 import math
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from harness.datasets.realdata import wording
 from harness.datasets.realdata.cases import ASSEMBLED, CONSTRUCTED, Candidate, Source, answer, make_case
 from harness.datasets.realdata.claims import DIFFERENT_CLAIM, Claim, ClaimMap, claim_map, is_non_answer, stance
 from harness.datasets.realdata.items import item_key
+from harness.datasets.realdata.sourcefile import csv_rows, json_records
 from harness.errors import SourceDataError
 
 SOURCE = Source(
@@ -55,6 +52,8 @@ ERRATA = {
 }
 """Questions left out (by item key), with why: errors in the source itself that a hand audit found."""
 FILES = ("TruthfulQA.csv", "finetune_truth.jsonl", "finetune_info.jsonl")
+COLUMNS = ("Question", "Best Answer", "Correct Answers", "Incorrect Answers")
+"""The columns of TruthfulQA.csv read here."""
 
 
 @dataclass
@@ -68,15 +67,6 @@ class Question:
     wrong: list[str] = field(default_factory=list)  # model answers rated informative and not truthful
 
 
-@contextlib.contextmanager
-def _format(path: str | Path) -> Iterator[None]:
-    try:
-        yield
-    except (ValueError, KeyError, TypeError) as exc:
-        raise SourceDataError(f"{path}: not a TruthfulQA folder ({', '.join(FILES)}): {type(exc).__name__}: "
-                              f"{exc}") from exc  # fmt: skip
-
-
 def normal_text(text: str) -> str:
     """Text compared for identity with a reference answer: case, spacing and a final full stop ignored."""
     return " ".join(text.lower().split()).rstrip(".").strip()
@@ -85,16 +75,15 @@ def normal_text(text: str) -> str:
 def read(directory: str | Path) -> list[Question]:
     """Questions with their reference answers and rated model answers (reference texts taken out), in key order."""
     directory = Path(directory)
-    with _format(directory):
-        with open(directory / FILES[0], newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        found = {
-            r["Question"]: Question(item_key(r["Question"]), r["Question"], r["Best Answer"].strip(),
-                                    _refs(r["Best Answer"] + ";" + r["Correct Answers"]), _refs(r["Incorrect Answers"]))
-            for r in rows
-        }  # fmt: skip
-        truthful = _labels(directory / FILES[1], "True")
-        informative = _labels(directory / FILES[2], "Helpful")
+    if not (directory / FILES[0]).exists() and directory.is_dir():
+        raise SourceDataError(f"{directory}: not a TruthfulQA folder (no {FILES[0]}; it holds {', '.join(FILES)})")
+    found = {
+        r["Question"]: Question(item_key(r["Question"]), r["Question"], r["Best Answer"].strip(),
+                                _refs(r["Best Answer"] + ";" + r["Correct Answers"]), _refs(r["Incorrect Answers"]))
+        for _, r in csv_rows(directory / FILES[0], COLUMNS)
+    }  # fmt: skip
+    truthful = _labels(directory / FILES[1], "True")
+    informative = _labels(directory / FILES[2], "Helpful")
     for (question, text), is_true in sorted(truthful.items()):
         q = found.get(question)
         if q is None or not informative.get((question, text)) or not text.strip():
@@ -111,11 +100,10 @@ def _refs(cell: str) -> list[str]:
 
 def _labels(path: Path, tag: str) -> dict[tuple[str, str], bool]:
     out = {}
-    for line in path.read_bytes().splitlines():
-        row = orjson.loads(line)
-        question, _, rest = row["prompt"].partition("\nA: ")
+    for row in json_records(path, "a TruthfulQA rating"):
+        question, _, rest = row.text("prompt").partition("\nA: ")
         text, _, _ = rest.rpartition(f"\n{tag}:")
-        out[(question.removeprefix("Q: "), text)] = row["completion"].strip() == "yes"
+        out[(question.removeprefix("Q: "), text)] = row.text("completion").strip() == "yes"
     return out
 
 

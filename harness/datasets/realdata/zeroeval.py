@@ -19,20 +19,18 @@ comparison ``numersense:<upstream id>``.
 
 from __future__ import annotations
 
-import gzip
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from harness.datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
 from harness.datasets.realdata.grading import Gold, one_of_several, reply_answer
 from harness.datasets.realdata.items import gsm8k_key, math_key
 from harness.datasets.realdata.models import label_of
 from harness.datasets.realdata.panels import Panel, Reading, panel_category, too_unreadable
+from harness.datasets.realdata.sourcefile import json_records
 from harness.errors import SourceDataError
 
 _ZEROEVAL = (
@@ -109,19 +107,19 @@ def grade_file(task: str, path: Path) -> dict[str, Record]:
     """One model's replies to one task: question id -> graded reply. Runs in a worker process."""
     out: dict[str, Record] = {}
     golds: dict[str, Gold] = {}
-    with gzip.open(path) as f:
-        for number, line in enumerate(f, start=1):
-            try:
-                row = orjson.loads(line)
-                text = (row["output"] or [""])[0] or ""
-                gold = gold_of(task, row)
-                grader = golds.setdefault(gold, Gold(gold, units=task == "gsm"))
-                found = reply_answer(text)
-                value, correct = grader.grade((found, "json") if found else None)
-                out[str(row["id"])] = Record(text.strip(), value.key if value else None, correct, gold,
-                                             row[QUESTION_FIELD[task]], str(row["configs"]["engine"]))  # fmt: skip
-            except (ValueError, KeyError, TypeError, IndexError) as exc:
-                raise SourceDataError(f"{path}:{number}: not a ZeroEval record: {type(exc).__name__}: {exc}") from exc
+    for row in json_records(path, "a ZeroEval", gz=True):
+        output = row.need("output", list)
+        text = (output or [""])[0] or ""
+        if not isinstance(text, str):
+            raise row.error("output[0]", "a string expected")
+        row.need("answer", (str, int, float))
+        gold = gold_of(task, row.row)
+        grader = golds.setdefault(gold, Gold(gold, units=task == "gsm"))
+        found = reply_answer(text)
+        value, correct = grader.grade((found, "json") if found else None)
+        qid = str(row.need("id", (str, int)))
+        out[qid] = Record(text.strip(), value.key if value else None, correct, gold, row.text(QUESTION_FIELD[task]),
+                          str(row.record("configs").need("engine", str)))  # fmt: skip
     return out
 
 
