@@ -39,8 +39,10 @@ def load_callable(spec: str) -> Callable[..., Any]:
         module = _load_file(Path(target)) if target.endswith(".py") else importlib.import_module(target)
     except DetectorLoadError:
         raise
-    except Exception as exc:  # a syntax error or a failing import in the user's module: say which and why
-        raise DetectorLoadError(f"detector {spec!r}: cannot import {target}: {type(exc).__name__}: {exc}") from exc
+    # a syntax error, a failing import or a sys.exit() in the user's module: say which and why (a SystemExit let
+    # through would end the run with its code and no word)
+    except (Exception, SystemExit) as exc:
+        raise DetectorLoadError(f"detector {spec!r}: cannot import {target}: {describe_exception(exc)}") from exc
     fn = getattr(module, name, None)
     if not callable(fn):
         raise DetectorLoadError(f"detector {spec!r}: {target} has no function {name!r}")
@@ -65,6 +67,13 @@ MAX_TRACEBACK_CHARS = 8000
 def _being_cancelled() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``TypeError: message``; a `SystemExit` as the call that raised it, ``sys.exit(3)``."""
+    if isinstance(exc, SystemExit):
+        return f"sys.exit({'' if exc.code is None else repr(exc.code)}) was called"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def exception_error(exc: BaseException) -> DetectorError:
@@ -243,8 +252,15 @@ class _BatchCall:
 
     async def _send(self, requests: list[Request]) -> Any:
         # the batch gets a case's time budget: a hung call is abandoned (its thread replaced) with its cases
-        async with asyncio.timeout(self._timeout):
-            return await (self._fn(requests) if self.pool is None else self.pool.run(self._fn, requests))
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await (self._fn(requests) if self.pool is None else self.pool.run(self._fn, requests))
+        except (Exception, asyncio.CancelledError, RunAborted):
+            raise  # the batcher fails its cases with an exception, or cancels them with the run
+        except BaseException as exc:
+            # sys.exit() or KeyboardInterrupt from assess_batch: raised in the batch's task, asyncio would let it
+            # out of the event loop and end the run with no report; it costs the batch's cases instead
+            raise exception_error(exc) from exc
 
 
 def class_detector(owner: Any, name: str, options: DetectorOptions) -> CallableDetector:
@@ -263,8 +279,8 @@ def construct(cls: type, spec: str) -> Any:
         setup = getattr(instance, "setup", None)
         if callable(setup):
             setup()
-    except Exception as exc:  # the user's model failed to load: say which and why, without a traceback
-        raise DetectorLoadError(f"detector {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:  # the user's model failed to load: say which and why, without a traceback
+        raise DetectorLoadError(f"detector {spec!r}: {cls.__name__}() failed: {describe_exception(exc)}") from exc
     if not callable(getattr(instance, "assess", None)) and not callable(getattr(instance, "assess_batch", None)):
         raise DetectorLoadError(
             f"detector {spec!r}: class {cls.__name__} has no assess(request) or assess_batch(requests)"
