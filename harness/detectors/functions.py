@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -12,6 +13,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +54,9 @@ def load_callable(spec: str) -> Callable[..., Any]:
 def _load_file(path: Path) -> Any:
     if not path.is_file():
         raise DetectorLoadError(f"detector file {path} does not exist")
-    mod_name = f"fcb_detector_{abs(hash(str(path.resolve())))}"
+    # one name in every process (hash() of a str differs from process to process): what a worker pickles names a
+    # module another worker has under the same name
+    mod_name = f"fcb_detector_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -190,9 +194,9 @@ class CallableDetector:
             )
         if isinstance(reply, Prediction):
             self._check_size(reply.extra)
-            return reply
+            return _plain(reply)
         self._check_size(reply)
-        return parse_prediction(reply, self._options.risk_field)
+        return _plain(parse_prediction(reply, self._options.risk_field))
 
     def fingerprint(self) -> dict[str, Any]:
         """What identifies this code: the content hash of the file that defines the function."""
@@ -233,6 +237,21 @@ class CallableDetector:
             result = close()
             if inspect.isawaitable(result):
                 await result
+
+
+def _plain(prediction: Prediction) -> Prediction:
+    """The prediction as plain data, as the journal will hold it: a dataclass, an enum or a set of the detector's
+    own module becomes what orjson writes for it. Under ``--engine processes|ray`` a reply crosses a process
+    boundary, and the driver cannot unpickle the classes of a module it never imported (a file's module name
+    differs from process to process); a local run gets the very same values."""
+    risk, score, extra = prediction.risk, prediction.score, prediction.extra
+    if type(risk) is not str:  # a str enum member: its value
+        risk = orjson.loads(orjson.dumps(risk))
+    if score is not None and type(score) is not float:  # a float subclass, numpy's float64
+        score = float(score)
+    if extra:  # serialisable: checked by _check_size
+        extra = orjson.loads(orjson.dumps(extra, option=orjson.OPT_NON_STR_KEYS))
+    return replace(prediction, risk=risk, score=score, extra=extra)
 
 
 class _BatchCall:

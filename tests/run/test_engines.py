@@ -128,3 +128,16 @@ def test_an_http_detector_is_refused_by_the_worker_engines(setup, tmp_path: Path
     assert proc.returncode == 2
     assert "runs Python detectors" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES, ids=[e[0] for e in ENGINES])
+def test_a_reply_in_the_detectors_own_classes_crosses_to_the_driver_as_plain_data(engine, setup, tmp_path) -> None:
+    cases, detectors, by_id = setup
+    remote = _eval(cases, f"{detectors}:typed", tmp_path / "remote", "--engine", *engine)
+    # the driver never imported the detector's file: its enum and dataclass arrive as the JSON a local run writes
+    assert {r["id"]: (r["risk"], r["score"], r["error"], r["response"]) for r in remote} == {
+        i: (*expected(c), None, {"why": {"answers": len(c["answers"]), "source": "rule"}}) for i, c in by_id.items()
+    }
+    local = _eval(cases, f"{detectors}:typed", tmp_path / "local")
+    assert {r["id"]: r["response"] for r in local} == {r["id"]: r["response"] for r in remote}
+    assert _scored(tmp_path / "remote") == _scored(tmp_path / "local")

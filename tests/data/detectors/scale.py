@@ -2,6 +2,8 @@
 the same predictions wherever it runs. Tests copy this file into a temporary folder: the marker files that the
 `Killer` and `Batched` leave go beside the copy."""
 
+import dataclasses
+import enum
 import os
 import signal
 import time
@@ -82,3 +84,24 @@ class BatchFailures:
             raise RuntimeError("the model ran out of memory")
         replies = [rule(r) for r in requests]
         return replies[:-1] if "(order 9)" in tasks else replies
+
+
+class Level(str, enum.Enum):  # noqa: UP042 - a (str, Enum), whose str() is not its value
+    LOW, MEDIUM, HIGH = "low", "medium", "high"
+
+
+class Source(enum.Enum):
+    RULE = "rule"
+
+
+@dataclasses.dataclass
+class Why:
+    answers: int
+    source: Source
+
+
+def typed(request: dict) -> dict:
+    """The rule's reply in this module's own types: a str enum for the risk, a dataclass holding an enum."""
+    reply = rule(request)
+    n = len(request["answers"])
+    return {**reply, "false_consensus_risk": Level(reply["false_consensus_risk"]), "why": Why(n, Source.RULE)}
