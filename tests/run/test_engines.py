@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, run_cli
+from conftest import ROOT, read_jsonl, run_cli
 
 from harness.datasets.synthetic import write_realistic_cases
 
@@ -141,3 +145,63 @@ def test_a_reply_in_the_detectors_own_classes_crosses_to_the_driver_as_plain_dat
     local = _eval(cases, f"{detectors}:typed", tmp_path / "local")
     assert {r["id"]: r["response"] for r in local} == {r["id"]: r["response"] for r in remote}
     assert _scored(tmp_path / "remote") == _scored(tmp_path / "local")
+
+
+@pytest.mark.parametrize("engine", ENGINES, ids=[e[0] for e in ENGINES])
+def test_a_case_that_crashes_its_worker_fails_alone(engine, setup, tmp_path: Path) -> None:
+    cases, detectors, by_id = setup
+    order = {i: int(c["question"].split("(order ")[1].split(")")[0]) for i, c in by_id.items()}
+    crashers = {i for i, o in order.items() if o in (7, 23)}  # scale.CRASHES_ON: os._exit and a segfault
+    assert len(crashers) == 2
+    # no preflight: a crashing first case would stop the run, which is right, but not what this test is about
+    journal = _eval(cases, f"{detectors}:crashes", tmp_path / "run", "--engine", *engine, "--no-preflight")
+    assert Counter(r["id"] for r in journal) == Counter(list(by_id))
+    assert {r["id"] for r in journal if r["error"]} == crashers  # the batches in flight with them are asked again
+    assert {r["error"]["kind"] for r in journal if r["error"]} == {"detector_exception"}
+    assert all("worker died" in r["error"]["message"] for r in journal if r["error"])
+    for r in journal:
+        if not r["error"]:
+            assert (r["risk"], r["score"]) == expected(by_id[r["id"]])
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (a zombie that nobody has reaped yet has ended too)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in status
+
+
+def _wait_until(condition, what: str, limit_s: float = 60) -> None:
+    """Waits for ``condition()``; a failure naming ``what`` after ``limit_s`` (a bound, not a measured time)."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what} after {limit_s} s"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads process states from /proc")
+def test_worker_processes_leave_when_the_driver_is_killed(setup, tmp_path: Path) -> None:
+    cases, detectors, _ = setup
+    spec = f"{detectors}:busy_forever"
+    args = [sys.executable, "-m", "harness", "eval", str(cases), "-d", spec, "--engine", "processes", "--workers", "2",
+            "--no-preflight", "--timeout", "600", "-q", "--out", str(tmp_path / "run")]  # fmt: skip
+    driver = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def busy() -> set[int]:
+        return {int(f.name.split(".")[1]) for f in detectors.parent.glob("busy.*")}
+
+    try:
+        _wait_until(lambda: len(busy()) == 2, "both workers to be inside a call")
+        workers = busy()
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+        # each is inside a ten-minute call, so it cannot see its pipe close: it must notice that its parent is gone
+        _wait_until(lambda: all(_gone(pid) for pid in workers), "the workers to leave")
+    finally:
+        for pid in busy():
+            if not _gone(pid):
+                os.kill(pid, signal.SIGKILL)
+        if driver.poll() is None:
+            driver.kill()

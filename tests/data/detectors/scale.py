@@ -2,6 +2,7 @@
 the same predictions wherever it runs. Tests copy this file into a temporary folder: the marker files that the
 `Killer` and `Batched` leave go beside the copy."""
 
+import ctypes
 import dataclasses
 import enum
 import os
@@ -31,6 +32,22 @@ def hangs_on_order_3(request: dict) -> dict:
     """Never returns (well, not for 60 s) on the case whose question names order 3; instant on the others."""
     if "(order 3)" in request["task"]:
         time.sleep(60)
+    return rule(request)
+
+
+def order(request: dict) -> int:
+    return int(request["task"].split("(order ")[1].split(")")[0])
+
+
+CRASHES_ON = (7, 23)
+
+
+def crashes(request: dict) -> dict:
+    """Ends its process on orders 7 (os._exit) and 23 (a segfault), whichever worker runs them; the rule elsewhere."""
+    if order(request) == CRASHES_ON[0]:
+        os._exit(3)
+    if order(request) == CRASHES_ON[1]:
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
     return rule(request)
 
 
@@ -105,3 +122,10 @@ def typed(request: dict) -> dict:
     reply = rule(request)
     n = len(request["answers"])
     return {**reply, "false_consensus_risk": Level(reply["false_consensus_risk"]), "why": Why(n, Source.RULE)}
+
+
+def busy_forever(request: dict) -> dict:
+    """Notes its process id in busy.PID, then sleeps for ten minutes: a worker in the middle of a long call."""
+    (HERE / f"busy.{os.getpid()}").touch()
+    time.sleep(600)
+    return rule(request)
