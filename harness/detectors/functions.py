@@ -174,8 +174,11 @@ class CallableDetector:
             self._watch = LoopWatch(timeout + 1.0, _say_blocked(timeout))  # a second's grace for ordinary hiccups
         started = time.monotonic()
         try:
-            async with asyncio.timeout(timeout):
-                reply = await (self._fn(request) if self._pool is None else self._pool.run(self._fn, request))
+            if self._pool is None:
+                async with asyncio.timeout(timeout):
+                    reply = await self._fn(request)
+            else:  # timed on its thread: another call stuck in a CPU loop is not charged to this one
+                reply = await self._pool.run(self._fn, request, timeout)
         except TimeoutError:
             raise DetectorError("timeout", f"no answer within {timeout:g} s") from None
         except (DetectorError, RunAborted):
@@ -186,7 +189,8 @@ class CallableDetector:
             raise exception_error(exc) from exc
         except BaseException as exc:  # sys.exit(), KeyboardInterrupt, a bug: they cost this case, never the run
             raise exception_error(exc) from exc
-        if (elapsed := time.monotonic() - started) > timeout:  # it answered, but only by keeping the timeout out
+        # an async def that answered, but only by keeping the timeout out (a plain def's pool judged its own time)
+        if self._pool is None and (elapsed := time.monotonic() - started) > timeout:
             raise DetectorError(
                 "timeout",
                 f"answered after {elapsed:.1f} s, over --timeout {timeout:g} s, which could not interrupt it: an "

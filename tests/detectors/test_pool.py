@@ -197,3 +197,62 @@ def test_a_result_claimed_while_the_loop_drains_the_others_is_still_delivered() 
     assert pool.claims_during_a_drain > 0  # the race was run into
     assert errors == []
     assert sorted(results) == [(k, i) for k in range(8) for i in range(30)]
+
+
+def _detector(fn: Callable[[Any], Any], timeout: float) -> Any:
+    from harness.detectors.functions import CallableDetector
+    from harness.detectors.options import DetectorOptions
+
+    return CallableDetector(fn, "test", DetectorOptions(concurrency=1, timeout=timeout))
+
+
+def test_a_call_stuck_in_a_cpu_loop_times_out_alone_and_the_one_queued_behind_it_is_not_charged() -> None:
+    from harness.types import DetectorError, Prediction
+
+    release = threading.Event()
+
+    def fn(request: dict) -> str:
+        while request["task"] == "stuck" and not release.is_set():
+            pass  # a CPU loop: holds the GIL half the time, and the only thread until its call is abandoned
+        return "low"
+
+    detector = _detector(fn, timeout=1.0)
+
+    async def main() -> list[Any]:
+        # one thread: "next" waits for it until the stuck call is abandoned, and its own second starts only then
+        calls = [detector.assess({"task": task, "answers": []}) for task in ("stuck", "next")]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    try:
+        stuck, following = asyncio.run(main())
+    finally:
+        release.set()
+        asyncio.run(detector.aclose())
+    assert isinstance(stuck, DetectorError) and stuck.kind == "timeout"
+    assert isinstance(following, Prediction) and following.risk == "low"
+
+
+def test_a_result_ready_in_time_is_taken_however_late_the_event_loop_gets_to_it() -> None:
+    from harness.types import Prediction
+
+    returned = threading.Event()
+
+    def fn(request: dict) -> str:
+        returned.set()
+        return "low"
+
+    detector = _detector(fn, timeout=0.5)
+
+    async def main() -> Any:
+        call = asyncio.ensure_future(detector.assess({"task": "t", "answers": []}))
+        await asyncio.sleep(0)  # the call is handed to a thread at this turn of the loop
+        await asyncio.sleep(0)
+        assert returned.wait(10)
+        # the loop does not turn for longer than the timeout, as when a call stuck in a CPU loop starves it of the GIL
+        time.sleep(0.8)
+        return await call
+
+    try:
+        assert isinstance(asyncio.run(main()), Prediction)
+    finally:
+        asyncio.run(detector.aclose())
