@@ -156,12 +156,14 @@ class CallableDetector:
         *,
         is_async: bool | None = None,
         concurrency: int | None = None,
+        times_itself: bool = False,
     ) -> None:
         self.name = name
         self._fn = fn
         self._options = options
         self._owner = owner
         self._is_async = inspect.iscoroutinefunction(fn) if is_async is None else is_async
+        self._times_itself = times_itself  # ``fn`` applies the timeout (a batch, timed from when it is sent)
         self._pool = None if self._is_async else ThreadPool(options.concurrency)
         self.concurrency = concurrency or options.concurrency  # requests the runner keeps in flight
         self._watch: LoopWatch | None = None  # started with the first async call, on the loop that runs it
@@ -174,11 +176,13 @@ class CallableDetector:
             self._watch = LoopWatch(timeout + 1.0, _say_blocked(timeout))  # a second's grace for ordinary hiccups
         started = time.monotonic()
         try:
-            if self._pool is None:
+            if self._pool is not None:  # timed on its thread: another call stuck in a CPU loop is not charged to it
+                reply = await self._pool.run(self._fn, request, timeout)
+            elif self._times_itself:
+                reply = await self._fn(request)
+            else:
                 async with asyncio.timeout(timeout):
                     reply = await self._fn(request)
-            else:  # timed on its thread: another call stuck in a CPU loop is not charged to this one
-                reply = await self._pool.run(self._fn, request, timeout)
         except TimeoutError:
             raise DetectorError("timeout", f"no answer within {timeout:g} s") from None
         except (DetectorError, RunAborted):
@@ -190,7 +194,7 @@ class CallableDetector:
         except BaseException as exc:  # sys.exit(), KeyboardInterrupt, a bug: they cost this case, never the run
             raise exception_error(exc) from exc
         # an async def that answered, but only by keeping the timeout out (a plain def's pool judged its own time)
-        if self._pool is None and (elapsed := time.monotonic() - started) > timeout:
+        if self._pool is None and not self._times_itself and (elapsed := time.monotonic() - started) > timeout:
             raise DetectorError(
                 "timeout",
                 f"answered after {elapsed:.1f} s, over --timeout {timeout:g} s, which could not interrupt it: an "
@@ -274,10 +278,17 @@ class _BatchCall:
         return await self._batcher.submit(request)
 
     async def _send(self, requests: list[Request]) -> Any:
-        # the batch gets a case's time budget: a hung call is abandoned (its thread replaced) with its cases
+        # the batch gets a case's time budget, from when it is sent (its cases' clock): a hung call is abandoned
+        # (its thread replaced) with its cases
         try:
+            if self.pool is not None:  # timed on its thread, as a plain def's single calls are
+                return await self.pool.run(self._fn, requests, self._timeout)
+            started = time.monotonic()
             async with asyncio.timeout(self._timeout):
-                return await (self._fn(requests) if self.pool is None else self.pool.run(self._fn, requests))
+                replies = await self._fn(requests)
+            if time.monotonic() - started > self._timeout:  # it blocked the event loop: the timeout could not act
+                raise TimeoutError
+            return replies
         except (Exception, asyncio.CancelledError, RunAborted):
             raise  # the batcher fails its cases with an exception, or cancels them with the run
         except BaseException as exc:
@@ -292,7 +303,9 @@ def class_detector(owner: Any, name: str, options: DetectorOptions) -> CallableD
         return CallableDetector(owner.assess, name, options, owner=owner)
     call = _BatchCall(owner, options)  # awaited; its own pool runs a sync assess_batch
     # enough requests in flight to fill a batch
-    return CallableDetector(call, name, options, owner, is_async=True, concurrency=max(options.concurrency, call.size))
+    return CallableDetector(
+        call, name, options, owner, is_async=True, concurrency=max(options.concurrency, call.size), times_itself=True
+    )
 
 
 def construct(cls: type, spec: str) -> Any:

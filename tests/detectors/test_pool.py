@@ -256,3 +256,33 @@ def test_a_result_ready_in_time_is_taken_however_late_the_event_loop_gets_to_it(
         assert isinstance(asyncio.run(main()), Prediction)
     finally:
         asyncio.run(detector.aclose())
+
+
+def test_a_batch_stuck_in_a_cpu_loop_times_out_alone_and_the_batch_queued_behind_it_is_not_charged() -> None:
+    from harness.detectors.functions import class_detector
+    from harness.detectors.options import DetectorOptions
+    from harness.types import DetectorError, Prediction
+
+    release = threading.Event()
+
+    class Batches:
+        def assess_batch(self, requests: list) -> list:
+            while any(r["task"] == "stuck" for r in requests) and not release.is_set():
+                pass
+            return ["low"] * len(requests)
+
+    # --concurrency 4 with batches of 4: one thread for batches, so the second batch waits for the first
+    detector = class_detector(Batches(), "test", DetectorOptions(concurrency=4, batch_size=4, timeout=1.0))
+    tasks = ["stuck", "a", "b", "c", "d", "e", "f", "g"]
+
+    async def main() -> list[Any]:
+        calls = [detector.assess({"task": task, "answers": []}) for task in tasks]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    try:
+        results = asyncio.run(main())
+    finally:
+        release.set()
+        asyncio.run(detector.aclose())
+    assert all(isinstance(r, DetectorError) and r.kind == "timeout" for r in results[:4]), results
+    assert all(isinstance(r, Prediction) for r in results[4:]), results
