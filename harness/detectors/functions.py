@@ -233,13 +233,19 @@ class CallableDetector:
                 "invalid_response", f"reply of {size:,} bytes exceeds the {self._options.max_response_bytes:,}-byte cap"
             )
 
+    def overrunning(self) -> int:
+        """Calls of this detector abandoned past their timeout that still run on their threads."""
+        return sum(pool.overrunning() for pool in self._pools())
+
+    def _pools(self) -> list[ThreadPool]:
+        return [pool for pool in (self._pool, getattr(self._fn, "pool", None)) if isinstance(pool, ThreadPool)]
+
     async def aclose(self) -> None:
         if self._watch is not None:
             self._watch.stop()
             self._watch = None
-        for pool in (self._pool, getattr(self._fn, "pool", None)):
-            if isinstance(pool, ThreadPool):
-                pool.close()
+        for pool in self._pools():
+            pool.close()
         close = getattr(self._owner, "aclose", None)
         if close is not None:
             result = close()

@@ -82,6 +82,7 @@ class ThreadPool:
         self._wake_pending = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.replaced = 0  # threads retired because their call overran (for tests and benchmarks)
+        self._overran: list[_Worker] = []  # those threads, until their call returns
 
     async def run(self, fn: Callable[[Any], Any], arg: Any, timeout: float | None = None) -> Any:
         """``fn(arg)`` on a pool thread. Cancelling the await abandons the call and replaces its thread.
@@ -193,6 +194,7 @@ class ThreadPool:
                 return
             stuck.retired = True  # it leaves once its call returns; a fresh thread takes its place now
             self._threads.remove(stuck)
+            self._overran.append(stuck)
             self.replaced += 1
             if self._pending:
                 self._call_helper()
@@ -227,6 +229,13 @@ class ThreadPool:
             job, ok, value = self._done.popleft()
             if not job.future.done():
                 (job.future.set_result if ok else job.future.set_exception)(value)
+
+    def overrunning(self) -> int:
+        """Calls abandoned past their timeout that still run (a thread cannot be stopped): a worker process with
+        any is replaced, since a call stuck in a CPU loop would slow every later call of that process."""
+        with self._lock:
+            self._overran = [thread for thread in self._overran if thread.is_alive()]
+            return len(self._overran)
 
     def close(self) -> None:
         """Let idle threads leave; a thread inside a call leaves when the call returns."""

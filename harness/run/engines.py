@@ -105,6 +105,7 @@ class _Engine(abc.ABC):
         self.concurrency = max(options.concurrency, 2 * workers * self.chunk)
         self.name = spec
         self.deaths = 0  # workers lost during the run (for tests and the report)
+        self.retired = 0  # worker processes replaced because a call stuck past its timeout still ran in them
         self._batcher = Batcher(self._send, self.chunk, wait=0)  # what the runner queued in one turn of the loop
         self._info: dict[str, Any] = {}
         self._idle: asyncio.Queue[int] = asyncio.Queue()  # the workers (by index) not holding a batch
@@ -207,11 +208,15 @@ class ProcessEngine(_Engine):
             self._workers[index] = worker
         try:
             result: list[tuple[Any, ...]] = await loop.run_in_executor(self._threads, worker.call, "assess", requests)
-            return result
         except WorkerDied:
             self._workers[index] = None  # replaced when this slot is next used: a batch goes to it at once
             await loop.run_in_executor(self._threads, worker.stop)
             raise
+        if worker.retiring:  # it holds a call stuck past its timeout: a fresh process takes its place
+            self.retired += 1
+            self._workers[index] = None
+            await loop.run_in_executor(self._threads, worker.stop)
+        return result
 
     def _stop(self) -> None:
         for worker in self._workers:

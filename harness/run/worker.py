@@ -80,7 +80,9 @@ def _leave_with_parent(parent: int) -> None:
 
 def serve(conn: Connection, spec: str, options: DetectorOptions, path: list[str], parent: int) -> None:
     """A worker process's main: load the detector, then answer the driver's calls one at a time until the pipe
-    closes. Each answer is ``("ok", value)``, ``("load_error", message)`` or ``("error", message)``."""
+    closes. Each answer is ``("ok", value, retire)``, ``("load_error", message, retire)`` or ``("error", message,
+    retire)``; ``retire``: a call overran its timeout and still runs on its thread, so this process leaves after
+    answering (such a call, stuck in a CPU loop, would slow every later one) and the driver starts another."""
     threading.Thread(target=_leave_with_parent, args=(parent,), name="fcb-parent-watch", daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C is the driver's to handle: it stops us
     sys.path.extend(p for p in path if p not in sys.path)  # the driver's: module:function specs import alike
@@ -94,14 +96,23 @@ def serve(conn: Connection, spec: str, options: DetectorOptions, path: list[str]
     while True:
         try:
             call, requests = conn.recv()
+            status, value = _answer(loop, detector, failed, spec, call, requests)
+            retire = _overrunning(detector)
             try:
-                conn.send(_answer(loop, detector, failed, spec, call, requests))
+                conn.send((status, value, retire))
             except (OSError, EOFError):
                 raise
             except Exception as exc:  # an answer that cannot be pickled (nothing was sent): the batch fails
-                conn.send(("error", f"{type(exc).__name__}: {exc}"[:500]))
+                conn.send(("error", f"{type(exc).__name__}: {exc}"[:500], retire))
         except (EOFError, OSError):  # the driver closed the pipe, or is gone
             return
+        if retire:  # the driver replaces this process; its stuck threads cannot be stopped, only ended with it
+            os._exit(0)
+
+
+def _overrunning(detector: Detector | None) -> bool:
+    count = getattr(detector, "overrunning", None)
+    return callable(count) and bool(count())
 
 
 def _answer(
@@ -133,6 +144,7 @@ class ProcessWorker:
         self.process.start()
         child.close()  # the driver keeps only its own end: the pipe reads as closed once the worker dies
         self._lock = threading.Lock()  # one call at a time, even one whose awaiting caller was cancelled
+        self.retiring = False  # it answered, and leaves: a call it abandoned still runs on its thread
 
     def call(self, call: str, requests: list[Request]) -> Any:
         """Blocking: the worker's answer. Raises `WorkerDied`, or `DetectorLoadError` when the detector did not load
@@ -140,7 +152,7 @@ class ProcessWorker:
         with self._lock:
             try:
                 self._conn.send((call, requests))
-                status, value = self._conn.recv()
+                status, value, self.retiring = self._conn.recv()
             except (EOFError, OSError):
                 raise WorkerDied from None
         if status == "load_error":

@@ -205,3 +205,33 @@ def test_worker_processes_leave_when_the_driver_is_killed(setup, tmp_path: Path)
                 os.kill(pid, signal.SIGKILL)
         if driver.poll() is None:
             driver.kill()
+
+
+def test_a_worker_process_holding_a_call_stuck_past_its_timeout_is_replaced(setup) -> None:
+    import asyncio
+
+    from harness.detectors.options import DetectorOptions
+    from harness.run.engines import ProcessEngine
+    from harness.types import DetectorError
+
+    _, detectors, _ = setup
+    answers = [{"agent_id": "a", "text": "x"}]
+
+    async def main() -> tuple[list, list, int]:
+        engine = ProcessEngine(f"{detectors}:spins_when_stuck", DetectorOptions(timeout=0.5), workers=1)
+        try:
+            first = await asyncio.gather(
+                *(engine.assess({"task": t, "answers": answers}) for t in ("stuck", "a", "b")), return_exceptions=True
+            )
+            then = await asyncio.gather(*(engine.assess({"task": t, "answers": answers}) for t in ("c", "d")))
+            return first, then, getattr(engine, "retired", 0)
+        finally:
+            await engine.aclose()
+
+    first, then, retired = asyncio.run(main())
+    assert isinstance(first[0], DetectorError) and first[0].kind == "timeout"
+    stuck_pid = first[1].extra["pid"]
+    assert first[2].extra["pid"] == stuck_pid  # one worker: the same process answered the stuck call's batch
+    # its stuck thread cannot be stopped and would slow every later call: a fresh process answers the next batch
+    assert {p.extra["pid"] for p in then} != {stuck_pid} and retired == 1
+    assert _gone(stuck_pid)

@@ -129,3 +129,10 @@ def busy_forever(request: dict) -> dict:
     (HERE / f"busy.{os.getpid()}").touch()
     time.sleep(600)
     return rule(request)
+
+
+def spins_when_stuck(request: dict) -> dict:
+    """A CPU loop forever on a request whose task is "stuck"; else low, with the id of the process that answered."""
+    while request["task"] == "stuck":
+        pass
+    return {"false_consensus_risk": "low", "pid": os.getpid()}
