@@ -169,6 +169,7 @@ class CallableDetector:
         self._watch: LoopWatch | None = None  # started with the first async call, on the loop that runs it
         if isinstance(owner, HasTrainingItems) and owner.train_source_items:
             self.train_source_items = owner.train_source_items  # a run refuses to score it on its training items
+        self._secrets = self._owner_secrets()  # asked once, at load: a failure is a load error, before any folder
 
     async def assess(self, request: Request) -> Prediction:
         timeout = self._options.timeout
@@ -216,8 +217,16 @@ class CallableDetector:
         return {"kind": "python", "object": getattr(self._fn, "__qualname__", type(self._fn).__name__)}
 
     def secrets(self) -> list[str]:
+        return list(self._secrets)
+
+    def _owner_secrets(self) -> list[str]:
         owner = self._owner  # a user's object: a `secrets` that is a plain attribute is not the ability
-        return list(owner.secrets()) if isinstance(owner, HasSecrets) and callable(owner.secrets) else []
+        if not (isinstance(owner, HasSecrets) and callable(owner.secrets)):
+            return []
+        try:
+            return [str(secret) for secret in owner.secrets()]
+        except (Exception, SystemExit) as exc:  # a SystemExit let through would end the run without a word
+            raise DetectorLoadError(f"detector {self.name!r}: secrets() failed: {describe_exception(exc)}") from exc
 
     def _check_size(self, reply: Any) -> None:
         """A reply must be JSON-serialisable, no deeper than `MAX_DEPTH` and within the response cap, as an HTTP
@@ -247,10 +256,18 @@ class CallableDetector:
         for pool in self._pools():
             pool.close()
         close = getattr(self._owner, "aclose", None)
-        if close is not None:
+        if close is None:
+            return
+        try:
             result = close()
             if inspect.isawaitable(result):
                 await result
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            if isinstance(exc, RunAborted):  # the user's third Ctrl-C
+                raise
+            # every case has its result by now: the report is still written, and the failure said
+            with contextlib.suppress(OSError, ValueError):
+                print(f"fcb: the detector's aclose() failed: {scrub_text(describe_exception(exc))}", file=sys.stderr)
 
 
 def _plain(prediction: Prediction) -> Prediction:

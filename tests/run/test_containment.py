@@ -186,12 +186,13 @@ def test_sys_exit_and_keyboard_interrupt_in_assess_batch_cost_only_that_batch(
     assert json.loads((out / "metrics.json").read_text())["complete"] is True
 
 
-@pytest.mark.parametrize("where", ["import", "init", "setup"])
+@pytest.mark.parametrize("where", ["import", "init", "setup", "secrets"])
 def test_sys_exit_while_loading_a_detector_is_a_load_error(tmp_path: Path, where: str) -> None:
     source = {
         "import": "import sys\nsys.exit(0)\nclass D:\n    def assess(self, r): return 'low'\n",
         "init": "import sys\nclass D:\n    def __init__(self): sys.exit(0)\n    def assess(self, r): return 'low'\n",
         "setup": "import sys\nclass D:\n    def setup(self): sys.exit()\n    def assess(self, r): return 'low'\n",
+        "secrets": "import sys\nclass D:\n    def secrets(self): sys.exit()\n    def assess(self, r): return 'low'\n",
     }[where]
     detector = tmp_path / "loading.py"
     detector.write_text(source)
@@ -203,3 +204,16 @@ def test_sys_exit_while_loading_a_detector_is_a_load_error(tmp_path: Path, where
         assert proc.returncode == 2, (engine, proc.stderr)  # not a silent exit 0
         assert f"{detector}:D" in proc.stderr and "sys.exit(" in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("raise_it", ["sys.exit(4)", "raise RuntimeError('no')", "raise KeyboardInterrupt"])
+def test_a_failing_aclose_is_reported_and_the_report_still_written(tmp_path: Path, raise_it: str) -> None:
+    detector = tmp_path / "closing.py"
+    source = f"import sys\nclass D:\n    def assess(self, r): return 'low'\n    def aclose(self): {raise_it}\n"
+    detector.write_text(source)
+    cases = write_cases(tmp_path / "cases.jsonl", 5)
+    out = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", f"{detector}:D", "--out", str(out), "-q", "--bootstrap", "50")
+    assert proc.returncode == 0, proc.stderr  # not sys.exit's 4, not an internal error (3), not 130
+    assert "aclose() failed" in proc.stderr
+    assert (out / "report.md").exists() and json.loads((out / "metrics.json").read_text())["complete"] is True
