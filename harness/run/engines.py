@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import atexit
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -133,7 +134,7 @@ class _Engine(abc.ABC):
         except WorkerDied:
             self.deaths += 1
         # one of them may have killed the worker: each goes again alone, so that only such a case can fail
-        return list(await asyncio.gather(*(self._alone(r, died=len(requests) == 1) for r in requests)))
+        return list(await asyncio.gather(*(self._alone(r, died=int(len(requests) == 1)) for r in requests)))
 
     async def _alone(self, request: Request, died: int) -> tuple[Any, ...]:
         while died < CASE_DEATHS:
@@ -170,6 +171,9 @@ class ProcessEngine(_Engine):
         self._start_args = (spec, worker_options(options, self.chunk), list(sys.path))
         self._threads = ThreadPoolExecutor(workers, thread_name_prefix="fcb-engine")  # each waits on one worker
         self._workers: list[ProcessWorker | None] = []
+        # should the run end without closing its detector, the workers are still stopped at exit (multiprocessing
+        # would wait for them, and they wait for the driver)
+        atexit.register(self._stop)
         try:
             # every worker started, its detector loaded, before the run begins
             for _ in range(workers):
@@ -219,7 +223,9 @@ class ProcessEngine(_Engine):
         return result
 
     def _stop(self) -> None:
-        for worker in self._workers:
+        atexit.unregister(self._stop)
+        workers, self._workers = self._workers, [None] * len(self._workers)
+        for worker in workers:
             if worker is not None:
                 worker.stop()
         self._threads.shutdown(wait=False, cancel_futures=True)
