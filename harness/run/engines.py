@@ -18,7 +18,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from harness.detectors import load_detector
 from harness.detectors.batch import Batcher
@@ -27,7 +27,7 @@ from harness.errors import DetectorLoadError, UsageError
 from harness.redact import scrub_text
 from harness.run.worker import ProcessWorker, WorkerDied, assess_all, describe, wire, worker_options
 from harness.spec import parse_spec
-from harness.types import Detector, DetectorError, Prediction, Request
+from harness.types import RISKS, Detector, DetectorError, Prediction, Request, Risk
 
 ENGINES = ("local", "processes", "ray")
 MIN_CHUNK = 32  # measured: 8 gave 1.2x with 2 processes on 2 cores, 32 gave 1.6-1.8x
@@ -76,7 +76,13 @@ def open_detector(spec: str, options: DetectorOptions, engine: EngineSettings) -
 def _unwire(result: tuple[Any, ...], secrets: list[str]) -> Prediction:
     if result[0] == "ok":
         _, risk, score, extra, attempts = result
-        return Prediction(risk, score, extra, attempts)
+        # checked again here: the driver journals only plain data of the right shape, whatever a worker sent
+        if risk not in RISKS or not isinstance(extra, dict) or not isinstance(attempts, int):
+            raise DetectorError("invalid_response", "the worker sent a result that is not a prediction")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1):
+            raise DetectorError("invalid_response", "the worker sent a risk_score that is not a number in [0, 1]")
+        plain = cast(Risk, RISKS[RISKS.index(risk)])  # the plain str, even from a str subclass
+        return Prediction(plain, None if score is None else float(score), extra, attempts)
     _, kind, message, attempts, raw, traceback, status, connect_failed = result
     # scrubbed here too: a worker on another machine does not know this machine's secrets
     raise DetectorError(

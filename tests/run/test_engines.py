@@ -235,3 +235,17 @@ def test_a_worker_process_holding_a_call_stuck_past_its_timeout_is_replaced(setu
     # its stuck thread cannot be stopped and would slow every later call: a fresh process answers the next batch
     assert {p.extra["pid"] for p in then} != {stuck_pid} and retired == 1
     assert _gone(stuck_pid)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [("ok", "severe", None, {}, 1), ("ok", "low", 1.5, {}, 1), ("ok", "low", True, {}, 1), ("ok", "low", None, [], 1)],
+    ids=["risk", "score-range", "score-bool", "extra"],
+)
+def test_the_driver_checks_a_workers_result_like_any_reply(result: tuple) -> None:
+    from harness.run.engines import _unwire
+    from harness.types import DetectorError
+
+    with pytest.raises(DetectorError) as raised:
+        _unwire(result, [])
+    assert raised.value.kind == "invalid_response"
