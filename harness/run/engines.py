@@ -166,7 +166,8 @@ class _Engine(abc.ABC):
 
     @abc.abstractmethod
     async def _call(self, index: int, requests: list[Request]) -> list[tuple[Any, ...]]:
-        """Run one batch on worker ``index``; raise `WorkerDied` when the worker is lost, after replacing it."""
+        """Run one batch on worker ``index``; raise `WorkerDied` when the worker is lost (the engine brings up
+        another in its place: Ray restarts an actor, a process is started for the next batch)."""
 
 
 class ProcessEngine(_Engine):
