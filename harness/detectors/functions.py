@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -12,6 +13,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +43,10 @@ def load_callable(spec: str) -> Callable[..., Any]:
         module = _load_file(Path(target)) if target.endswith(".py") else importlib.import_module(target)
     except DetectorLoadError:
         raise
-    except Exception as exc:  # a syntax error or a failing import in the user's module: say which and why
-        raise DetectorLoadError(f"detector {spec!r}: cannot import {target}: {type(exc).__name__}: {exc}") from exc
+    # a syntax error, a failing import or a sys.exit() in the user's module: say which and why (a SystemExit let
+    # through would end the run with its code and no word)
+    except (Exception, SystemExit) as exc:
+        raise DetectorLoadError(f"detector {spec!r}: cannot import {target}: {describe_exception(exc)}") from exc
     fn = getattr(module, name, None)
     if not callable(fn):
         raise DetectorLoadError(f"detector {spec!r}: {target} has no function {name!r}")
@@ -52,7 +56,9 @@ def load_callable(spec: str) -> Callable[..., Any]:
 def _load_file(path: Path) -> Any:
     if not path.is_file():
         raise DetectorLoadError(f"detector file {path} does not exist")
-    mod_name = f"fcb_detector_{abs(hash(str(path.resolve())))}"
+    # one name in every process (hash() of a str differs from process to process): what a worker pickles names a
+    # module another worker has under the same name
+    mod_name = f"fcb_detector_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -67,6 +73,13 @@ MAX_TRACEBACK_CHARS = 8000
 def _being_cancelled() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``TypeError: message``; a `SystemExit` as the call that raised it, ``sys.exit(3)``."""
+    if isinstance(exc, SystemExit):
+        return f"sys.exit({'' if exc.code is None else repr(exc.code)}) was called"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def exception_error(exc: BaseException) -> DetectorError:
@@ -145,17 +158,20 @@ class CallableDetector:
         *,
         is_async: bool | None = None,
         concurrency: int | None = None,
+        times_itself: bool = False,
     ) -> None:
         self.name = name
         self._fn = fn
         self._options = options
         self._owner = owner
         self._is_async = inspect.iscoroutinefunction(fn) if is_async is None else is_async
+        self._times_itself = times_itself  # ``fn`` applies the timeout (a batch, timed from when it is sent)
         self._pool = None if self._is_async else ThreadPool(options.concurrency)
         self.concurrency = concurrency or options.concurrency  # requests the runner keeps in flight
         self._watch: LoopWatch | None = None  # started with the first async call, on the loop that runs it
         if isinstance(owner, HasTrainingItems) and owner.train_source_items:
             self.train_source_items = owner.train_source_items  # a run refuses to score it on its training items
+        self._secrets = self._owner_secrets()  # asked once, at load: a failure is a load error, before any folder
 
     async def assess(self, request: Request) -> Prediction:
         timeout = self._options.timeout
@@ -163,8 +179,13 @@ class CallableDetector:
             self._watch = LoopWatch(timeout + 1.0, _say_blocked(timeout))  # a second's grace for ordinary hiccups
         started = time.monotonic()
         try:
-            async with asyncio.timeout(timeout):
-                reply = await (self._fn(request) if self._pool is None else self._pool.run(self._fn, request))
+            if self._pool is not None:  # timed on its thread: another call stuck in a CPU loop is not charged to it
+                reply = await self._pool.run(self._fn, request, timeout)
+            elif self._times_itself:
+                reply = await self._fn(request)
+            else:
+                async with asyncio.timeout(timeout):
+                    reply = await self._fn(request)
         except TimeoutError:
             raise DetectorError("timeout", f"no answer within {timeout:g} s") from None
         except (DetectorError, RunAborted):
@@ -175,7 +196,8 @@ class CallableDetector:
             raise exception_error(exc) from exc
         except BaseException as exc:  # sys.exit(), KeyboardInterrupt, a bug: they cost this case, never the run
             raise exception_error(exc) from exc
-        if (elapsed := time.monotonic() - started) > timeout:  # it answered, but only by keeping the timeout out
+        # an async def that answered, but only by keeping the timeout out (a plain def's pool judged its own time)
+        if self._pool is None and not self._times_itself and (elapsed := time.monotonic() - started) > timeout:
             raise DetectorError(
                 "timeout",
                 f"answered after {elapsed:.1f} s, over --timeout {timeout:g} s, which could not interrupt it: an "
@@ -184,9 +206,9 @@ class CallableDetector:
         if isinstance(reply, Prediction):
             reply = check_prediction(reply)  # its extra is journaled as the record's response: a JSON object
             self._check_size(reply.extra)
-            return reply
+            return _plain(reply)
         self._check_size(reply)
-        return parse_prediction(reply, self._options.risk_field)
+        return _plain(parse_prediction(reply, self._options.risk_field))
 
     def fingerprint(self) -> dict[str, Any]:
         """What identifies this code: the content hash of the file that defines the function."""
@@ -198,8 +220,16 @@ class CallableDetector:
         return {"kind": "python", "object": getattr(self._fn, "__qualname__", type(self._fn).__name__)}
 
     def secrets(self) -> list[str]:
+        return list(self._secrets)
+
+    def _owner_secrets(self) -> list[str]:
         owner = self._owner  # a user's object: a `secrets` that is a plain attribute is not the ability
-        return list(owner.secrets()) if isinstance(owner, HasSecrets) and callable(owner.secrets) else []
+        if not (isinstance(owner, HasSecrets) and callable(owner.secrets)):
+            return []
+        try:
+            return [str(secret) for secret in owner.secrets()]
+        except (Exception, SystemExit) as exc:  # a SystemExit let through would end the run without a word
+            raise DetectorLoadError(f"detector {self.name!r}: secrets() failed: {describe_exception(exc)}") from exc
 
     def _check_size(self, reply: Any) -> None:
         """A reply must be JSON-serialisable, no deeper than `MAX_DEPTH` and within the response cap, as an HTTP
@@ -215,18 +245,47 @@ class CallableDetector:
                 "invalid_response", f"reply of {size:,} bytes exceeds the {self._options.max_response_bytes:,}-byte cap"
             )
 
+    def overrunning(self) -> int:
+        """Calls of this detector abandoned past their timeout that still run on their threads."""
+        return sum(pool.overrunning() for pool in self._pools())
+
+    def _pools(self) -> list[ThreadPool]:
+        return [pool for pool in (self._pool, getattr(self._fn, "pool", None)) if isinstance(pool, ThreadPool)]
+
     async def aclose(self) -> None:
         if self._watch is not None:
             self._watch.stop()
             self._watch = None
-        for pool in (self._pool, getattr(self._fn, "pool", None)):
-            if isinstance(pool, ThreadPool):
-                pool.close()
+        for pool in self._pools():
+            pool.close()
         close = getattr(self._owner, "aclose", None)
-        if close is not None:
+        if close is None:
+            return
+        try:
             result = close()
             if inspect.isawaitable(result):
                 await result
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            if isinstance(exc, RunAborted):  # the user's third Ctrl-C
+                raise
+            # every case has its result by now: the report is still written, and the failure said
+            with contextlib.suppress(OSError, ValueError):
+                print(f"fcb: the detector's aclose() failed: {scrub_text(describe_exception(exc))}", file=sys.stderr)
+
+
+def _plain(prediction: Prediction) -> Prediction:
+    """The prediction as plain data, as the journal will hold it: a dataclass, an enum or a set of the detector's
+    own module becomes what orjson writes for it. Under ``--engine processes|ray`` a reply crosses a process
+    boundary, and the driver cannot unpickle the classes of a module it never imported (a file's module name
+    differs from process to process); a local run gets the very same values."""
+    risk, score, extra = prediction.risk, prediction.score, prediction.extra
+    if type(risk) is not str:  # a str enum member: its value
+        risk = orjson.loads(orjson.dumps(risk))
+    if score is not None and type(score) is not float:  # a float subclass, numpy's float64
+        score = float(score)
+    if extra:  # serialisable: checked by _check_size
+        extra = orjson.loads(orjson.dumps(extra, option=orjson.OPT_NON_STR_KEYS))
+    return replace(prediction, risk=risk, score=score, extra=extra)
 
 
 class _BatchCall:
@@ -245,9 +304,23 @@ class _BatchCall:
         return await self._batcher.submit(request)
 
     async def _send(self, requests: list[Request]) -> Any:
-        # the batch gets a case's time budget: a hung call is abandoned (its thread replaced) with its cases
-        async with asyncio.timeout(self._timeout):
-            return await (self._fn(requests) if self.pool is None else self.pool.run(self._fn, requests))
+        # the batch gets a case's time budget, from when it is sent (its cases' clock): a hung call is abandoned
+        # (its thread replaced) with its cases
+        try:
+            if self.pool is not None:  # timed on its thread, as a plain def's single calls are
+                return await self.pool.run(self._fn, requests, self._timeout)
+            started = time.monotonic()
+            async with asyncio.timeout(self._timeout):
+                replies = await self._fn(requests)
+            if time.monotonic() - started > self._timeout:  # it blocked the event loop: the timeout could not act
+                raise TimeoutError
+            return replies
+        except (Exception, asyncio.CancelledError, RunAborted):
+            raise  # the batcher fails its cases with an exception, or cancels them with the run
+        except BaseException as exc:
+            # sys.exit() or KeyboardInterrupt from assess_batch: raised in the batch's task, asyncio would let it
+            # out of the event loop and end the run with no report; it costs the batch's cases instead
+            raise exception_error(exc) from exc
 
 
 def class_detector(owner: Any, name: str, options: DetectorOptions) -> CallableDetector:
@@ -256,7 +329,9 @@ def class_detector(owner: Any, name: str, options: DetectorOptions) -> CallableD
         return CallableDetector(owner.assess, name, options, owner=owner)
     call = _BatchCall(owner, options)  # awaited; its own pool runs a sync assess_batch
     # enough requests in flight to fill a batch
-    return CallableDetector(call, name, options, owner, is_async=True, concurrency=max(options.concurrency, call.size))
+    return CallableDetector(
+        call, name, options, owner, is_async=True, concurrency=max(options.concurrency, call.size), times_itself=True
+    )
 
 
 def construct(cls: type, spec: str) -> Any:
@@ -266,8 +341,8 @@ def construct(cls: type, spec: str) -> Any:
         setup = getattr(instance, "setup", None)
         if callable(setup):
             setup()
-    except Exception as exc:  # the user's model failed to load: say which and why, without a traceback
-        raise DetectorLoadError(f"detector {spec!r}: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:  # the user's model failed to load: say which and why, without a traceback
+        raise DetectorLoadError(f"detector {spec!r}: {cls.__name__}() failed: {describe_exception(exc)}") from exc
     if not callable(getattr(instance, "assess", None)) and not callable(getattr(instance, "assess_batch", None)):
         raise DetectorLoadError(
             f"detector {spec!r}: class {cls.__name__} has no assess(request) or assess_batch(requests)"

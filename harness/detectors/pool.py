@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -32,12 +33,14 @@ THREAD_NAME = "fcb-detector"
 
 
 class _Job:
-    __slots__ = ("abandoned", "arg", "fn", "future", "loop", "thread")
+    __slots__ = ("abandoned", "arg", "fn", "future", "loop", "ran_s", "started", "thread")
 
     def __init__(self, fn: Callable[[Any], Any], arg: Any, loop: asyncio.AbstractEventLoop, future: Any) -> None:
         self.fn, self.arg, self.loop, self.future = fn, arg, loop, future
         self.thread: _Worker | None = None  # the thread running it, once started
         self.abandoned = False
+        self.started: float | None = None  # time.monotonic() when a thread took it
+        self.ran_s: float | None = None  # how long the call took on its thread, once it returned
 
 
 class _Worker(threading.Thread):
@@ -57,6 +60,7 @@ class _Worker(threading.Thread):
                 ok, value = True, job.fn(job.arg)
             except BaseException as exc:  # handed to the awaiting coroutine, which classifies it
                 ok, value = False, exc
+            job.ran_s = time.monotonic() - (job.started or 0.0)  # before the result is handed over
             job.thread = None
             job = pool._next(self, (job, ok, value))
 
@@ -78,9 +82,16 @@ class ThreadPool:
         self._wake_pending = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.replaced = 0  # threads retired because their call overran (for tests and benchmarks)
+        self._overran: list[_Worker] = []  # those threads, until their call returns
 
-    async def run(self, fn: Callable[[Any], Any], arg: Any) -> Any:
-        """``fn(arg)`` on a pool thread. Cancelling the await (a timeout) abandons the call and replaces its thread."""
+    async def run(self, fn: Callable[[Any], Any], arg: Any, timeout: float | None = None) -> Any:
+        """``fn(arg)`` on a pool thread. Cancelling the await abandons the call and replaces its thread.
+
+        With ``timeout``, the call raises TimeoutError (and is abandoned) once it has run that long *on its thread*:
+        the time it waited for a thread, or its result for the event loop, is not its own. A call stuck in a CPU
+        loop holds the GIL and slows everything else in the process; a case's clock so starts when its call does,
+        and a result that was ready in time is taken however late the loop gets to it.
+        """
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # a new run: results meant for an earlier, closed loop are not wanted
             self._loop, self._wake_pending = loop, False
@@ -92,11 +103,30 @@ class ThreadPool:
         self._queued.append(job)
         if len(self._queued) == 1:
             loop.call_soon(self._hand_over)
+        timer = None if timeout is None else loop.call_later(timeout, self._expire, job, timeout)
         try:
-            return await job.future
-        except asyncio.CancelledError:
+            value = await job.future
+        except (asyncio.CancelledError, TimeoutError):
             self._abandon(job)
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if timeout is not None and job.ran_s is not None and job.ran_s > timeout:
+            raise TimeoutError  # it returned, but past its time: the loop could not look until now
+        return value
+
+    def _expire(self, job: _Job, timeout: float) -> None:
+        """On the event loop, when the call may be out of time: fail it if it has run ``timeout`` on its thread,
+        else look again when it would have."""
+        if job.future.done() or job.ran_s is not None:  # returned: its result is on its way, judged when it comes
+            return
+        started = job.started
+        left = timeout if started is None else started + timeout - time.monotonic()
+        if left > 0:
+            job.loop.call_later(left, self._expire, job, timeout)
+        else:
+            job.future.set_exception(TimeoutError())
 
     def _hand_over(self) -> None:
         queued, self._queued = self._queued, []
@@ -152,7 +182,7 @@ class ThreadPool:
         while self._pending:
             job = self._pending.popleft()
             if not job.abandoned:
-                job.thread = worker
+                job.thread, job.started = worker, time.monotonic()
                 return job
         return None
 
@@ -164,6 +194,7 @@ class ThreadPool:
                 return
             stuck.retired = True  # it leaves once its call returns; a fresh thread takes its place now
             self._threads.remove(stuck)
+            self._overran.append(stuck)
             self.replaced += 1
             if self._pending:
                 self._call_helper()
@@ -198,6 +229,13 @@ class ThreadPool:
             job, ok, value = self._done.popleft()
             if not job.future.done():
                 (job.future.set_result if ok else job.future.set_exception)(value)
+
+    def overrunning(self) -> int:
+        """Calls abandoned past their timeout that still run (a thread cannot be stopped): a worker process with
+        any is replaced, since a call stuck in a CPU loop would slow every later call of that process."""
+        with self._lock:
+            self._overran = [thread for thread in self._overran if thread.is_alive()]
+            return len(self._overran)
 
     def close(self) -> None:
         """Let idle threads leave; a thread inside a call leaves when the call returns."""

@@ -5,35 +5,34 @@ An engine is a `Detector` to the runner: the runner keeps the journal, retries, 
 scrubbing and metrics on the driver whatever the engine, so a run gives the same figures under each. The engines
 ship label-free requests in small batches to workers that each load the detector once (a class's model is loaded
 once per worker) and assess them with the very adapters a local run uses, the per-case timeout included. A worker
-that dies mid-run (killed, out of memory) costs no case: its batch is sent again to a live worker, and each case is
-still journaled once.
+that dies mid-run (killed, out of memory, crashed by a case) costs at most the case that crashed it: each case of
+its batch goes again alone, and each case is still journaled once. The worker side is in `harness.run.worker`.
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
+import atexit
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, cast
 
-from harness.detectors import fingerprint, load_detector
+from harness.detectors import load_detector
 from harness.detectors.batch import Batcher
-from harness.detectors.functions import exception_error
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError, UsageError
-from harness.files import drop_output_on_broken_pipe
 from harness.redact import scrub_text
+from harness.run.worker import ProcessWorker, WorkerDied, assess_all, describe, wire, worker_options
 from harness.spec import parse_spec
-from harness.types import Detector, DetectorError, HasSecrets, HasTrainingItems, Prediction, Request
+from harness.types import RISKS, Detector, DetectorError, Prediction, Request, Risk
 
 ENGINES = ("local", "processes", "ray")
 MIN_CHUNK = 32  # measured: 8 gave 1.2x with 2 processes on 2 cores, 32 gave 1.6-1.8x
 RESTART_POLLS, RESTART_POLL_S = 600, 0.1  # how long a lost Ray actor may take to come back: a minute
-MAX_WORKER_DEATHS = 3  # a batch whose worker died this often fails its cases (a case that kills every worker)
+CASE_DEATHS = 2  # a case whose worker died under it this often, each time alone, is an error: it kills workers
 
 
 @dataclass(frozen=True)
@@ -71,87 +70,19 @@ def open_detector(spec: str, options: DetectorOptions, engine: EngineSettings) -
     return RayEngine(spec, options, engine)
 
 
-# --- the worker side: the same in a worker process and in a Ray actor -------------------------------------------
-
-
-def _wire(prediction: Prediction | None, error: DetectorError | None) -> tuple[Any, ...]:
-    """A result as plain data: exceptions with their own constructors do not cross process boundaries well."""
-    if prediction is not None:
-        return ("ok", prediction.risk, prediction.score, prediction.extra, prediction.attempts)
-    assert error is not None
-    return ("error", error.kind, error.message, error.attempts, error.raw, error.traceback, error.status,
-            error.connect_failed)  # fmt: skip
-
-
-async def _assess_one(detector: Detector, request: Request) -> tuple[Any, ...]:
-    try:
-        return _wire(await detector.assess(request), None)
-    except DetectorError as exc:
-        return _wire(None, exc)
-    except Exception as exc:  # a broken detector costs its case, as in a local run
-        return _wire(None, exception_error(exc))
-
-
-async def assess_all(detector: Detector, requests: list[Request]) -> list[tuple[Any, ...]]:
-    """Each request's result, assessed concurrently (a batch detector batches them again)."""
-    return list(await asyncio.gather(*(_assess_one(detector, r) for r in requests)))
-
-
-async def describe(detector: Detector, spec: str) -> dict[str, Any]:
-    """What the driver needs to know of a worker's detector: name, fingerprint, secrets, training items."""
-    return {
-        "name": getattr(detector, "name", spec),
-        "fingerprint": await fingerprint(detector, spec),
-        "secrets": list(detector.secrets()) if isinstance(detector, HasSecrets) else [],
-        "train_source_items": sorted(detector.train_source_items) if isinstance(detector, HasTrainingItems) else [],
-    }
-
-
-def _worker_options(options: DetectorOptions, chunk: int) -> DetectorOptions:
-    # a worker holds one batch (of `chunk` requests) at a time: its threads and batches are sized for that
-    return replace(options, concurrency=max(chunk, options.batch_size))
-
-
-class _ProcessState:
-    """The detector loaded in this worker process, and the event loop it runs on (both kept between batches)."""
-
-    spec = ""
-    detector: Detector | None = None
-    failed: BaseException | None = None
-    loop: asyncio.AbstractEventLoop | None = None
-
-
-def _load_in_process(spec: str, options: DetectorOptions, path: list[str]) -> None:
-    """A worker process's start: load the detector once. A failure is kept for the first call to raise, with its
-    message (an initializer that raises only breaks the pool, without saying why)."""
-    state = _ProcessState
-    drop_output_on_broken_pipe()  # a detector's print() after fcb's reader went away must not fail its case
-    sys.path.extend(p for p in path if p not in sys.path)  # the driver's: module:function specs import alike
-    state.spec, state.loop = spec, asyncio.new_event_loop()
-    try:
-        state.detector = load_detector(spec, options)
-    except Exception as exc:
-        state.failed = exc
-
-
-def _in_process(call: str, requests: list[Request]) -> Any:
-    """Runs in a worker process: describe the detector, or assess ``requests``."""
-    state = _ProcessState
-    if state.failed is not None:
-        raise state.failed
-    assert state.detector is not None and state.loop is not None
-    if call == "describe":
-        return state.loop.run_until_complete(describe(state.detector, state.spec))
-    return state.loop.run_until_complete(assess_all(state.detector, requests))
-
-
 # --- the driver side -----------------------------------------------------------------------------------------------
 
 
 def _unwire(result: tuple[Any, ...], secrets: list[str]) -> Prediction:
     if result[0] == "ok":
         _, risk, score, extra, attempts = result
-        return Prediction(risk, score, extra, attempts)
+        # checked again here: the driver journals only plain data of the right shape, whatever a worker sent
+        if risk not in RISKS or not isinstance(extra, dict) or not isinstance(attempts, int):
+            raise DetectorError("invalid_response", "the worker sent a result that is not a prediction")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1):
+            raise DetectorError("invalid_response", "the worker sent a risk_score that is not a number in [0, 1]")
+        plain = cast(Risk, RISKS[RISKS.index(risk)])  # the plain str, even from a str subclass
+        return Prediction(plain, None if score is None else float(score), extra, attempts)
     _, kind, message, attempts, raw, traceback, status, connect_failed = result
     # scrubbed here too: a worker on another machine does not know this machine's secrets
     raise DetectorError(
@@ -166,18 +97,27 @@ def _unwire(result: tuple[Any, ...], secrets: list[str]) -> Prediction:
 
 
 class _Engine(abc.ABC):
-    """What the process and Ray engines share: batching on the driver, the detector's description, the results."""
+    """What the process and Ray engines share: batching on the driver, the detector's description, the results,
+    and what happens when a worker dies.
+
+    A worker holds one batch at a time (the next one waits on the driver, ready to go), so a worker that dies held
+    exactly the batch it was given. Which of its cases killed it is unknown: each goes again alone, to a live or
+    replacement worker, and only a case under which a worker died alone `CASE_DEATHS` times fails."""
 
     def __init__(self, spec: str, options: DetectorOptions, workers: int) -> None:
         self.spec, self.options, self.workers = spec, options, workers
-        # a batch per worker at work and one waiting, so that no worker idles while results travel back
+        # a batch per worker at work and one waiting on the driver, so that no worker idles for long
         # (at least MIN_CHUNK cases a batch: each batch costs the driver a round trip)
         self.chunk = max(options.batch_size, -(-options.concurrency // (2 * workers)), MIN_CHUNK)
         self.concurrency = max(options.concurrency, 2 * workers * self.chunk)
         self.name = spec
         self.deaths = 0  # workers lost during the run (for tests and the report)
+        self.retired = 0  # worker processes replaced because a call stuck past its timeout still ran in them
         self._batcher = Batcher(self._send, self.chunk, wait=0)  # what the runner queued in one turn of the loop
         self._info: dict[str, Any] = {}
+        self._idle: asyncio.Queue[int] = asyncio.Queue()  # the workers (by index) not holding a batch
+        for index in range(workers):
+            self._idle.put_nowait(index)
 
     def _described(self, info: dict[str, Any]) -> None:
         self._info = info
@@ -195,22 +135,39 @@ class _Engine(abc.ABC):
         return _unwire(await self._batcher.submit(request), self._info.get("secrets", []))
 
     async def _send(self, requests: list[Request]) -> list[tuple[Any, ...]]:
-        for _ in range(MAX_WORKER_DEATHS):
+        try:
+            return await self._on_idle_worker(requests)
+        except WorkerDied:
+            self.deaths += 1
+        # one of them may have killed the worker: each goes again alone, so that only such a case can fail
+        return list(await asyncio.gather(*(self._alone(r, died=int(len(requests) == 1)) for r in requests)))
+
+    async def _alone(self, request: Request, died: int) -> tuple[Any, ...]:
+        while died < CASE_DEATHS:
             try:
-                return await self._call(requests)
-            except _WorkerDied:
-                self.deaths += 1  # the batch goes again, to a live or replacement worker
-        raise DetectorError(
-            "detector_exception", f"the worker running this case died {MAX_WORKER_DEATHS} times (killed or crashed)"
+                (result,) = await self._on_idle_worker([request])
+                return result
+            except WorkerDied:
+                self.deaths += 1
+                died += 1
+        error = DetectorError(
+            "detector_exception",
+            f"the worker died {died} times running this case alone: the detector crashed it (os._exit, a "
+            "segfault, running out of memory) or it was killed",
         )
+        return wire(None, error)
+
+    async def _on_idle_worker(self, requests: list[Request]) -> list[tuple[Any, ...]]:
+        index = await self._idle.get()
+        try:
+            return await self._call(index, requests)
+        finally:
+            self._idle.put_nowait(index)
 
     @abc.abstractmethod
-    async def _call(self, requests: list[Request]) -> list[tuple[Any, ...]]:
-        """Run one batch on a worker; raise `_WorkerDied` when the worker is lost."""
-
-
-class _WorkerDied(Exception):
-    pass
+    async def _call(self, index: int, requests: list[Request]) -> list[tuple[Any, ...]]:
+        """Run one batch on worker ``index``; raise `WorkerDied` when the worker is lost (the engine brings up
+        another in its place: Ray restarts an actor, a process is started for the next batch)."""
 
 
 class ProcessEngine(_Engine):
@@ -218,44 +175,70 @@ class ProcessEngine(_Engine):
 
     def __init__(self, spec: str, options: DetectorOptions, workers: int) -> None:
         super().__init__(spec, options, workers)
-        self._worker_options = _worker_options(options, self.chunk)
-        self._pool = self._new_pool()
+        self._start_args = (spec, worker_options(options, self.chunk), list(sys.path))
+        self._threads = ThreadPoolExecutor(workers, thread_name_prefix="fcb-engine")  # each waits on one worker
+        self._workers: list[ProcessWorker | None] = []
+        # should the run end without closing its detector, the workers are still stopped at exit (multiprocessing
+        # would wait for them, and they wait for the driver)
+        atexit.register(self._stop)
         try:
-            # one call per worker: each starts its process, which loads the detector before the run begins
-            started = [self._pool.submit(_in_process, "describe", []) for _ in range(workers)]
-            self._described(started[0].result())
-            for future in started[1:]:
-                future.result()
-        except BrokenProcessPool:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            raise DetectorLoadError(f"detector {spec!r}: the worker process died while loading it") from None
+            # every worker started, its detector loaded, before the run begins
+            for _ in range(workers):
+                self._workers.append(ProcessWorker(*self._start_args))
+            described = [self._describe(worker) for worker in self._workers if worker is not None]
+            self._described(described[0])
         except BaseException:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._stop()
             raise
 
-    def _new_pool(self) -> ProcessPoolExecutor:
-        import multiprocessing
-
-        # spawn, not fork: the driver may hold threads and an event loop that a forked child must not inherit
-        return ProcessPoolExecutor(
-            self.workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_load_in_process,
-            initargs=(self.spec, self._worker_options, list(sys.path)),
-        )
-
-    async def _call(self, requests: list[Request]) -> list[tuple[Any, ...]]:
-        pool = self._pool
+    def _describe(self, worker: ProcessWorker) -> dict[str, Any]:
         try:
-            return await asyncio.wrap_future(pool.submit(_in_process, "assess", requests))
-        except BrokenProcessPool:
-            if pool is self._pool:  # the first batch to notice replaces the pool; the others just go again
-                pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = self._new_pool()
-            raise _WorkerDied from None
+            info: dict[str, Any] = worker.call("describe", [])
+            return info
+        except WorkerDied:
+            raise DetectorLoadError(f"detector {self.spec!r}: the worker process died while loading it") from None
+
+    def _replacement(self) -> ProcessWorker:
+        """A fresh worker, its detector loaded (blocking; run in a thread)."""
+        worker = ProcessWorker(*self._start_args)
+        try:
+            self._describe(worker)
+        except BaseException:
+            worker.stop()
+            raise
+        return worker
+
+    async def _call(self, index: int, requests: list[Request]) -> list[tuple[Any, ...]]:
+        loop = asyncio.get_running_loop()
+        worker = self._workers[index]
+        if worker is None:  # lost with its last batch: a fresh one takes its place, else this batch fails
+            try:
+                worker = await loop.run_in_executor(self._threads, self._replacement)
+            except DetectorLoadError as exc:
+                raise DetectorError("detector_exception", f"no worker could be started: {exc}") from None
+            self._workers[index] = worker
+        try:
+            result: list[tuple[Any, ...]] = await loop.run_in_executor(self._threads, worker.call, "assess", requests)
+        except WorkerDied:
+            self._workers[index] = None  # replaced when this slot is next used: a batch goes to it at once
+            await loop.run_in_executor(self._threads, worker.stop)
+            raise
+        if worker.retiring:  # it holds a call stuck past its timeout: a fresh process takes its place
+            self.retired += 1
+            self._workers[index] = None
+            await loop.run_in_executor(self._threads, worker.stop)
+        return result
+
+    def _stop(self) -> None:
+        atexit.unregister(self._stop)
+        workers, self._workers = self._workers, [None] * len(self._workers)
+        for worker in workers:
+            if worker is not None:
+                worker.stop()
+        self._threads.shutdown(wait=False, cancel_futures=True)
 
     async def aclose(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._stop()
 
 
 class RayWorker:
@@ -295,12 +278,9 @@ class RayEngine(_Engine):
             resources["num_gpus"] = settings.num_gpus
         # Ray restarts a dead actor (loading the detector again); the driver sends its batch again meanwhile
         self._actor_class = ray.remote(RayWorker).options(max_restarts=-1, max_task_retries=0, **resources)
-        worker_options = _worker_options(options, self.chunk)
+        sized = worker_options(options, self.chunk)
         # Any: Ray's type hints show an actor handle's methods as plain methods, without their ``.remote``
-        self._actors: list[Any] = [
-            self._actor_class.remote(spec, worker_options, list(sys.path)) for _ in range(workers)
-        ]
-        self._load = [0] * workers
+        self._actors: list[Any] = [self._actor_class.remote(spec, sized, list(sys.path)) for _ in range(workers)]
         try:
             # every actor up, its detector loaded, before the run's clock starts
             self._described(ray.get([actor.describe.remote() for actor in self._actors])[0])
@@ -310,16 +290,13 @@ class RayEngine(_Engine):
                 f"detector {spec!r}: the Ray actor failed to load it: {_actor_cause(exc)}"
             ) from None
 
-    async def _call(self, requests: list[Request]) -> list[tuple[Any, ...]]:
-        index = min(range(len(self._actors)), key=self._load.__getitem__)  # the least busy actor
-        self._load[index] += 1
+    async def _call(self, index: int, requests: list[Request]) -> list[tuple[Any, ...]]:
         try:
-            return await self._actors[index].assess.remote(requests)
+            result: list[tuple[Any, ...]] = await self._actors[index].assess.remote(requests)
+            return result
         except self._ray.exceptions.RayActorError:
             await self._restarted(self._actors[index])
-            raise _WorkerDied from None
-        finally:
-            self._load[index] -= 1
+            raise WorkerDied from None
 
     async def _restarted(self, actor: Any) -> None:
         """Wait while Ray restarts a lost actor: a batch sent again at once meets the same actor still down (under

@@ -206,3 +206,92 @@ def test_a_result_claimed_while_the_loop_drains_the_others_is_still_delivered() 
     assert pool.claims_during_a_drain > 0  # the race was run into
     assert errors == []
     assert sorted(results) == [(k, i) for k in range(8) for i in range(30)]
+
+
+def _detector(fn: Callable[[Any], Any], timeout: float) -> Any:
+    from harness.detectors.functions import CallableDetector
+    from harness.detectors.options import DetectorOptions
+
+    return CallableDetector(fn, "test", DetectorOptions(concurrency=1, timeout=timeout))
+
+
+def test_a_call_stuck_in_a_cpu_loop_times_out_alone_and_the_one_queued_behind_it_is_not_charged() -> None:
+    from harness.types import DetectorError, Prediction
+
+    release = threading.Event()
+
+    def fn(request: dict) -> str:
+        while request["task"] == "stuck" and not release.is_set():
+            pass  # a CPU loop: holds the GIL half the time, and the only thread until its call is abandoned
+        return "low"
+
+    detector = _detector(fn, timeout=1.0)
+
+    async def main() -> list[Any]:
+        # one thread: "next" waits for it until the stuck call is abandoned, and its own second starts only then
+        calls = [detector.assess({"task": task, "answers": []}) for task in ("stuck", "next")]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    try:
+        stuck, following = asyncio.run(main())
+    finally:
+        release.set()
+        asyncio.run(detector.aclose())
+    assert isinstance(stuck, DetectorError) and stuck.kind == "timeout"
+    assert isinstance(following, Prediction) and following.risk == "low"
+
+
+def test_a_result_ready_in_time_is_taken_however_late_the_event_loop_gets_to_it() -> None:
+    from harness.types import Prediction
+
+    returned = threading.Event()
+
+    def fn(request: dict) -> str:
+        returned.set()
+        return "low"
+
+    detector = _detector(fn, timeout=0.5)
+
+    async def main() -> Any:
+        call = asyncio.ensure_future(detector.assess({"task": "t", "answers": []}))
+        await asyncio.sleep(0)  # the call is handed to a thread at this turn of the loop
+        await asyncio.sleep(0)
+        assert returned.wait(10)
+        # the loop does not turn for longer than the timeout, as when a call stuck in a CPU loop starves it of the GIL
+        time.sleep(0.8)
+        return await call
+
+    try:
+        assert isinstance(asyncio.run(main()), Prediction)
+    finally:
+        asyncio.run(detector.aclose())
+
+
+def test_a_batch_stuck_in_a_cpu_loop_times_out_alone_and_the_batch_queued_behind_it_is_not_charged() -> None:
+    from harness.detectors.functions import class_detector
+    from harness.detectors.options import DetectorOptions
+    from harness.types import DetectorError, Prediction
+
+    release = threading.Event()
+
+    class Batches:
+        def assess_batch(self, requests: list) -> list:
+            while any(r["task"] == "stuck" for r in requests) and not release.is_set():
+                pass
+            return ["low"] * len(requests)
+
+    # --concurrency 4 with batches of 4: one thread for batches, so the second batch waits for the first
+    detector = class_detector(Batches(), "test", DetectorOptions(concurrency=4, batch_size=4, timeout=1.0))
+    tasks = ["stuck", "a", "b", "c", "d", "e", "f", "g"]
+
+    async def main() -> list[Any]:
+        calls = [detector.assess({"task": task, "answers": []}) for task in tasks]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    try:
+        results = asyncio.run(main())
+    finally:
+        release.set()
+        asyncio.run(detector.aclose())
+    assert all(isinstance(r, DetectorError) and r.kind == "timeout" for r in results[:4]), results
+    assert all(isinstance(r, Prediction) for r in results[4:]), results

@@ -142,3 +142,78 @@ def test_an_async_detector_blocking_the_loop_is_reported_and_timed_out(tmp_path:
     # the watchdog said so while it happened (blocked past --timeout plus its second of grace). Once or twice: the
     # detector never awaits, so the loop may not turn at all between the two blocked calls
     assert 1 <= proc.stderr.count("the event loop has been blocked for") <= 2
+
+
+# Its 3rd batch (the preflight's case is the 1st) raises; each batch's questions go to a log first, so the test knows
+# which cases that batch held whatever the sending order.
+BATCH_EXITING = """
+import itertools, json, sys
+from pathlib import Path
+LOG = Path(__file__).with_name("batches.jsonl")
+calls = itertools.count(1)
+
+class Exiting:
+    def assess_batch(self, requests):
+        with LOG.open("a") as log:
+            log.write(json.dumps([r["task"] for r in requests]) + "\\n")
+        if next(calls) == 3:
+            RAISE
+        return ["low"] * len(requests)
+"""
+
+
+@pytest.mark.parametrize(("raise_it", "message"), [("sys.exit()", "SystemExit: "), ("raise KeyboardInterrupt", "Key")])
+def test_sys_exit_and_keyboard_interrupt_in_assess_batch_cost_only_that_batch(
+    tmp_path: Path, raise_it: str, message: str
+) -> None:
+    detector = tmp_path / "batch_exiting.py"
+    detector.write_text(BATCH_EXITING.replace("RAISE", raise_it))
+    cases = write_cases(tmp_path / "cases.jsonl", 20)
+    out = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", f"{detector}:Exiting", "--batch-size", "4", "--out", str(out), "-q",
+                   "--bootstrap", "50")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr  # not a silent 0 with an empty journal, not 130
+    assert (out / "report.md").exists()
+    by_question = {c["question"]: c["id"] for c in read_jsonl(cases)}
+    assert len(by_question) == 20
+    batches = [json.loads(line) for line in (tmp_path / "batches.jsonl").read_text().splitlines()]
+    failed = {by_question[q] for q in batches[2]}
+    records = read_jsonl(out / "predictions.jsonl")
+    assert len(records) == 20 and len(failed) >= 1
+    assert {r["id"] for r in records if r["error"]} == failed
+    assert {r["error"]["kind"] for r in records if r["error"]} == {"detector_exception"}
+    assert all(r["error"]["message"].startswith(message) for r in records if r["error"])
+    assert json.loads((out / "metrics.json").read_text())["complete"] is True
+
+
+@pytest.mark.parametrize("where", ["import", "init", "setup", "secrets"])
+def test_sys_exit_while_loading_a_detector_is_a_load_error(tmp_path: Path, where: str) -> None:
+    source = {
+        "import": "import sys\nsys.exit(0)\nclass D:\n    def assess(self, r): return 'low'\n",
+        "init": "import sys\nclass D:\n    def __init__(self): sys.exit(0)\n    def assess(self, r): return 'low'\n",
+        "setup": "import sys\nclass D:\n    def setup(self): sys.exit()\n    def assess(self, r): return 'low'\n",
+        "secrets": "import sys\nclass D:\n    def secrets(self): sys.exit()\n    def assess(self, r): return 'low'\n",
+    }[where]
+    detector = tmp_path / "loading.py"
+    detector.write_text(source)
+    cases = write_cases(tmp_path / "cases.jsonl", 3)
+    out = tmp_path / "run"
+    for engine in ("local", "processes"):
+        proc = run_cli("eval", str(cases), "-d", f"{detector}:D", "--out", str(out), "-q", "--engine", engine,
+                       "--workers", "1")  # fmt: skip
+        assert proc.returncode == 2, (engine, proc.stderr)  # not a silent exit 0
+        assert f"{detector}:D" in proc.stderr and "sys.exit(" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("raise_it", ["sys.exit(4)", "raise RuntimeError('no')", "raise KeyboardInterrupt"])
+def test_a_failing_aclose_is_reported_and_the_report_still_written(tmp_path: Path, raise_it: str) -> None:
+    detector = tmp_path / "closing.py"
+    source = f"import sys\nclass D:\n    def assess(self, r): return 'low'\n    def aclose(self): {raise_it}\n"
+    detector.write_text(source)
+    cases = write_cases(tmp_path / "cases.jsonl", 5)
+    out = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", f"{detector}:D", "--out", str(out), "-q", "--bootstrap", "50")
+    assert proc.returncode == 0, proc.stderr  # not sys.exit's 4, not an internal error (3), not 130
+    assert "aclose() failed" in proc.stderr
+    assert (out / "report.md").exists() and json.loads((out / "metrics.json").read_text())["complete"] is True

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, run_cli
+from conftest import ROOT, read_jsonl, run_cli
 
 from harness.datasets.synthetic import write_realistic_cases
 
@@ -128,3 +132,120 @@ def test_an_http_detector_is_refused_by_the_worker_engines(setup, tmp_path: Path
     assert proc.returncode == 2
     assert "runs Python detectors" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES, ids=[e[0] for e in ENGINES])
+def test_a_reply_in_the_detectors_own_classes_crosses_to_the_driver_as_plain_data(engine, setup, tmp_path) -> None:
+    cases, detectors, by_id = setup
+    remote = _eval(cases, f"{detectors}:typed", tmp_path / "remote", "--engine", *engine)
+    # the driver never imported the detector's file: its enum and dataclass arrive as the JSON a local run writes
+    assert {r["id"]: (r["risk"], r["score"], r["error"], r["response"]) for r in remote} == {
+        i: (*expected(c), None, {"why": {"answers": len(c["answers"]), "source": "rule"}}) for i, c in by_id.items()
+    }
+    local = _eval(cases, f"{detectors}:typed", tmp_path / "local")
+    assert {r["id"]: r["response"] for r in local} == {r["id"]: r["response"] for r in remote}
+    assert _scored(tmp_path / "remote") == _scored(tmp_path / "local")
+
+
+@pytest.mark.parametrize("engine", ENGINES, ids=[e[0] for e in ENGINES])
+def test_a_case_that_crashes_its_worker_fails_alone(engine, setup, tmp_path: Path) -> None:
+    cases, detectors, by_id = setup
+    order = {i: int(c["question"].split("(order ")[1].split(")")[0]) for i, c in by_id.items()}
+    crashers = {i for i, o in order.items() if o in (7, 23)}  # scale.CRASHES_ON: os._exit and a segfault
+    assert len(crashers) == 2
+    # no preflight: a crashing first case would stop the run, which is right, but not what this test is about
+    journal = _eval(cases, f"{detectors}:crashes", tmp_path / "run", "--engine", *engine, "--no-preflight")
+    assert Counter(r["id"] for r in journal) == Counter(list(by_id))
+    assert {r["id"] for r in journal if r["error"]} == crashers  # the batches in flight with them are asked again
+    assert {r["error"]["kind"] for r in journal if r["error"]} == {"detector_exception"}
+    assert all("worker died" in r["error"]["message"] for r in journal if r["error"])
+    for r in journal:
+        if not r["error"]:
+            assert (r["risk"], r["score"]) == expected(by_id[r["id"]])
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (a zombie that nobody has reaped yet has ended too)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in status
+
+
+def _wait_until(condition, what: str, limit_s: float = 60) -> None:
+    """Waits for ``condition()``; a failure naming ``what`` after ``limit_s`` (a bound, not a measured time)."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what} after {limit_s} s"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads process states from /proc")
+def test_worker_processes_leave_when_the_driver_is_killed(setup, tmp_path: Path) -> None:
+    cases, detectors, _ = setup
+    spec = f"{detectors}:busy_forever"
+    args = [sys.executable, "-m", "harness", "eval", str(cases), "-d", spec, "--engine", "processes", "--workers", "2",
+            "--no-preflight", "--timeout", "600", "-q", "--out", str(tmp_path / "run")]  # fmt: skip
+    driver = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def busy() -> set[int]:
+        return {int(f.name.split(".")[1]) for f in detectors.parent.glob("busy.*")}
+
+    try:
+        _wait_until(lambda: len(busy()) == 2, "both workers to be inside a call")
+        workers = busy()
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+        # each is inside a ten-minute call, so it cannot see its pipe close: it must notice that its parent is gone
+        _wait_until(lambda: all(_gone(pid) for pid in workers), "the workers to leave")
+    finally:
+        for pid in busy():
+            if not _gone(pid):
+                os.kill(pid, signal.SIGKILL)
+        if driver.poll() is None:
+            driver.kill()
+
+
+def test_a_worker_process_holding_a_call_stuck_past_its_timeout_is_replaced(setup) -> None:
+    import asyncio
+
+    from harness.detectors.options import DetectorOptions
+    from harness.run.engines import ProcessEngine
+    from harness.types import DetectorError
+
+    _, detectors, _ = setup
+    answers = [{"agent_id": "a", "text": "x"}]
+
+    async def main() -> tuple[list, list, int]:
+        engine = ProcessEngine(f"{detectors}:spins_when_stuck", DetectorOptions(timeout=0.5), workers=1)
+        try:
+            first = await asyncio.gather(
+                *(engine.assess({"task": t, "answers": answers}) for t in ("stuck", "a", "b")), return_exceptions=True
+            )
+            then = await asyncio.gather(*(engine.assess({"task": t, "answers": answers}) for t in ("c", "d")))
+            return first, then, getattr(engine, "retired", 0)
+        finally:
+            await engine.aclose()
+
+    first, then, retired = asyncio.run(main())
+    assert isinstance(first[0], DetectorError) and first[0].kind == "timeout"
+    stuck_pid = first[1].extra["pid"]
+    assert first[2].extra["pid"] == stuck_pid  # one worker: the same process answered the stuck call's batch
+    # its stuck thread cannot be stopped and would slow every later call: a fresh process answers the next batch
+    assert {p.extra["pid"] for p in then} != {stuck_pid} and retired == 1
+    assert _gone(stuck_pid)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [("ok", "severe", None, {}, 1), ("ok", "low", 1.5, {}, 1), ("ok", "low", True, {}, 1), ("ok", "low", None, [], 1)],
+    ids=["risk", "score-range", "score-bool", "extra"],
+)
+def test_the_driver_checks_a_workers_result_like_any_reply(result: tuple) -> None:
+    from harness.run.engines import _unwire
+    from harness.types import DetectorError
+
+    with pytest.raises(DetectorError) as raised:
+        _unwire(result, [])
+    assert raised.value.kind == "invalid_response"

@@ -2,6 +2,9 @@
 the same predictions wherever it runs. Tests copy this file into a temporary folder: the marker files that the
 `Killer` and `Batched` leave go beside the copy."""
 
+import ctypes
+import dataclasses
+import enum
 import os
 import signal
 import time
@@ -29,6 +32,22 @@ def hangs_on_order_3(request: dict) -> dict:
     """Never returns (well, not for 60 s) on the case whose question names order 3; instant on the others."""
     if "(order 3)" in request["task"]:
         time.sleep(60)
+    return rule(request)
+
+
+def order(request: dict) -> int:
+    return int(request["task"].split("(order ")[1].split(")")[0])
+
+
+CRASHES_ON = (7, 23)
+
+
+def crashes(request: dict) -> dict:
+    """Ends its process on orders 7 (os._exit) and 23 (a segfault), whichever worker runs them; the rule elsewhere."""
+    if order(request) == CRASHES_ON[0]:
+        os._exit(3)
+    if order(request) == CRASHES_ON[1]:
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
     return rule(request)
 
 
@@ -82,3 +101,38 @@ class BatchFailures:
             raise RuntimeError("the model ran out of memory")
         replies = [rule(r) for r in requests]
         return replies[:-1] if "(order 9)" in tasks else replies
+
+
+class Level(str, enum.Enum):  # noqa: UP042 - a (str, Enum), whose str() is not its value
+    LOW, MEDIUM, HIGH = "low", "medium", "high"
+
+
+class Source(enum.Enum):
+    RULE = "rule"
+
+
+@dataclasses.dataclass
+class Why:
+    answers: int
+    source: Source
+
+
+def typed(request: dict) -> dict:
+    """The rule's reply in this module's own types: a str enum for the risk, a dataclass holding an enum."""
+    reply = rule(request)
+    n = len(request["answers"])
+    return {**reply, "false_consensus_risk": Level(reply["false_consensus_risk"]), "why": Why(n, Source.RULE)}
+
+
+def busy_forever(request: dict) -> dict:
+    """Notes its process id in busy.PID, then sleeps for ten minutes: a worker in the middle of a long call."""
+    (HERE / f"busy.{os.getpid()}").touch()
+    time.sleep(600)
+    return rule(request)
+
+
+def spins_when_stuck(request: dict) -> dict:
+    """A CPU loop forever on a request whose task is "stuck"; else low, with the id of the process that answered."""
+    while request["task"] == "stuck":
+        pass
+    return {"false_consensus_risk": "low", "pid": os.getpid()}
