@@ -26,43 +26,46 @@ TOLERANCE = 1e-9
 
 _PREDICTED = (*RISKS, "error")
 
+Path = tuple[str, ...]
+"""Where a figure sits in the ``metrics`` block, key by key (a category's name may hold a dot: never one string)."""
+
 
 def journal_figures(
     categories: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, origins: np.ndarray | None
-) -> dict[str, Any]:
-    """The checked figures computed from per-case outcomes, by their dotted path in the ``metrics`` block."""
+) -> dict[Path, Any]:
+    """The checked figures computed from per-case outcomes, by their path in the ``metrics`` block."""
     cm = confusion(y_true, y_pred)
-    figures: dict[str, Any] = {"n_cases": len(y_true), "confusion_matrix.counts": cm.tolist()}
-    figures |= {name: defined(v) for name, v in headline_batch(cm, present_classes(cm)).items()}
+    figures: dict[Path, Any] = {("n_cases",): len(y_true), ("confusion_matrix", "counts"): cm.tolist()}
+    figures |= {(name,): defined(v) for name, v in headline_batch(cm, present_classes(cm)).items()}
     real = np.isin(origins if origins is not None else np.full(len(y_true), UNKNOWN_ORIGIN), sorted(REAL_ORIGINS))
     cm_real = confusion(y_true[real], y_pred[real])
-    figures["headline_real.n_cases"] = int(real.sum())
-    figures |= {f"headline_real.{k}": defined(v) for k, v in headline_batch(cm_real, present_classes(cm_real)).items()}
+    figures[("headline_real", "n_cases")] = int(real.sum())
+    figures |= {("headline_real", k): defined(v) for k, v in headline_batch(cm_real, present_classes(cm_real)).items()}
     for category in sorted(set(categories.tolist())):
         mask = categories == category
         right = int((y_pred[mask] == y_true[mask]).sum())
         n = int(mask.sum())
         spread = np.bincount(y_pred[mask], minlength=len(_PREDICTED))
-        figures[f"per_category.{category}.n"] = n
-        figures[f"per_category.{category}.correct"] = right
-        figures[f"per_category.{category}.accuracy"] = right / n
-        figures |= {f"per_category.{category}.predicted.{r}": int(c) for r, c in zip(_PREDICTED, spread, strict=True)}
+        figures[("per_category", category, "n")] = n
+        figures[("per_category", category, "correct")] = right
+        figures[("per_category", category, "accuracy")] = right / n
+        figures |= {("per_category", category, "predicted", r): int(c) for r, c in zip(_PREDICTED, spread, strict=True)}
     errors = int((y_pred == len(RISKS)).sum())
-    figures |= {"operational.cases": len(y_true), "operational.errors": errors}
+    figures |= {("operational", "cases"): len(y_true), ("operational", "errors"): errors}
     return figures
 
 
-def latency_figures(latencies: np.ndarray) -> dict[str, Any]:
+def latency_figures(latencies: np.ndarray) -> dict[Path, Any]:
     """``operational.latency_s`` as `harness.metrics.operational` computes it, from the latencies of the cases that
     asked the detector (replayed answers left out)."""
     if not len(latencies):
-        return {"operational.latency_s": {}}
-    return {f"operational.latency_s.p{q}": float(np.percentile(latencies, q)) for q in (50, 90, 95, 99)}
+        return {("operational", "latency_s"): {}}
+    return {("operational", "latency_s", f"p{q}"): float(np.percentile(latencies, q)) for q in (50, 90, 95, 99)}
 
 
-def _lookup(block: Mapping[str, Any], path: str) -> tuple[bool, Any]:
+def _lookup(block: Mapping[str, Any], path: Path) -> tuple[bool, Any]:
     node: Any = block
-    for key in path.split("."):
+    for key in path:
         if not isinstance(node, Mapping) or key not in node:
             return False, None
         node = node[key]
@@ -75,27 +78,27 @@ def _same(claimed: Any, actual: Any) -> bool:
     return bool(claimed == actual) and type(claimed) is not bool
 
 
-def disagreements(metrics: Mapping[str, Any], figures: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+def disagreements(metrics: Mapping[str, Any], figures: Mapping[Path, Any]) -> Iterator[tuple[str, Any, Any]]:
     """(dotted path, the document's value, the recomputed one) for each checked figure the ``metrics`` block states
     otherwise. A figure a document of an older version lacks is not asked for (``error_rate``, ``headline_real``);
     the categories must be the same ones."""
     if isinstance(metrics.get("per_category"), Mapping):
         stated = set(metrics["per_category"])
-        computed = {path.split(".")[1] for path in figures if path.startswith("per_category.")}
+        computed = {path[1] for path in figures if path[0] == "per_category"}
         if stated != computed:
             yield "per_category", sorted(stated), sorted(computed)
     for path, actual in figures.items():
-        if path.startswith("headline_real.") and not isinstance(metrics.get("headline_real"), Mapping):
+        if path[0] == "headline_real" and not isinstance(metrics.get("headline_real"), Mapping):
             continue  # no real-case headline: none of its figures is read
         found, claimed = _lookup(metrics, path)
-        if not found and (path == "error_rate" or path.startswith("per_category.")):
+        if not found and path[0] in ("error_rate", "per_category"):
             continue  # error_rate: absent before it was stored; a category's absence is named above
         if not found or not _same(claimed, actual):
-            yield path, claimed if found else "(missing)", actual
+            yield ".".join(path), claimed if found else "(missing)", actual
 
 
 def check_figures(
-    where: str, source: str, metrics: Mapping[str, Any], figures: Mapping[str, Any], hint: str = ""
+    where: str, source: str, metrics: Mapping[str, Any], figures: Mapping[Path, Any], hint: str = ""
 ) -> None:
     """`RunLoadError` naming ``where`` (the file, and the path to its metrics block) and the first figure of
     ``metrics`` that ``figures`` (computed from ``source``) contradict; ``hint``: how such a file comes about."""

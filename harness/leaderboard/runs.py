@@ -123,7 +123,7 @@ def read_run(path: str | Path) -> Run:
     asked = [float(r.get("latency_s", 0.0)) for r in rows if r.get("cached") is not True]  # as metrics.operational
     figures |= latency_figures(np.array(asked, dtype=float))
     if (scope := read_scope(path)) is not None:
-        figures["n_not_run"] = len(scope) - len(records)
+        figures[("n_not_run",)] = len(scope) - len(records)
     stale = f" (edited, or left stale by a resume stopped before it rewrote them: fcb eval --resume {path})"
     check_figures(f"{path / METRICS_FILE}: metrics", f"its journal ({PREDICTIONS})", doc["metrics"], figures, stale)
     if doc["complete"] and scope is not None and len(scope) > len(records):  # only a finished run ranks

@@ -107,6 +107,7 @@ def serve(conn: Connection, spec: str, options: DetectorOptions, path: list[str]
             except Exception as exc:  # an answer that cannot be pickled (nothing was sent): the batch fails
                 conn.send(("error", f"{type(exc).__name__}: {exc}"[:500], retire))
         except (EOFError, OSError):  # the driver closed the pipe, or is gone
+            loop.close()  # closed here: left to the garbage collector at exit, it complains on stderr
             return
         if retire:  # the driver replaces this process; its stuck threads cannot be stopped, only ended with it
             os._exit(0)

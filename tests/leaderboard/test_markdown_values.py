@@ -4,6 +4,7 @@ CommonMark parser with tables and raw HTML on, as GitHub's) to themselves, never
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 from pathlib import Path
@@ -31,14 +32,35 @@ def _hostile_runs(tmp_path: Path) -> tuple[Path, Path]:
     cases = write_cases(tmp_path / "cases.jsonl", 40)
     base = make_run(cases, tmp_path / "results", ids(1, 30), IMAGE)
     new = make_run(cases, tmp_path / "results", ids(11, 40), LINK)
-    for run in (base, new):  # a hand-edited journal: compare reads categories from it
+    for run in (base, new):  # a hand-made run folder: compare reads categories from the journal
         journal = run / "predictions.jsonl"
         records = [json.loads(line) for line in journal.read_text().splitlines()]
         for rec in records:
             if rec["id"] == "FCB-0001":
                 rec["category"] = CATEGORY
         journal.write_text("".join(json.dumps(r) + "\n" for r in records))
+        _agree(run, records)
     return base, new
+
+
+def _agree(run: Path, records: list[dict]) -> None:
+    """Make ``metrics.json``'s per-category block agree with the edited journal, as a forger would (readers refuse
+    a run whose figures do not follow from its journal)."""
+    doc = json.loads((run / "metrics.json").read_text())
+    blocks = doc["metrics"]["per_category"]
+    template = next(iter(blocks.values()))
+    by_category: dict[str, list[dict]] = {}
+    for rec in records:
+        by_category.setdefault(rec["category"], []).append(rec)
+    doc["metrics"]["per_category"] = {}
+    for category, recs in by_category.items():
+        block = copy.deepcopy(blocks.get(category, template))
+        right = sum(r["risk"] == r["expected"] for r in recs)
+        block.update(n=len(recs), correct=right, accuracy=right / len(recs))
+        kinds = ("low", "medium", "high", "error")
+        block["predicted"] = {k: sum((r["risk"] or "error") == k for r in recs) for k in kinds}
+        doc["metrics"]["per_category"][category] = block
+    (run / "metrics.json").write_text(json.dumps(doc))
 
 
 def _assert_inert(page: str) -> None:

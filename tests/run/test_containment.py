@@ -147,16 +147,18 @@ def test_an_async_detector_blocking_the_loop_is_reported_and_timed_out(tmp_path:
 # Its 3rd batch (the preflight's case is the 1st) raises; each batch's questions go to a log first, so the test knows
 # which cases that batch held whatever the sending order.
 BATCH_EXITING = """
-import itertools, json, sys
+import itertools, json, sys, threading
 from pathlib import Path
 LOG = Path(__file__).with_name("batches.jsonl")
 calls = itertools.count(1)
+LOCK = threading.Lock()  # batches may run on several threads: each logs its own number with its cases
 
 class Exiting:
     def assess_batch(self, requests):
-        with LOG.open("a") as log:
-            log.write(json.dumps([r["task"] for r in requests]) + "\\n")
-        if next(calls) == 3:
+        with LOCK, LOG.open("a") as log:
+            n = next(calls)
+            log.write(json.dumps([n, [r["task"] for r in requests]]) + "\\n")
+        if n == 3:
             RAISE
         return ["low"] * len(requests)
 """
@@ -176,8 +178,8 @@ def test_sys_exit_and_keyboard_interrupt_in_assess_batch_cost_only_that_batch(
     assert (out / "report.md").exists()
     by_question = {c["question"]: c["id"] for c in read_jsonl(cases)}
     assert len(by_question) == 20
-    batches = [json.loads(line) for line in (tmp_path / "batches.jsonl").read_text().splitlines()]
-    failed = {by_question[q] for q in batches[2]}
+    batches = dict(json.loads(line) for line in (tmp_path / "batches.jsonl").read_text().splitlines())
+    failed = {by_question[q] for q in batches[3]}  # the third call, whichever thread ran it
     records = read_jsonl(out / "predictions.jsonl")
     assert len(records) == 20 and len(failed) >= 1
     assert {r["id"] for r in records if r["error"]} == failed
