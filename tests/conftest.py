@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -85,3 +86,23 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120)
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]) -> Path:
+    """A folder made once for the whole session, even across pytest-xdist workers (which, with pytest 9.2, do not
+    keep the test groups together): the first worker makes it under a lock, the others wait and reuse it."""
+    import fcntl
+
+    base = factory.getbasetemp()
+    # the same folder for every worker of one session (a worker's base is popen-gwN inside the session's own)
+    root = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "fcb-shared-builds"
+    root.mkdir(exist_ok=True)
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder

@@ -14,7 +14,7 @@ from referencing import Registry, Resource
 
 from harness import documents
 from harness.documents import SCHEMAS
-from tests.conftest import EMBEDDED, ROOT, read_jsonl, run_cli
+from tests.conftest import EMBEDDED, ROOT, once, read_jsonl, run_cli
 
 # A detector that fails on a known set of cases (by question length), so the journal holds both kinds of record
 FLAKY = """
@@ -53,8 +53,18 @@ def validators(schemas: dict[str, dict]) -> dict[str, Draft202012Validator]:
 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """Real outputs of real commands: two evaluations, a baseline, a leaderboard and a data set audit."""
-    tmp = tmp_path_factory.mktemp("documents")
+    """Real outputs of real commands: two evaluations, a baseline, a leaderboard and a data set audit. Made once a
+    session (`once`): the xdist workers that run this module's tests share them and read them back each."""
+    tmp = once(tmp_path_factory, "documents-outputs", _make_outputs)
+    runs = {"agreement": tmp / "agreement", "flaky": tmp / "flaky"}
+    return {
+        "runs": runs,
+        "baseline": json.loads((tmp / "baselines" / "b1.json").read_text()),
+        **{name: json.loads((tmp / f"{name}.json").read_text()) for name in ("leaderboard", "audit", "compare")},
+    }
+
+
+def _make_outputs(tmp: Path) -> None:
     flaky = tmp / "flaky.py"
     flaky.write_text(FLAKY)
     runs = {"agreement": tmp / "agreement", "flaky": tmp / "flaky"}
@@ -72,13 +82,8 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     assert audit.returncode in (0, 1), audit.stderr
     compare = run_cli("compare", str(runs["agreement"]), str(runs["flaky"]), "--format", "json", "--bootstrap", "50")
     assert compare.returncode in (0, 1), compare.stderr
-    return {
-        "runs": runs,
-        "baseline": json.loads((tmp / "baselines" / "b1.json").read_text()),
-        "leaderboard": json.loads(board.stdout),
-        "audit": json.loads(audit.stdout),
-        "compare": json.loads(compare.stdout),
-    }
+    for name, proc in (("leaderboard", board), ("audit", audit), ("compare", compare)):
+        (tmp / f"{name}.json").write_text(proc.stdout)
 
 
 def errors_of(validator: Draft202012Validator, doc: object) -> list[str]:

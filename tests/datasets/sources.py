@@ -12,14 +12,16 @@ import csv
 import gzip
 import hashlib
 import json
-import os
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from conftest import ROOT, shared_file
+from conftest import (
+    ROOT,
+    once,  # noqa: F401 - imported from here by the data set tests
+    shared_file,
+)
 
 SHARED = ROOT.parent / "shared" / "data"
 SOURCES = ("gsm8k", "truthfulqa", "dylan", "mmlu-pro", "zeroeval")
@@ -108,26 +110,6 @@ def _truthfulqa(src: Path, out: Path, keep: Callable[[str], bool]) -> None:
         csv.writer(f).writerows([header, *(r for r in rows if keep("tqa:" + r[q]))])
     for name in ("finetune_truth.jsonl", "finetune_info.jsonl"):
         (out / name).symlink_to(src / name)  # answers of questions left out are never read
-
-
-def once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]) -> Path:
-    """A folder made once for the whole session, even across pytest-xdist workers (which, with pytest 9.2, do not
-    keep the test groups together): the first worker makes it under a lock, the others wait and reuse it."""
-    import fcntl
-
-    base = factory.getbasetemp()
-    # the same folder for every worker of one session (a worker's base is popen-gwN inside the session's own)
-    root = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "fcb-shared-builds"
-    root.mkdir(exist_ok=True)
-    folder, done = root / name, root / f"{name}.done"
-    with open(root / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            make(folder)
-            done.touch()
-    return folder
 
 
 def part(n: int, parts: int, share: int = 1) -> Callable[[str], bool]:
