@@ -201,7 +201,8 @@ async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels
     if error is not None and fatal(error):
         message = scrub_text(error.message, _secrets(detector))  # the journal scrubs the same
         raise PreflightFailed(
-            f"preflight: the detector failed on the first case ({lab.case_id}): {error.kind}: {message}; "
+            f"preflight: the detector failed on the first case ({lab.case_id}) after {error.attempts} attempt(s): "
+            f"{error.kind}: {message}; "
             "no other case was sent (--no-preflight skips this check)"
         )
     attempts = _attempts(prediction, error)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -56,13 +55,11 @@ def _detectors(tmp_path: Path) -> Path:
 def test_preflight_stops_an_unreachable_detector_within_seconds(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 40)
     out = tmp_path / "run"
-    started = time.monotonic()
     proc = run_cli("eval", str(cases), "-d", f"http://127.0.0.1:{_free_port()}", "--out", str(out), "-q")
-    elapsed = time.monotonic() - started
     assert proc.returncode == 2, proc.stderr
     assert "preflight" in proc.stderr and "Cannot connect to host" in proc.stderr
     assert re.search(r"first case \(FCB-00[0-4]\d\)", proc.stderr)  # the first of the (shuffled) sending order
-    assert elapsed < 10  # no retry backoff on a refused connection (3 retries would take several seconds)
+    assert "after 1 attempt(s)" in proc.stderr  # a refused connection is not retried (the default is 3 retries)
     assert not out.exists()  # nothing was written
 
 
