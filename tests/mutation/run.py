@@ -4,11 +4,11 @@ faults the tests catch.
 Each module in ``[tool.fcb-mutation.modules]`` of pyproject.toml is mutated by mutmut against the test files listed
 beside it, in its own work folder under ``build/mutation/`` (a copy of ``harness/`` and ``tests/``). mutmut credits a
 test with the functions it calls, and a call made while a shared fixture is set up goes to the first test that uses
-it, so every fault mutmut reports as missed, or as reached by no test, is run again against the module's whole test
-files before it counts. A missed fault listed in ``tests/mutation/equivalent.txt`` (the same behaviour by another
-route) counts apart. Prints per module: planted, caught, missed, equivalent, reached by no test, and the score
-caught / (planted - equivalent); exits 1 when a module is below the target, a fault is reached by no test, a module's
-equivalents pass 10% of its faults, or an equivalents line matches no surviving fault.
+it, so every fault mutmut reports as missed, or as reached by no test, is run again with every test of the module's
+files named for every function before it counts. A missed fault listed in ``tests/mutation/equivalent.txt`` (the
+same behaviour by another route) counts apart. Prints per module: planted, caught, missed, equivalent, reached by no
+test, and the score caught / (planted - equivalent); exits 1 when a module is below the target, a fault is reached by
+no test, a module's equivalents pass 10% of its faults, or an equivalents line matches no surviving fault.
 
     python tests/mutation/run.py [--module harness/metrics.py ...] [--again]
 
@@ -133,6 +133,29 @@ def mutate(module: Module) -> None:
         raise SystemExit(f"mutmut failed on {module.path} (exit {done.returncode}); see {module.work / 'mutmut.log'}")
 
 
+def mutmut_again(module: Module, names: list[str]) -> None:
+    """Runs mutmut once more on ``names``, each against every test of the module's files: mutmut credits a call
+    made while a shared fixture is set up to the first test using it, so its own choice can miss the test that
+    would catch the fault. The stats file is rewritten to name every test for every function; mutmut forks each
+    run from one collected session, so this costs far less than a pytest process per fault."""
+    stats_path = module.work / "mutants" / "mutmut-stats.json"
+    stats = json.loads(stats_path.read_text("utf-8"))
+    every = sorted(stats["duration_by_test"])
+    stats["tests_by_mangled_function_name"] = {
+        name: every for name in {*stats["tests_by_mangled_function_name"], *(_mangled(n) for n in names)}
+    }
+    stats_path.write_text(json.dumps(stats), "utf-8")
+    with open(module.work / "mutmut.log", "ab") as log:
+        command = [str(MUTMUT), "run", "--max-children", str(WORKERS), *names]
+        done = subprocess.run(command, cwd=module.work, stdout=log, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"mutmut failed on {module.path} (exit {done.returncode}); see {module.work / 'mutmut.log'}")
+
+
+def _mangled(mutant: str) -> str:
+    return mutant.rsplit("__mutmut_", 1)[0]
+
+
 def results(module: Module) -> dict[str, int | None]:
     meta = module.work / "mutants" / (module.path + ".meta")
     return dict(json.loads(meta.read_text("utf-8"))["exit_code_by_key"])
@@ -188,28 +211,30 @@ def refresh_tests(module: Module) -> None:
 
 def assess(module: Module, equivalents: dict[str, str], again: bool) -> Outcome:
     started = time.monotonic()
-    if again:
+    if again:  # what was caught last time stays caught (the tests only grew): rerun last time's missed faults
         refresh_tests(module)
+        first = results(module)
+        doubtful = json.loads((module.work / "missed.json").read_text("utf-8"))
+        with ThreadPoolExecutor(WORKERS) as pool:
+            caught = pool.map(lambda name: caught_by_whole_files(module, name), doubtful)
+            still = [name for name, hit in zip(doubtful, caught, strict=True) if not hit]
     else:
         mutate(module)
-    codes = results(module)
-    outcome = Outcome(module, planted=len(codes))
-    doubtful = [name for name, code in codes.items() if code not in CAUGHT_CODES]
-    unknown = [name for name in doubtful if codes[name] not in NO_TEST_CODES | {0}]
-    if unknown:
-        raise SystemExit(f"{module.path}: mutmut left faults unchecked or unclear: {unknown[:5]}")
-    if again:  # what was caught last time stays caught: the tests only grew
-        doubtful = json.loads((module.work / "missed.json").read_text("utf-8"))
-    with ThreadPoolExecutor(WORKERS) as pool:
-        verdicts = dict(
-            zip(doubtful, pool.map(lambda name: caught_by_whole_files(module, name), doubtful), strict=True)
-        )
-    still = [name for name, caught in verdicts.items() if not caught]
-    outcome.caught = outcome.planted - len(still)
+        first = results(module)
+        doubtful = [name for name, code in first.items() if code not in CAUGHT_CODES]
+        if doubtful:
+            mutmut_again(module, doubtful)
+        final = results(module)
+        still = [name for name in doubtful if final[name] not in CAUGHT_CODES]
+    unclear = [name for name in still if first[name] not in NO_TEST_CODES | {0}]
+    if unclear:
+        raise SystemExit(f"{module.path}: mutmut left faults unchecked or unclear: {unclear[:5]}")
+    outcome = Outcome(module, planted=len(first), caught=len(first) - len(still))
     for name, diff in diffs_of(module, still).items():
-        if change_key(module.path, name, diff) in equivalents:
-            outcome.equivalent.append(change_key(module.path, name, diff))
-        elif codes[name] in NO_TEST_CODES:
+        key = change_key(module.path, name, diff)
+        if key in equivalents:
+            outcome.equivalent.append(key)
+        elif first[name] in NO_TEST_CODES:
             outcome.no_tests[name] = diff
         else:
             outcome.missed[name] = diff
