@@ -573,6 +573,13 @@ def test_secrets_a_detector_echoes_are_scrubbed_from_free_text_only(tmp_path: Pa
     assert on_disk == [written, written_error]
 
 
+def test_a_secret_that_is_also_an_error_kind_never_changes_the_kind() -> None:
+    rec = record(labels(), None, DetectorError("timeout", "timeout after 30 s", raw="timeout"), 3, 30.0)
+    scrubbed = scrub_record(rec, ["timeout"])
+    assert scrubbed["error"] == {"kind": "timeout", "message": "[REDACTED] after 30 s", "raw": "[REDACTED]"}
+    assert rec["error"] == {"kind": "timeout", "message": "timeout after 30 s", "raw": "timeout"}  # a copy scrubbed
+
+
 def test_scrub_record_leaves_a_record_without_response_or_error_as_it_is() -> None:
     rec = _with(sound(), response=_DROP)
     assert scrub_record(rec, [SECRET]) == rec  # type: ignore[arg-type]
