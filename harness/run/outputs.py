@@ -81,9 +81,7 @@ def metrics_document(
             "sha256": digest,  # a subset is its own data set: leaderboards never mix it with the whole file
             "file_sha256": scanned.sha256,
             "subset": subset,
-            "cases": len(scanned.labels)
-            if subset is None
-            else len(select(scanned.labels, settings.categories, settings.tags)),
+            "cases": len(select(scanned.labels, settings.categories, settings.tags)),  # no subset: every case
             "lines": scanned.lines,
             "skipped_invalid": scanned.invalid_lines,
             "problems": [str(p) for p in scanned.problems[:200]],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -98,7 +99,7 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
     if not (isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= least):
         return "attempts", f"{preview(attempts)} is not a whole number of {least} or more"
     latency = rec.get("latency_s", 0.0)
-    if not (_number(latency) and 0.0 <= latency < float("inf")):
+    if not (_number(latency) and 0.0 <= latency < math.inf):
         return "latency_s", f"{preview(latency)} is not a number of seconds, 0 or more"
     return None
 
