@@ -92,6 +92,8 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
     score = rec.get("score")
     if score is not None and not (_number(score) and 0.0 <= score <= 1.0):
         return "score", f"{preview(score)} is not a number in [0, 1] or null"
+    if error is not None and score is not None:  # a score beside an error would reach the score metrics
+        return "score", "a record with an error has no score (null)"
     if "response" in rec and not isinstance(rec["response"], dict):
         return "response", f"{preview(rec['response'])} is not a JSON object (what else the detector returned)"
     attempts = rec.get("attempts", 1)

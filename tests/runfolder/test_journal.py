@@ -218,6 +218,7 @@ ERROR_PROBLEMS: list[tuple[str, dict[str, Any], tuple[str, str]]] = [
      ("error.kind", f"{{'kind': 'gremlin'}} is not an error of a known kind ({KINDS})")),
     ("error false", {"error": False}, ("error.kind", f"False is not an error of a known kind ({KINDS})")),
     ("error with a score", {"score": 2}, ("score", "2 is not a number in [0, 1] or null")),
+    ("error with a sound score", {"score": 0.5}, ("score", "a record with an error has no score (null)")),
 ]  # fmt: skip
 
 
