@@ -1,14 +1,14 @@
 """What a provider allows and what the user will spend: client-side rate limits, concurrency that adapts to
 throttling, and caps on requests and cost. The `Transport` consults them around every attempt it sends.
 
-- `RateLimits`: ``--rpm`` and ``--tpm`` as leaky buckets (aiolimiter) holding one second's worth of the limit (at
+- `RateLimits`: ``--rpm`` and ``--tpm`` as leaky buckets (aiolimiter) holding half a second's worth of the limit (at
   least one request, or the largest request's tokens), so a run never bursts a minute's worth at once: providers
-  refill their own buckets continuously and answer a burst with 429.
-- `AdaptiveGate`: how many requests may be in flight. It starts at the detector's concurrency, halves when a reply
-  says the provider is throttling (429 or 503), at most once per round of requests (the replies to requests sent
-  before a cut say nothing new), and grows by one after each round of healthy replies, never above where it
-  started. ``Retry-After`` on a 429 and an exhausted ``x-ratelimit-remaining-*`` header pause every sender until
-  the provider's stated time.
+  refill their own buckets continuously (OpenAI and Anthropic hold about a second's worth) and answer a burst with
+  429; half a second leaves room for requests that arrive bunched together.
+- `AdaptiveGate`: when requests go out. After a 429 it paces them just under the rate the provider answered at, and
+  speeds up while no 429 comes; after a 503 it halves the requests in flight, growing back while replies are
+  healthy. A throttled request waits its ``Retry-After``; an exhausted ``x-ratelimit-remaining-*`` header pauses
+  every sender until the provider's stated reset.
 - `Budget`: ``--max-requests`` and ``--max-cost``. A request is sent only when it fits beside what was spent and what
   is in flight (cost reserved at its worst: the prompt's tokens estimated from its size, plus ``max_tokens``); when it
   does not fit, `BudgetSpent` stops the run cleanly and the case stays pending for ``--resume`` with a higher cap.
@@ -20,6 +20,7 @@ import asyncio
 import math
 import re
 import time
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -27,6 +28,8 @@ from typing import Protocol, runtime_checkable
 from aiolimiter import AsyncLimiter
 
 MAX_PAUSE_S = 120.0
+RATE_SAMPLE = 20  # the replies over which the rate that replies come back is measured
+MIN_PACE = 1 / 60  # requests a second: never slower than one a minute
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -78,7 +81,7 @@ def token_estimate(body: bytes, max_tokens: int) -> int:
 
 
 class RateLimits:
-    """``rpm`` requests and ``tpm`` tokens per minute, each as a bucket of one second's worth."""
+    """``rpm`` requests and ``tpm`` tokens per minute, each as a bucket of half a second's worth."""
 
     def __init__(self, rpm: int | None, tpm: int | None) -> None:
         self._requests = _bucket(rpm, 1) if rpm else None
@@ -95,28 +98,39 @@ class RateLimits:
 
 
 def _bucket(per_minute: int, at_least: int) -> AsyncLimiter:
-    capacity = max(per_minute / 60, at_least)
+    capacity = max(per_minute / 120, at_least)
     return AsyncLimiter(capacity, time_period=capacity * 60 / per_minute)
 
 
 @dataclass
 class AdaptiveGate:
-    """Requests in flight, within a limit that adapts to throttling (see the module's docstring)."""
+    """When requests go out, adapting to a provider that throttles (see the module's docstring).
+
+    A 429 says "too fast": the gate then paces requests at 90% of the rate at which replies were coming back (over
+    the last `RATE_SAMPLE` replies), and speeds up by 5% after each second without a 429, so that it settles just
+    under the provider's limit and finds it again if it rises. A 503 says "too much": the number in flight is halved
+    and grows back by one after each round of healthy replies, never above where it started. A signal counts once
+    per round: the replies to requests sent before the last change say nothing new.
+    """
 
     ceiling: int
     limit: float = 0.0
     in_flight: int = 0
     paused_until: float = 0.0
+    pace: float | None = None  # requests a second once a 429 was met; None: as fast as the limit allows
     cuts: int = 0
     _last_cut: float = field(default=-math.inf)
+    _last_growth: float = field(default=-math.inf)
+    _next_send: float = 0.0
     _healthy: int = 0
+    _answers: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_SAMPLE))
     _waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.limit = float(self.ceiling)
 
     async def enter(self) -> float:
-        """Waits for a free place (and for any pause to end); returns the send time, for `throttled`."""
+        """Waits for a free place, for any pause to end and for the pace; returns the send time, for `throttled`."""
         while True:
             pause = self.paused_until - time.monotonic()
             if pause > 0:
@@ -131,6 +145,12 @@ class AdaptiveGate:
             finally:
                 self._waiters.remove(waiter)
         self.in_flight += 1
+        if self.pace:
+            now = time.monotonic()
+            at = max(now, self._next_send)
+            self._next_send = at + 1 / self.pace
+            if at > now:
+                await asyncio.sleep(at - now)
         return time.monotonic()
 
     def leave(self) -> None:
@@ -141,19 +161,33 @@ class AdaptiveGate:
                 break
 
     def healthy(self) -> None:
+        now = time.monotonic()
+        self._answers.append(now)
+        if self.pace and now - max(self._last_cut, self._last_growth) >= 1.0:  # a second without a 429
+            self.pace, self._last_growth = self.pace * 1.05, now
         self._healthy += 1
         if self._healthy >= self.limit and self.limit < self.ceiling:  # one more after a whole round went well
             self.limit, self._healthy = self.limit + 1, 0
             self.leave_room()
 
-    def throttled(self, sent_at: float, pause_s: float | None) -> None:
-        """A 429 or 503 to a request sent at ``sent_at``: halve the limit, unless a cut came after it was sent."""
-        if pause_s:
-            self.paused_until = max(self.paused_until, time.monotonic() + min(pause_s, MAX_PAUSE_S))
-        if sent_at > self._last_cut:
+    def throttled(self, sent_at: float, status: int = 429) -> None:
+        """A 429 or 503 to a request sent at ``sent_at``. Its Retry-After is that request's own wait, not everyone's:
+        providers round it up to whole seconds, and the pace already keeps the others under the limit."""
+        if sent_at <= self._last_cut:
+            return
+        now = time.monotonic()
+        self._last_cut = now
+        self.cuts += 1
+        rate = self._reply_rate(now)
+        if status == 429 and rate is not None:
+            self.pace = max(MIN_PACE, 0.9 * rate)
+        else:  # overloaded, or throttled before any reply came back: fewer in flight
             self.limit, self._healthy = max(1.0, self.limit // 2), 0
-            self._last_cut = time.monotonic()
-            self.cuts += 1
+
+    def _reply_rate(self, now: float) -> float | None:
+        if len(self._answers) < 2 or now <= self._answers[0]:
+            return None
+        return len(self._answers) / (now - self._answers[0])
 
     def pause(self, seconds: float) -> None:
         self.paused_until = max(self.paused_until, time.monotonic() + min(seconds, MAX_PAUSE_S))

@@ -316,7 +316,7 @@ class Transport:
             if (pause := exhausted_for(headers)) is not None:
                 self.gate.pause(pause)
             if status in THROTTLE_STATUSES:
-                self.gate.throttled(sent_at, retry_after_seconds(headers.get("Retry-After")) if status == 429 else None)
+                self.gate.throttled(sent_at, status)  # its own wait is Retry-After's: tenacity's `_wait` reads it
             check_status(status, headers.get("Retry-After"), payload, self.secrets())
             result = interpret(payload)
             self.gate.healthy()

@@ -4,6 +4,8 @@ forced (send times given, futures resolved by hand), never timed."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
 
 import pytest
 
@@ -54,10 +56,10 @@ def test_a_token_estimate_is_a_quarter_of_the_bytes_rounded_up_plus_the_reply() 
     assert token_estimate(b"x" * 8, 0) == 2
 
 
-def test_a_bucket_holds_one_second_of_the_limit_or_the_largest_request() -> None:
-    b = _bucket(600, 1)  # 600 a minute: 10 a second, refilled over one second
-    assert (b.max_rate, b.time_period) == (10, 1)
-    b = _bucket(30, 1)  # under one a second: one request, refilled over 2 s
+def test_a_bucket_holds_half_a_second_of_the_limit_or_the_largest_request() -> None:
+    b = _bucket(600, 1)  # 600 a minute: 10 a second, 5 refilled over half a second
+    assert (b.max_rate, b.time_period) == (5, 0.5)
+    b = _bucket(30, 1)  # under two a second: one request, refilled over 2 s
     assert (b.max_rate, b.time_period) == (1, 2)
     b = _bucket(6000, 500)  # a 500-token request needs room for 500: five seconds' worth
     assert (b.max_rate, b.time_period) == (500, 5)
@@ -65,8 +67,8 @@ def test_a_bucket_holds_one_second_of_the_limit_or_the_largest_request() -> None
 
 def test_rate_limits_let_the_first_second_through_at_once() -> None:
     async def go() -> None:
-        limits = RateLimits(rpm=600, tpm=60_000)
-        for _ in range(10):  # 10 requests of 100 tokens: within one second's worth of both
+        limits = RateLimits(rpm=1200, tpm=120_000)
+        for _ in range(10):  # 10 requests of 100 tokens: within half a second's worth of both
             await asyncio.wait_for(limits.acquire(100), 1)
         with pytest.raises(TimeoutError):  # the eleventh waits a tenth of a second for the bucket to refill
             await asyncio.wait_for(limits.acquire(100), 0.01)
@@ -74,19 +76,19 @@ def test_rate_limits_let_the_first_second_through_at_once() -> None:
     asyncio.run(go())
 
 
-def test_the_gate_halves_once_per_round_and_grows_back_one_per_round() -> None:
+def test_a_503_halves_the_requests_in_flight_once_per_round_and_they_grow_back_one_per_round() -> None:
     async def go() -> None:
         gate = AdaptiveGate(16)
         sent = [await gate.enter() for _ in range(3)]
-        gate.throttled(sent[0], None)
+        gate.throttled(sent[0], 503)
         assert gate.limit == 8 and gate.cuts == 1
-        gate.throttled(sent[1], None)  # sent before the cut: the same congestion, no second cut
+        gate.throttled(sent[1], 503)  # sent before the cut: the same congestion, no second cut
         assert gate.limit == 8 and gate.cuts == 1
         for _ in range(3):
             gate.leave()
         later = await gate.enter()
-        gate.throttled(later, None)  # sent after the cut: a new signal
-        assert gate.limit == 4 and gate.cuts == 2
+        gate.throttled(later, 503)  # sent after the cut: a new signal
+        assert gate.limit == 4 and gate.cuts == 2 and gate.pace is None
         gate.leave()
         for _ in range(3):
             gate.healthy()
@@ -103,13 +105,28 @@ def test_the_gate_halves_once_per_round_and_grows_back_one_per_round() -> None:
     asyncio.run(go())
 
 
-def test_the_gate_never_goes_below_one() -> None:
+def test_a_429_paces_requests_at_nine_tenths_of_the_rate_replies_came_back() -> None:
     async def go() -> None:
-        gate = AdaptiveGate(2)
-        for _ in range(3):
-            gate.throttled(await gate.enter(), None)
-            gate.leave()
-        assert gate.limit == 1
+        gate = AdaptiveGate(16)
+        sent = await gate.enter()
+        now = time.monotonic()
+        gate._answers.extend(now - 0.2 + 0.01 * i for i in range(20))  # 20 replies over the last 0.2 s: 100 a second
+        gate.throttled(sent, 429)
+        assert gate.pace is not None and 0.9 * 20 / 0.25 < gate.pace <= 0.9 * 100  # 90, less the time since `now`
+        assert gate.limit == 16  # a 429 slows the pace; the requests in flight stay as they were
+        gate.pace = 50.0
+        times = [await gate.enter() for _ in range(4)]  # one every 20 ms
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        assert all(gap >= 0.02 - 1e-3 for gap in gaps)
+
+    asyncio.run(go())
+
+
+def test_a_429_before_any_reply_halves_the_requests_in_flight() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(8)
+        gate.throttled(await gate.enter(), 429)
+        assert gate.pace is None and gate.limit == 4
 
     asyncio.run(go())
 
