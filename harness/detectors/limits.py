@@ -107,8 +107,8 @@ class AdaptiveGate:
     """When requests go out, adapting to a provider that throttles (see the module's docstring).
 
     A 429 says "too fast": the gate then paces requests at 90% of the rate at which replies were coming back (over
-    the last `RATE_SAMPLE` replies), and speeds up by 5% after each second without a 429, so that it settles just
-    under the provider's limit and finds it again if it rises. A 503 says "too much": the number in flight is halved
+    the last `RATE_SAMPLE` replies; a pace already set falls by a fifth at most), and speeds up by 5% after each
+    second without a 429, so that it settles just under the provider's limit and finds it again if it rises. A 503 says "too much": the number in flight is halved
     and grows back by one after each round of healthy replies, never above where it started. A signal counts once
     per round: the replies to requests sent before the last change say nothing new.
     """
@@ -180,7 +180,9 @@ class AdaptiveGate:
         self.cuts += 1
         rate = self._reply_rate(now)
         if status == 429 and rate is not None:
-            self.pace = max(MIN_PACE, 0.9 * rate)
+            # replies came at the provider's rate; a pace already under it is cut by a fifth at most, so that a
+            # lull in the replies (throttled requests waiting out their Retry-After) does not spiral it down
+            self.pace = max(MIN_PACE, 0.9 * rate, 0.8 * self.pace if self.pace else 0.0)
         else:  # overloaded, or throttled before any reply came back: fewer in flight
             self.limit, self._healthy = max(1.0, self.limit // 2), 0
 
