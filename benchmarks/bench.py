@@ -29,6 +29,9 @@ OUT = ROOT / "results" / "bench"
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
+from limits import bench_limits  # noqa: E402  (benchmarks/limits.py: runs against a rate-limited stand-in)
+from throughput import bench_throughput  # noqa: E402  (benchmarks/throughput.py: fcb eval beside a bare loop)
+
 from harness.datasets.synthetic import make_case, write_cases, write_realistic_cases  # noqa: E402
 
 
@@ -569,6 +572,8 @@ SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "profile": bench_profile,
     "report": bench_report,
     "scale": bench_scale,
+    "limits": bench_limits,
+    "throughput": bench_throughput,
 }
 
 

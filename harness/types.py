@@ -191,6 +191,10 @@ class Outcome:
     cached: bool = False  # the answer came from the response cache: its latency and tokens are counted apart
 
 
+BUDGET_STOP = "budget: "
+"""How the reason of a run stopped by ``--max-requests`` or ``--max-cost`` begins (it resumes with a higher cap)."""
+
+
 @dataclass(slots=True, repr=False)
 class RunResult:
     """What `harness.run` returns: the run folder, the metrics document and the per-case records.
@@ -205,7 +209,7 @@ class RunResult:
     outcomes: list[Outcome]
     complete: bool
     problems: list[str] = field(default_factory=list)  # every problem found in the cases file, as printed
-    stopped: str | None = None  # why the run stopped early: "interrupted", or the consecutive-error message
+    stopped: str | None = None  # why the run stopped early: "interrupted", a `BUDGET_STOP`, or a streak of errors
     # per case id, what the run folder and the cases file hold beyond the labels (question, reply, reason): read on
     # demand by `frame`, so that a run never keeps the texts in memory (`harness.run.details` provides it)
     case_details: Callable[[], Mapping[str, Mapping[str, Any]]] | None = field(default=None, repr=False, compare=False)

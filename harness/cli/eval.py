@@ -16,10 +16,10 @@ from harness.cli.common import (
     default_cases,
     print_problems,
 )
-from harness.cli.options import fraction, non_negative_int, positive_int
+from harness.cli.options import fraction, non_negative_int, positive_float, positive_int
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
-from harness.types import RunResult
+from harness.types import BUDGET_STOP, RunResult
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,6 +37,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--concurrency", type=int, help="requests in flight at once (default 8)")
     p.add_argument("--timeout", type=float, help="seconds per request (default 30)")
     p.add_argument("--retries", type=int, help="retries after a transient failure (default 3)")
+    p.add_argument("--rpm", type=positive_int, metavar="N", help="send at most N requests a minute (HTTP and llm:)")
+    p.add_argument("--tpm", type=positive_int, metavar="N", help="send at most N tokens a minute (llm:, at their most)")
+    p.add_argument("--max-requests", type=positive_int, metavar="N", help="stop cleanly before request N+1 (resumable)")
+    p.add_argument(
+        "--max-cost", type=positive_float, metavar="USD", help="stop cleanly before a request could pass USD (llm:)"
+    )
     p.add_argument("--risk-field", metavar="A.B.C", help="where the risk is in the detector's reply")
     p.add_argument(
         "--header",
@@ -130,6 +136,10 @@ def _eval_exit(result: RunResult, fail_on_error: float | None, interrupted: str)
     if result.stopped == interrupted or (result.stopped is None and result.figures["n_not_run"]):
         print(f"run interrupted; continue with: {resume}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if result.stopped and result.stopped.startswith(BUDGET_STOP):
+        print(f"run stopped: {result.stopped.removeprefix(BUDGET_STOP)}; continue with a higher cap: {resume} "
+              "--max-requests N or --max-cost USD", file=sys.stderr)  # fmt: skip
+        return EXIT_INTERRUPTED
     if result.stopped:
         print(f"run stopped after {result.stopped}; {_after_stop(result)}", file=sys.stderr)
         return EXIT_INVALID
@@ -211,6 +221,10 @@ def _settings(args: argparse.Namespace) -> Any:
         cache_dir=args.cache or None,
         cache_refresh=args.cache_refresh or None,
         batch_size=args.batch_size,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        max_requests=args.max_requests,
+        max_cost=args.max_cost,
     )
     return replace(
         base,

@@ -31,6 +31,13 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    value = float(_number(text, float, "a number"))
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a number above 0")
+    return value
+
+
 def fraction(text: str) -> float:
     value = float(_number(text, float, "a number"))
     if not 0.0 <= value <= 1.0:

@@ -34,6 +34,10 @@ _KEYS = _LLM_KEYS | {
     "token_env",
     "max_response_bytes",
     "batch_size",
+    "rpm",
+    "tpm",
+    "max_requests",
+    "max_cost",
 }
 
 

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from harness.detectors.limits import Budget
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_prediction
 from harness.detectors.transport import Transport, decode_json
@@ -45,6 +46,8 @@ class HttpDetector:
 
     def __init__(self, url: str, options: DetectorOptions) -> None:
         urls = [endpoint(u.strip()) for u in url.split(",") if u.strip()]
+        if options.tpm or options.max_cost:
+            raise DetectorLoadError("--tpm and --max-cost need an llm: detector: a detector's reply counts no tokens")
         self._options = options
         self._transport = Transport(urls, options)
         self.name = self._transport.name
@@ -52,6 +55,11 @@ class HttpDetector:
     def secrets(self) -> list[str]:
         """Values that must never be written anywhere: credentials in headers and in the URL, longest first."""
         return self._transport.secrets()
+
+    @property
+    def budget(self) -> Budget:
+        """The run's caps on requests (``--max-requests``), counted here as they are sent."""
+        return self._transport.budget
 
     async def assess(self, request: Request) -> Prediction:
         prediction, attempts = await self._transport.post(orjson.dumps(request), self._interpret)

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from harness import spec as harness_spec
+from harness.detectors.limits import Budget, BudgetSpent, token_estimate
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_prediction
 from harness.detectors.transport import Transport, decode_json, split_credentials
@@ -93,6 +94,11 @@ def vote(predictions: list[Prediction]) -> Prediction:
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
+def _tokens(prediction: Prediction) -> tuple[int, int]:
+    usage = prediction.extra["usage"]
+    return usage["prompt_tokens"], usage["completion_tokens"]
+
+
 class LlmDetector:
     """A chat model asked, with a prompt template, for the false-consensus risk of each request."""
 
@@ -111,6 +117,10 @@ class LlmDetector:
 
     def secrets(self) -> list[str]:
         return self._transport.secrets()
+
+    @property
+    def budget(self) -> Budget:
+        return self._transport.budget
 
     def fingerprint(self) -> dict[str, Any]:
         o = self._options
@@ -165,14 +175,18 @@ class LlmDetector:
     async def _ask(self, request: Request) -> Prediction:
         asked_json = self._json_mode
         try:
-            prediction, attempts = await self._transport.post(self._body(request), self._interpret)
+            prediction, attempts = await self._post(self._body(request))
         except DetectorError as exc:
             if not (asked_json and exc.kind == "http_status" and exc.message.startswith("HTTP 400")):
                 raise
             self._json_mode = False  # the endpoint has no JSON response format: ask in plain text from now on
-            prediction, attempts = await self._transport.post(self._body(request), self._interpret)
+            prediction, attempts = await self._post(self._body(request))
             attempts += exc.attempts
         return replace(prediction, attempts=attempts)
+
+    async def _post(self, body: bytes) -> tuple[Prediction, int]:
+        worst = (token_estimate(body, 0), self._options.max_tokens)  # for --tpm and --max-cost
+        return await self._transport.post(body, self._interpret, worst, _tokens)
 
     async def assess(self, request: Request) -> Prediction:
         if self._options.samples == 1:
@@ -180,6 +194,8 @@ class LlmDetector:
         results = await asyncio.gather(
             *(self._ask(request) for _ in range(self._options.samples)), return_exceptions=True
         )
+        if spent := next((r for r in results if isinstance(r, BudgetSpent)), None):
+            raise spent  # the case is not whole: it stays pending
         answered = [r for r in results if isinstance(r, Prediction)]
         if not answered:  # every sample failed: the first failure stands for the case
             raise next(r for r in results if isinstance(r, BaseException))

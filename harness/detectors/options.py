@@ -33,6 +33,11 @@ class DetectorOptions:
     cache_dir: str | None = None  # None: $XDG_CACHE_HOME/fcb-harness
     cache_refresh: bool = False  # ask again and store the fresh answers, ignoring stored ones
     batch_size: int = 1  # a class with assess_batch gets up to this many requests at once
+    # limits for HTTP and llm: detectors (harness.detectors.limits); None: no limit
+    rpm: int | None = None  # requests per minute, on the client's side
+    tpm: int | None = None  # tokens per minute (llm: only), counted at their most: the prompt's and max_tokens
+    max_requests: int | None = None  # requests this run may send in all (its earlier sessions included)
+    max_cost: float | None = None  # USD this run may spend in all, from the prices above
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -45,3 +50,8 @@ class DetectorOptions:
             raise UsageError(f"batch size must be at least 1, got {self.batch_size}")
         if self.samples < 1:
             raise UsageError(f"samples must be at least 1, got {self.samples}")
+        for name in ("rpm", "tpm", "max_requests"):
+            if (value := getattr(self, name)) is not None and value < 1:
+                raise UsageError(f"{name.replace('_', '-')} must be at least 1, got {value}")
+        if self.max_cost is not None and not self.max_cost > 0:
+            raise UsageError(f"max-cost must be above 0 USD, got {self.max_cost}")

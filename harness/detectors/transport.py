@@ -16,15 +16,16 @@ import contextlib
 import email.utils
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 import orjson
-from tenacity import AsyncRetrying, AttemptManager, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, AttemptManager, RetryCallState, retry_if_exception, wait_exponential_jitter
 
+from harness.detectors.limits import AdaptiveGate, Budget, RateLimits, exhausted_for
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep_message
@@ -35,10 +36,14 @@ T = TypeVar("T")
 Interpret = Callable[[bytes], T]
 """Reads a 2xx reply body into what the adapter returns; raises `DetectorError` for a reply of the wrong shape."""
 MAX_RETRY_AFTER_S = 120.0
+THROTTLE_PATIENCE_S = 600.0  # how long one case waits out 429 replies before they count as its failure
+THROTTLE_STATUSES = (429, 503)  # the provider is overloaded: fewer requests in flight
 REPLICA_COOLDOWN_S = 5.0
 SMALL_REPLY_BYTES = 64 * 1024  # read without a reservation: ordinary replies never wait for the budget
 REPLY_BUDGET_BYTES = 16 * 1024 * 1024  # what all larger replies in flight may hold together (4 at the cap)
 _PLAIN_HEADERS = ("Content-Type", "Accept")  # the headers that hold no secret
+Usage = Callable[[Any], tuple[int, int]]
+"""(prompt, completion) tokens that a reply read by `Interpret` cost."""
 
 
 class _Budget:
@@ -180,6 +185,9 @@ class Transport:
         self._budget = _Budget(max(REPLY_BUDGET_BYTES, options.max_response_bytes))
         self._retry_connect = True  # False during a preflight: an unreachable endpoint fails at once
         self._secrets: list[str] | None = None
+        self.gate = AdaptiveGate(options.concurrency)
+        self._rates = RateLimits(options.rpm, options.tpm)
+        self.budget = Budget(options.max_requests, options.max_cost, _prices(options))
 
     def secrets(self) -> list[str]:
         """Values that must never be written anywhere: credentials in headers and in the URL.
@@ -204,26 +212,38 @@ class Transport:
         finally:
             self._retry_connect = True
 
-    async def post(self, body: bytes, interpret: Interpret[T]) -> tuple[T, int]:
+    async def post(
+        self, body: bytes, interpret: Interpret[T], worst_tokens: tuple[int, int] = (0, 0), usage: Usage | None = None
+    ) -> tuple[T, int]:
         """POST ``body`` with retries; ``interpret(payload)`` reads each 2xx reply.
 
         Returns what ``interpret`` returned and the number of attempts. Connection errors, timeouts, 429, 5xx and
         a 2xx body that is not JSON (`decode_json`) are retried (``Retry-After`` honoured); anything ``interpret``
-        raises as `DetectorError` (a reply of the wrong shape) is final.
+        raises as `DetectorError` (a reply of the wrong shape) is final. A 429 is not one of the case's failures
+        while it waits less than `THROTTLE_PATIENCE_S` in all: the provider is throttling the run, not refusing
+        the case. ``worst_tokens`` (prompt, completion) is what an attempt may cost at most, for ``--tpm`` and
+        ``--max-cost``; ``usage`` reads what a reply did cost. Raises `BudgetSpent` before an attempt that would
+        pass a cap.
         """
-        attempts = 0
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self._options.retries + 1),
-            wait=self._wait,
-            retry=retry_if_exception(self._retryable),
-            reraise=True,
-        )
+        attempts = failures = 0
+        throttled_s = 0.0
+
+        def stop(state: RetryCallState) -> bool:
+            nonlocal failures, throttled_s
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, _Transient) and exc.status == 429 and throttled_s < THROTTLE_PATIENCE_S:
+                throttled_s += self._wait(state)  # an estimate: tenacity asks for the wait again, the same way
+                return False
+            failures += 1
+            return failures > self._options.retries
+
+        retrying = AsyncRetrying(stop=stop, wait=self._wait, retry=retry_if_exception(self._retryable), reraise=True)
         attempt: AttemptManager | None = None
         try:
             async for attempt in retrying:
                 with attempt:
                     attempts += 1
-                    return await self._post(body, interpret), attempts
+                    return await self._post(body, interpret, worst_tokens, usage), attempts
             raise AssertionError("unreachable: tenacity either returns or re-raises")
         except _Transient as exc:
             error = DetectorError(exc.kind, exc.message, attempts, raw=exc.raw, status=exc.status,
@@ -271,13 +291,36 @@ class Transport:
     def _retryable(self, exc: BaseException) -> bool:
         return isinstance(exc, _Transient) and (self._retry_connect or not exc.connect_failed)
 
-    async def _post(self, body: bytes, interpret: Interpret[T]) -> T:
+    async def _post(self, body: bytes, interpret: Interpret[T], worst: tuple[int, int], usage: Usage | None) -> T:
+        worst_cost = self.budget.cost(*worst)
+        await self.budget.reserve(worst_cost)  # BudgetSpent when it does not fit: nothing is sent
+        cost = 0.0
+        try:
+            await self._rates.acquire(sum(worst))
+            sent_at = await self.gate.enter()
+            try:
+                result = await self._attempt(body, interpret, sent_at)
+            finally:
+                self.gate.leave()
+            if usage is not None:
+                cost = self.budget.cost(*usage(result))
+            return result
+        finally:
+            self.budget.settle(worst_cost, cost)
+
+    async def _attempt(self, body: bytes, interpret: Interpret[T], sent_at: float) -> T:
         replica = self._pick()
         replica.outstanding += 1
         try:
-            status, retry_after, payload = await self._post_to(replica, body)
-            check_status(status, retry_after, payload, self.secrets())
-            return interpret(payload)
+            status, headers, payload = await self._post_to(replica, body)
+            if (pause := exhausted_for(headers)) is not None:
+                self.gate.pause(pause)
+            if status in THROTTLE_STATUSES:
+                self.gate.throttled(sent_at, status)  # its own wait is Retry-After's: tenacity's `_wait` reads it
+            check_status(status, headers.get("Retry-After"), payload, self.secrets())
+            result = interpret(payload)
+            self.gate.healthy()
+            return result
         except _Transient:
             if len(self._replicas) > 1:
                 replica.down_until = time.monotonic() + REPLICA_COOLDOWN_S
@@ -285,12 +328,12 @@ class Transport:
         finally:
             replica.outstanding -= 1
 
-    async def _post_to(self, replica: _Replica, body: bytes) -> tuple[int, str | None, bytes]:
+    async def _post_to(self, replica: _Replica, body: bytes) -> tuple[int, Mapping[str, str], bytes]:
         try:
             async with self._client().post(
                 replica.url, data=body, headers=replica.headers, allow_redirects=False
             ) as resp:
-                return resp.status, resp.headers.get("Retry-After"), await self._read_capped(resp)
+                return resp.status, resp.headers, await self._read_capped(resp)
         except TimeoutError:
             raise _Transient("timeout", f"no answer within {self._options.timeout:g} s") from None
         except (aiohttp.ClientError, OSError) as exc:  # refused, reset, disconnected, malformed HTTP
@@ -331,3 +374,7 @@ class Transport:
             body.clear()
             if reserved:
                 self._budget.give(reserved)
+
+
+def _prices(options: DetectorOptions) -> tuple[float, float]:
+    return (options.price_prompt_per_mtok or 0.0, options.price_completion_per_mtok or 0.0)

@@ -288,6 +288,10 @@ class Settings(TypedDict):
     cache_dir: NotRequired[str | None]
     cache_refresh: NotRequired[bool]
     batch_size: NotRequired[Positive]
+    rpm: NotRequired[Positive | None]  # limits and caps (harness.detectors.limits); absent before they existed
+    tpm: NotRequired[Positive | None]
+    max_requests: NotRequired[Positive | None]
+    max_cost: NotRequired[Annotated[float, Limits(gt=0)] | None]
     engine: NotRequired[Literal["local", "processes", "ray"]]  # where a Python detector runs: no result changes
     workers: NotRequired[Positive | None]
     ray_address: NotRequired[str | None]

@@ -172,9 +172,10 @@ class ResponseCache:
             self._db = None
 
 
-FORWARDED = ("concurrency", "train_source_items", "fingerprint")
-"""The abilities (`harness.types`: HasConcurrency, HasTrainingItems, HasFingerprint) the cache keeps of what it
-wraps, as they are: a batch detector behind the cache still asks for its batch's worth of requests in flight."""
+FORWARDED = ("concurrency", "train_source_items", "fingerprint", "budget")
+"""The abilities (`harness.types`: HasConcurrency, HasTrainingItems, HasFingerprint; and `HasBudget`) the cache
+keeps of what it wraps, as they are: a batch detector behind the cache still asks for its batch's worth of requests
+in flight, and an answer from the cache costs nothing against the caps."""
 
 
 class CachedDetector:

@@ -13,7 +13,7 @@ import contextlib
 import errno
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,9 @@ from harness.cases.reader import Scan, scan
 from harness.cases.request import build_request
 from harness.detectors import fingerprint
 from harness.detectors.functions import exception_error
+from harness.detectors.limits import Budget, BudgetSpent, HasBudget
 from harness.documents import JournalRecord
-from harness.errors import InvalidCasesError, PreflightFailed, RunError
+from harness.errors import InvalidCasesError, PreflightFailed, RunError, UsageError
 from harness.metrics import compute
 from harness.redact import scrub_text
 from harness.run.cache import cache_wanted, with_cache
@@ -40,6 +41,7 @@ from harness.runfolder.manifest import add_session, now, write_manifest
 from harness.runfolder.names import MANIFEST, PREDICTIONS
 from harness.runfolder.scope import write_scope
 from harness.types import (
+    BUDGET_STOP,
     CaseLabels,
     Detector,
     DetectorError,
@@ -92,6 +94,8 @@ async def _assess(
         return await call(request), None
     except DetectorError as exc:
         return None, exc
+    except BudgetSpent:  # not the case's failure: the run stops before it, the case stays pending
+        raise
     except Exception as exc:  # a broken adapter or detector costs one case, never the run
         return None, exception_error(exc)
 
@@ -123,10 +127,16 @@ async def _worker(
     progress: Progress,
     streak: _Streak,
     stop: Callable[[str], None],
+    spent: Callable[[str], None],
 ) -> None:
     for lab, case in source:
         started = time.perf_counter()
-        prediction, error = await _assess(detector, build_request(case, anonymize_agents=settings.anonymize_agents))
+        request = build_request(case, anonymize_agents=settings.anonymize_agents)
+        try:
+            prediction, error = await _assess(detector, request)
+        except BudgetSpent as exc:  # the others finish what they sent, then meet the cap too
+            spent(BUDGET_STOP + str(exc))
+            return
         attempts = _attempts(prediction, error)
         rec = record(lab, prediction, error, attempts, time.perf_counter() - started)
         outcomes[lab.case_id] = outcome_of(journal.write(rec))  # as written: echoed secrets scrubbed
@@ -158,12 +168,16 @@ async def _run_workers(
         for t in tasks:
             t.cancel()
 
+    def spent(reason: str) -> None:
+        if not stopped:
+            stopped.append(reason)
+
     # an engine or a batch detector may want more cases in flight than --concurrency, to fill its batches
     wanted = detector.concurrency if isinstance(detector, HasConcurrency) else 0
     in_flight = max(settings.options.concurrency, wanted)
     n_workers = min(in_flight, max(1, len(todo)))
     tasks += [
-        asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, progress, streak, stop))
+        asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, progress, streak, stop, spent))
         for _ in range(n_workers)
     ]
     signals.on_first = lambda: stop(INTERRUPTED)
@@ -180,6 +194,7 @@ async def _run_workers(
 
 
 INTERRUPTED = "interrupted"
+LIMIT_OPTIONS = ("rpm", "tpm", "max_requests", "max_cost")
 
 
 FATAL_STATUSES = frozenset({401, 403, 404})
@@ -218,6 +233,19 @@ def _cached(settings: EvalSettings, detector: Detector, detector_fingerprint: di
         return detector
     return with_cache(detector, settings.detector, detector_fingerprint, risk_field=o.risk_field,
                       directory=o.cache_dir, refresh=o.cache_refresh, owns=owns)  # fmt: skip
+
+
+def _refuse_limits_without_requests(settings: EvalSettings, detector: Detector) -> None:
+    given = [f"--{name.replace('_', '-')}" for name in LIMIT_OPTIONS if getattr(settings.options, name) is not None]
+    if given and not isinstance(detector, HasBudget):
+        raise UsageError(f"{', '.join(given)}: only for HTTP and llm: detectors, which send requests")
+
+
+def _count_spent(budget: Budget, journaled: Iterable[Outcome]) -> None:
+    """What the run folder's journal says was spent already: requests (attempts) and the cost of its tokens."""
+    journaled = list(journaled)
+    budget.spent_requests = sum(o.attempts for o in journaled)
+    budget.spent_cost = sum(budget.cost(o.prompt_tokens, o.completion_tokens) for o in journaled)
 
 
 def _secrets(detector: Detector) -> list[str]:
@@ -289,6 +317,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
     with Signals() as signals, contextlib.ExitStack() as held:
         try:
             _refuse_training_overlap(detector, labels)
+            _refuse_limits_without_requests(settings, detector)
             detector_fingerprint = await signals.guard(fingerprint(detector, settings.detector))
             if (cached := _cached(settings, detector, detector_fingerprint, owns=owned)) is not detector:
                 detector, owned = cached, True  # the wrapper is the run's own; it closes what it wraps if it owns it
@@ -301,12 +330,16 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             if settings.retry_errors:  # asked again; their error lines stay in the journal until a newer line wins
                 outcomes = {cid: o for cid, o in outcomes.items() if o.error_kind is None}
             todo = send_order([lab for lab in labels if lab.case_id not in outcomes], settings.seed)
+            before = len(outcomes)
+            if isinstance(detector, HasBudget):  # the caps count this run folder's earlier sessions too
+                _count_spent(detector.budget, journaled.values())
             started, started_at = time.perf_counter(), now()
-            first = (
-                await signals.guard(_preflight(settings, detector, todo[0], scanned))
-                if settings.preflight and todo
-                else None
-            )
+            first, stopped = None, None
+            try:
+                if settings.preflight and todo:
+                    first = await signals.guard(_preflight(settings, detector, todo[0], scanned))
+            except BudgetSpent as exc:
+                stopped, todo = BUDGET_STOP + str(exc), []
             run_dir.mkdir(parents=True, exist_ok=True)
             if not settings.resume:
                 _lock(held, run_dir)
@@ -323,7 +356,9 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                     outcomes[first["id"]] = outcome_of(journal.write(first))
                     todo = todo[1:]
                     progress.step(first["error"] is not None)
-                stopped = await _run_workers(settings, detector, todo, journal, outcomes, progress, signals, scanned)
+                stopped = stopped or await _run_workers(
+                    settings, detector, todo, journal, outcomes, progress, signals, scanned
+                )
             finally:
                 ended = time.perf_counter()  # closing the detector (stopping a local Ray) is not the cases' time
                 journal.close()
@@ -332,7 +367,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         finally:
             if owned:
                 await detector.aclose()
-        sent = len(todo) + (first is not None)
+        sent = len(outcomes) - before  # the cases this session answered: a stopped run sent fewer than it had
         wall = add_session(run_dir, manifest, started=started_at, wall_s=ended - started, cases=sent)
         prices = (settings.options.price_prompt_per_mtok, settings.options.price_completion_per_mtok)
         metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed, prices=prices)

@@ -203,11 +203,13 @@ def test_the_cache_wrapper_has_every_ability_of_what_it_wraps_and_no_other(tmp_p
     import asyncio
 
     from harness import types
+    from harness.detectors.limits import Budget, HasBudget
     from harness.run.cache import FORWARDED, with_cache
     from harness.types import Prediction
 
     abilities = {name: getattr(types, name) for name in dir(types) if name.startswith("Has")}
     assert set(abilities) == {"HasConcurrency", "HasFingerprint", "HasPreflight", "HasSecrets", "HasTrainingItems"}
+    abilities["HasBudget"] = HasBudget  # the transport's, beside its Budget
 
     class Plain:
         name = "plain"
@@ -221,6 +223,7 @@ def test_the_cache_wrapper_has_every_ability_of_what_it_wraps_and_no_other(tmp_p
     class Able(Plain):
         concurrency = 64
         train_source_items = frozenset({"s:1"})
+        budget = Budget(max_requests=5)
 
         def fingerprint(self) -> dict:
             return {"kind": "able"}
@@ -240,6 +243,7 @@ def test_the_cache_wrapper_has_every_ability_of_what_it_wraps_and_no_other(tmp_p
                 assert isinstance(wrapped, protocol) == isinstance(inner, protocol), (type(inner).__name__, name)
         if isinstance(inner, Able):
             assert (wrapped.concurrency, wrapped.train_source_items) == (64, inner.train_source_items)
+            assert wrapped.budget is inner.budget
             assert wrapped.secrets() == ["tok"]
         asyncio.run(wrapped.aclose())
-    assert set(FORWARDED) == {"concurrency", "train_source_items", "fingerprint"}
+    assert set(FORWARDED) == {"concurrency", "train_source_items", "fingerprint", "budget"}

@@ -1,0 +1,244 @@
+"""What a provider allows and what the user will spend: client-side rate limits, concurrency that adapts to
+throttling, and caps on requests and cost. The `Transport` consults them around every attempt it sends.
+
+- `RateLimits`: ``--rpm`` and ``--tpm`` as leaky buckets (aiolimiter) holding half a second's worth of the limit (at
+  least one request, or the largest request's tokens), so a run never bursts a minute's worth at once: providers
+  refill their own buckets continuously (OpenAI and Anthropic hold about a second's worth) and answer a burst with
+  429; half a second leaves room for requests that arrive bunched together.
+- `AdaptiveGate`: when requests go out. After a 429 it paces them just under the rate the provider answered at, and
+  speeds up while no 429 comes; after a 503 it halves the requests in flight, growing back while replies are
+  healthy. A throttled request waits its ``Retry-After``; an exhausted ``x-ratelimit-remaining-*`` header pauses
+  every sender until the provider's stated reset.
+- `Budget`: ``--max-requests`` and ``--max-cost``. A request is sent only when it fits beside what was spent and what
+  is in flight (cost reserved at its worst: the prompt's tokens estimated from its size, plus ``max_tokens``); when it
+  does not fit, `BudgetSpent` stops the run cleanly and the case stays pending for ``--resume`` with a higher cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from aiolimiter import AsyncLimiter
+
+MAX_PAUSE_S = 120.0
+RATE_SAMPLE = 20  # the replies over which the rate that replies come back is measured
+MIN_PACE = 1 / 60  # requests a second: never slower than one a minute
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@runtime_checkable
+class HasBudget(Protocol):
+    """Sends requests, and counts them (and their cost) against the run's caps: HTTP and llm: detectors."""
+
+    @property
+    def budget(self) -> Budget: ...
+
+
+class BudgetSpent(Exception):
+    """The next request would pass ``--max-requests`` or ``--max-cost``: the run stops, the case stays pending."""
+
+
+def duration_seconds(text: str) -> float | None:
+    """A reset time as providers write it: ``"1.5s"``, ``"6m0s"``, ``"20ms"``, ``"1h2m"``, or plain seconds."""
+    text = text.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _UNIT_S[u] for n, u in parts)
+
+
+def exhausted_for(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait when an ``x-ratelimit-remaining-requests`` or ``-tokens`` header says nothing is left
+    (the matching ``x-ratelimit-reset-*`` header says how long); None when something is left or nothing is said."""
+    waits = []
+    for kind in ("requests", "tokens"):
+        remaining = headers.get(f"x-ratelimit-remaining-{kind}")
+        reset = headers.get(f"x-ratelimit-reset-{kind}")
+        if remaining is None or reset is None or remaining.strip() not in ("0", "0.0"):
+            continue
+        seconds = duration_seconds(reset)
+        if seconds is not None:
+            waits.append(min(seconds, MAX_PAUSE_S))
+    return max(waits) if waits else None
+
+
+def token_estimate(body: bytes, max_tokens: int) -> int:
+    """A chat request's tokens at most: about four bytes of prompt per token (a generous count for English and
+    JSON), plus the most the reply may hold."""
+    return math.ceil(len(body) / 4) + max_tokens
+
+
+class RateLimits:
+    """``rpm`` requests and ``tpm`` tokens per minute, each as a bucket of half a second's worth."""
+
+    def __init__(self, rpm: int | None, tpm: int | None) -> None:
+        self._requests = _bucket(rpm, 1) if rpm else None
+        self._tpm = tpm
+        self._tokens: AsyncLimiter | None = None
+
+    async def acquire(self, tokens: int = 0) -> None:
+        if self._requests is not None:
+            await self._requests.acquire()
+        if self._tpm and tokens:
+            if self._tokens is None or self._tokens.max_rate < tokens:  # a bucket must hold the largest request
+                self._tokens = _bucket(self._tpm, tokens)
+            await self._tokens.acquire(tokens)
+
+
+def _bucket(per_minute: int, at_least: int) -> AsyncLimiter:
+    capacity = max(per_minute / 120, at_least)
+    return AsyncLimiter(capacity, time_period=capacity * 60 / per_minute)
+
+
+@dataclass
+class AdaptiveGate:
+    """When requests go out, adapting to a provider that throttles (see the module's docstring).
+
+    A 429 says "too fast": the gate then paces requests at 90% of the rate at which replies were coming back (over
+    the last `RATE_SAMPLE` replies; a pace already set falls by a fifth at most), and speeds up by 5% after each
+    second without a 429, so that it settles just under the provider's limit and finds it again if it rises. A 503 says "too much": the number in flight is halved
+    and grows back by one after each round of healthy replies, never above where it started. A signal counts once
+    per round: the replies to requests sent before the last change say nothing new.
+    """
+
+    ceiling: int
+    limit: float = 0.0
+    in_flight: int = 0
+    paused_until: float = 0.0
+    pace: float | None = None  # requests a second once a 429 was met; None: as fast as the limit allows
+    cuts: int = 0
+    _last_cut: float = field(default=-math.inf)
+    _last_growth: float = field(default=-math.inf)
+    _next_send: float = 0.0
+    _healthy: int = 0
+    _answers: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_SAMPLE))
+    _waiters: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.limit = float(self.ceiling)
+
+    async def enter(self) -> float:
+        """Waits for a free place, for any pause to end and for the pace; returns the send time, for `throttled`."""
+        while True:
+            pause = self.paused_until - time.monotonic()
+            if pause > 0:
+                await asyncio.sleep(pause)
+                continue
+            if self.in_flight < int(self.limit):
+                break
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                self._waiters.remove(waiter)
+        self.in_flight += 1
+        if self.pace:
+            now = time.monotonic()
+            at = max(now, self._next_send)
+            self._next_send = at + 1 / self.pace
+            if at > now:
+                await asyncio.sleep(at - now)
+        return time.monotonic()
+
+    def leave(self) -> None:
+        self.in_flight -= 1
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+                break
+
+    def healthy(self) -> None:
+        now = time.monotonic()
+        self._answers.append(now)
+        if self.pace and now - max(self._last_cut, self._last_growth) >= 1.0:  # a second without a 429
+            self.pace, self._last_growth = self.pace * 1.05, now
+        self._healthy += 1
+        if self._healthy >= self.limit and self.limit < self.ceiling:  # one more after a whole round went well
+            self.limit, self._healthy = self.limit + 1, 0
+            self.leave_room()
+
+    def throttled(self, sent_at: float, status: int = 429) -> None:
+        """A 429 or 503 to a request sent at ``sent_at``. Its Retry-After is that request's own wait, not everyone's:
+        providers round it up to whole seconds, and the pace already keeps the others under the limit."""
+        if sent_at <= self._last_cut:
+            return
+        now = time.monotonic()
+        self._last_cut = now
+        self.cuts += 1
+        rate = self._reply_rate(now)
+        if status == 429 and rate is not None:
+            # replies came at the provider's rate; a pace already under it is cut by a fifth at most, so that a
+            # lull in the replies (throttled requests waiting out their Retry-After) does not spiral it down
+            self.pace = max(MIN_PACE, 0.9 * rate, 0.8 * self.pace if self.pace else 0.0)
+        else:  # overloaded, or throttled before any reply came back: fewer in flight
+            self.limit, self._healthy = max(1.0, self.limit // 2), 0
+
+    def _reply_rate(self, now: float) -> float | None:
+        if len(self._answers) < 2 or now <= self._answers[0]:
+            return None
+        return len(self._answers) / (now - self._answers[0])
+
+    def pause(self, seconds: float) -> None:
+        self.paused_until = max(self.paused_until, time.monotonic() + min(seconds, MAX_PAUSE_S))
+
+    def leave_room(self) -> None:
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+@dataclass
+class Budget:
+    """Requests and dollars a run may spend, counted across sessions of one run folder (``spent_*`` start at what
+    the journal records). Cost needs ``prices`` (USD per million prompt and completion tokens)."""
+
+    max_requests: int | None = None
+    max_cost: float | None = None
+    prices: tuple[float, float] = (0.0, 0.0)
+    spent_requests: int = 0
+    spent_cost: float = 0.0
+    _in_flight: int = 0
+    _reserved: float = 0.0
+    _settled: asyncio.Event | None = None
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1e6
+
+    async def reserve(self, worst_cost: float) -> None:
+        """Counts one request and reserves its worst cost, or raises `BudgetSpent`. A request that does not fit
+        while others are in flight waits for them: their replies usually cost less than was reserved."""
+        if self.max_requests is not None and self.spent_requests + self._in_flight + 1 > self.max_requests:
+            raise BudgetSpent(f"--max-requests {self.max_requests} reached ({self.spent_requests} sent)")
+        while self.max_cost is not None and self.spent_cost + self._reserved + worst_cost > self.max_cost:
+            if not self._in_flight:
+                raise BudgetSpent(
+                    f"--max-cost {self.max_cost:g} USD reached (${self.spent_cost:.4f} spent; the next request may "
+                    f"cost up to ${worst_cost:.4f})"
+                )
+            self._settled = self._settled or asyncio.Event()
+            await self._settled.wait()
+        self._in_flight += 1
+        self._reserved += worst_cost
+
+    def settle(self, worst_cost: float, cost: float) -> None:
+        """A reserved request came back having cost ``cost`` (0 for a refused one)."""
+        self._in_flight -= 1
+        self._reserved -= worst_cost
+        self.spent_requests += 1
+        self.spent_cost += cost
+        if self._settled is not None:
+            self._settled.set()
+            self._settled = None

@@ -1,0 +1,202 @@
+"""Rate limits, adaptive concurrency and caps (harness/detectors/limits.py), unit by unit: the orders of events are
+forced (send times given, futures resolved by hand), never timed."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+
+import pytest
+
+from harness.detectors.limits import (
+    AdaptiveGate,
+    Budget,
+    BudgetSpent,
+    RateLimits,
+    _bucket,
+    duration_seconds,
+    exhausted_for,
+    token_estimate,
+)
+from harness.detectors.options import DetectorOptions
+from harness.errors import UsageError
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("1s", 1.0), ("1.5s", 1.5), ("6m0s", 360.0), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("7", 7.0), ("0.25", 0.25)],
+)
+def test_reset_durations_as_providers_write_them(text: str, seconds: float) -> None:
+    assert duration_seconds(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "soon", "1x", "1s later", "m"])
+def test_unreadable_durations_are_none(text: str) -> None:
+    assert duration_seconds(text) is None
+
+
+def test_an_exhausted_ratelimit_header_pauses_for_its_reset() -> None:
+    assert exhausted_for({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1.5s"}) == 1.5
+    # both exhausted: the longer wait; tokens left: no pause from them
+    both = {
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "2s",
+        "x-ratelimit-remaining-tokens": "0",
+        "x-ratelimit-reset-tokens": "6m0s",
+    }
+    assert exhausted_for(both) == 120.0  # capped at MAX_PAUSE_S
+    assert exhausted_for({"x-ratelimit-remaining-requests": "3", "x-ratelimit-reset-requests": "2s"}) is None
+    assert exhausted_for({"x-ratelimit-remaining-requests": "0"}) is None  # no reset: nothing to wait for
+    assert exhausted_for({}) is None
+
+
+def test_a_token_estimate_is_a_quarter_of_the_bytes_rounded_up_plus_the_reply() -> None:
+    assert token_estimate(b"x" * 9, 300) == 3 + 300  # 9 / 4 = 2.25, rounded up
+    assert token_estimate(b"x" * 8, 0) == 2
+
+
+def test_a_bucket_holds_half_a_second_of_the_limit_or_the_largest_request() -> None:
+    b = _bucket(600, 1)  # 600 a minute: 10 a second, 5 refilled over half a second
+    assert (b.max_rate, b.time_period) == (5, 0.5)
+    b = _bucket(30, 1)  # under two a second: one request, refilled over 2 s
+    assert (b.max_rate, b.time_period) == (1, 2)
+    b = _bucket(6000, 500)  # a 500-token request needs room for 500: five seconds' worth
+    assert (b.max_rate, b.time_period) == (500, 5)
+
+
+def test_rate_limits_let_the_first_second_through_at_once() -> None:
+    async def go() -> None:
+        limits = RateLimits(rpm=1200, tpm=120_000)
+        for _ in range(10):  # 10 requests of 100 tokens: within half a second's worth of both
+            await asyncio.wait_for(limits.acquire(100), 1)
+        with pytest.raises(TimeoutError):  # the eleventh waits a tenth of a second for the bucket to refill
+            await asyncio.wait_for(limits.acquire(100), 0.01)
+
+    asyncio.run(go())
+
+
+def test_a_503_halves_the_requests_in_flight_once_per_round_and_they_grow_back_one_per_round() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(16)
+        sent = [await gate.enter() for _ in range(3)]
+        gate.throttled(sent[0], 503)
+        assert gate.limit == 8 and gate.cuts == 1
+        gate.throttled(sent[1], 503)  # sent before the cut: the same congestion, no second cut
+        assert gate.limit == 8 and gate.cuts == 1
+        for _ in range(3):
+            gate.leave()
+        later = await gate.enter()
+        gate.throttled(later, 503)  # sent after the cut: a new signal
+        assert gate.limit == 4 and gate.cuts == 2 and gate.pace is None
+        gate.leave()
+        for _ in range(3):
+            gate.healthy()
+        assert gate.limit == 4  # three healthy replies are not yet a round of four
+        gate.healthy()
+        assert gate.limit == 5
+        for _ in range(sum(range(5, 16)) - 1):  # rounds of 5, 6, ..., 15 replies take it to 16, less one reply
+            gate.healthy()
+        assert gate.limit == 15
+        for _ in range(1 + 100):
+            gate.healthy()
+        assert gate.limit == 16  # never above where it started
+
+    asyncio.run(go())
+
+
+def test_a_429_paces_requests_at_nine_tenths_of_the_rate_replies_came_back() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(16)
+        sent = await gate.enter()
+        now = time.monotonic()
+        gate._answers.extend(now - 0.2 + 0.01 * i for i in range(20))  # 20 replies over the last 0.2 s: 100 a second
+        gate.throttled(sent, 429)
+        assert gate.pace is not None and 0.9 * 20 / 0.25 < gate.pace <= 0.9 * 100  # 90, less the time since `now`
+        assert gate.limit == 16  # a 429 slows the pace; the requests in flight stay as they were
+        gate.pace = 50.0
+        times = [await gate.enter() for _ in range(4)]  # one every 20 ms
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        assert all(gap >= 0.02 - 1e-3 for gap in gaps)
+
+    asyncio.run(go())
+
+
+def test_a_429_before_any_reply_halves_the_requests_in_flight() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(8)
+        gate.throttled(await gate.enter(), 429)
+        assert gate.pace is None and gate.limit == 4
+
+    asyncio.run(go())
+
+
+def test_a_full_gate_holds_the_next_sender_until_one_leaves() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(2)
+        await gate.enter()
+        await gate.enter()
+        third = asyncio.ensure_future(gate.enter())
+        await asyncio.sleep(0)
+        assert not third.done() and gate.in_flight == 2
+        gate.leave()
+        await asyncio.wait_for(third, 1)
+        assert gate.in_flight == 2
+
+    asyncio.run(go())
+
+
+def test_a_pause_holds_every_sender() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(4)
+        gate.pause(0.05)
+        waiting = asyncio.ensure_future(gate.enter())
+        await asyncio.sleep(0)
+        assert not waiting.done() and gate.in_flight == 0
+        sent_at = await asyncio.wait_for(waiting, 5)
+        assert gate.in_flight == 1 and sent_at >= gate.paused_until  # sent once the pause was over
+
+    asyncio.run(go())
+
+
+def test_a_request_cap_allows_exactly_n_requests_counting_those_in_flight() -> None:
+    async def go() -> None:
+        budget = Budget(max_requests=3, spent_requests=1)  # one spent in an earlier session
+        await budget.reserve(0)
+        await budget.reserve(0)  # two in flight: 1 + 2 = 3
+        with pytest.raises(BudgetSpent, match="--max-requests 3"):
+            await budget.reserve(0)
+        budget.settle(0, 0)
+        budget.settle(0, 0)
+        assert budget.spent_requests == 3
+        with pytest.raises(BudgetSpent):
+            await budget.reserve(0)
+
+    asyncio.run(go())
+
+
+def test_a_cost_cap_waits_for_replies_in_flight_and_stops_within_one_request() -> None:
+    async def go() -> None:
+        budget = Budget(max_cost=1.0, prices=(1e6, 2e6))  # a token costs $1 (prompt) or $2 (completion)
+        assert budget.cost(3, 1) == 5.0
+        await budget.reserve(0.6)  # worst case $0.60 in flight
+        waiting = asyncio.ensure_future(budget.reserve(0.6))  # 0.6 + 0.6 > 1: waits for the first reply
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        budget.settle(0.6, 0.25)  # it cost less than feared
+        await asyncio.wait_for(waiting, 1)  # 0.25 + 0.6 <= 1
+        budget.settle(0.6, 0.5)
+        assert budget.spent_cost == pytest.approx(0.75)
+        with pytest.raises(BudgetSpent, match="--max-cost 1 USD"):  # nothing in flight, 0.75 + 0.3 > 1
+            await budget.reserve(0.3)
+        await budget.reserve(0.25)  # exactly reaching the cap is allowed
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("rpm", 0), ("tpm", -1), ("max_requests", 0), ("max_cost", 0.0), ("max_cost", -2.0)]
+)
+def test_limits_below_one_are_refused(field: str, value: float) -> None:
+    with pytest.raises(UsageError, match=field.replace("_", "-")):
+        DetectorOptions(**{field: value})
