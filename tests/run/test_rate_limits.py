@@ -56,16 +56,17 @@ def test_a_run_over_the_provider_limit_answers_every_case(tmp_path: Path, detect
 
 
 def test_rpm_keeps_a_run_under_the_provider_limit(tmp_path: Path, detector_server) -> None:
-    # the provider: 600 a 3-second minute, i.e. 12,000 a real minute, from a bucket of 3 seconds' worth (600). 64 in
-    # flight at 50 ms ask for 1,280 a second, so 1,000 cases pass the limit without --rpm; with --rpm at 95% of the
-    # limit (a bucket of 190), the run stays under it, with a margin for requests that arrive bunched together
-    cases = write_cases(tmp_path / "cases.jsonl", 1000)
-    for rpm, throttled in ((None, True), ("11400", False)):
-        server = detector_server("--rpm", "600", "--minute", "3", "--burst", "60", script=LIMITED)
+    # the provider: 60 a 3-second minute, i.e. 1,200 a real minute (20 a second), from a bucket of 3 seconds' worth
+    # (60). 200 cases at 64 in flight ask for far more than 20 a second, however loaded the machine, so they pass
+    # the limit without --rpm; with --rpm at 95% of it the run stays under, with the bucket's margin for requests
+    # that arrive bunched together
+    cases = write_cases(tmp_path / "cases.jsonl", 200)
+    for rpm, throttled in ((None, True), ("1140", False)):
+        server = detector_server("--rpm", "60", "--minute", "3", "--burst", "60", script=LIMITED)
         flags = ("--rpm", rpm) if rpm else ()
         _eval(cases, server.url, tmp_path / f"run-{rpm}", "--concurrency", "64", *flags)
         stats = _stats(server)
-        assert (stats["throttled"] > 0) == throttled and stats["answered"] == 1000, rpm
+        assert (stats["throttled"] > 0) == throttled and stats["answered"] == 200, rpm
 
 
 def test_max_requests_stops_cleanly_and_a_resume_with_a_higher_cap_finishes_as_an_uncapped_run(
