@@ -1279,3 +1279,97 @@ def test_compute_passes_prices_to_the_token_cost() -> None:
         "total": 442,
         "cost_usd": pytest.approx(1220 / 1e6),
     }
+
+
+# --------------------------------------------------------------------------------------------------------------
+# undefined figures, types, orders
+
+
+def test_undefined_figures_are_nan_without_a_warning() -> None:
+    # no cases at all, and a batch whose second matrix has no low, no high and no answered case
+    empty = np.zeros((3, 4), dtype=np.int64)
+    batch = np.stack([DISTINCT, [[0, 0, 0, 0], [0, 0, 0, 4], [0, 0, 0, 0]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning (0/0) would reach the user's terminal
+        for name in m.HEADLINE_METRICS:
+            assert np.isnan(m.headline_batch(empty, m.present_classes(empty))[name]), name
+        figures = m.headline_batch(batch, m.present_classes(batch.sum(axis=0)))
+    assert np.isnan(figures["weighted_kappa"][1]) and np.isnan(figures["high_risk_recall"][1])
+    assert np.isnan(figures["false_alarm_rate"][1])
+    # 4 medium cases, all errored: accuracy 0 of 4, errors 4 of 4
+    assert (figures["accuracy"][1], figures["error_rate"][1]) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("y_true", "y_pred", "kappa"),
+    [
+        # one answered case, low called high: observed disagreement (0 - 2)^2 = 4, by chance also 4 -> 1 - 4/4 = 0
+        ([0, 2], [2, 3], 0.0),
+        # low->low, high->high: observed 0; chance pairs (0-0)^2, (0-2)^2, (2-0)^2, (2-2)^2 -> mean 2 -> kappa 1
+        ([0, 2, 1], [0, 2, 3], 1.0),
+    ],
+)
+def test_quadratic_kappa_small_defined_cases(y_true: list[int], y_pred: list[int], kappa: float) -> None:
+    cm = m.confusion(np.array(y_true, dtype=np.int64), np.array(y_pred, dtype=np.int64))
+    assert m.defined(m.weighted_kappa(cm)) == pytest.approx(kappa, abs=1e-12)
+
+
+def test_macro_f1_of_a_batch_without_classes_uses_those_present_anywhere() -> None:
+    # the first matrix has every class, the second only low and high: its medium F1 (0) still counts
+    first = DISTINCT
+    second = np.array([[3, 0, 1, 0], [0, 0, 0, 0], [2, 0, 4, 1]])
+    got = m.macro_f1(np.stack([first, second]))
+    # second: F1 low 2*3/(5 + 4), medium 0, high 2*4/(5 + 7) -> over three classes
+    assert got == pytest.approx([(12 / 29 + 18 / 37 + 20 / 54) / 3, (6 / 9 + 0 + 8 / 12) / 3])
+    assert float(m.macro_f1(second)) == pytest.approx((6 / 9 + 8 / 12) / 2)  # alone: over its two classes
+    none = m.macro_f1(np.stack([first, second]), np.zeros(3, dtype=bool))
+    assert none.shape == (2,) and np.isnan(none).all()
+
+
+def test_headline_interval_keeps_the_classes_of_all_cases() -> None:
+    # 2 cases, low and medium, both right; one resample of 2 draws. When both draws are the same case, that resample
+    # has one class only, and macro-F1 must still average over low and medium (1 and 0 -> 1/2), not give 1.
+    y_true = y_pred = np.array([0, 1], dtype=np.int64)
+    degenerate = 0
+    for seed in range(8):
+        out = m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=1, seed=seed)
+        idx = np.random.default_rng(seed).integers(0, 2, size=(1, 2))[0]
+        expected = reference_figures(y_true[idx], y_pred[idx], np.array([True, True, False]))["macro_f1"]
+        assert out["macro_f1_ci95"] == pytest.approx([expected, expected]), seed
+        degenerate += idx[0] == idx[1]
+    assert degenerate  # the case that matters was drawn
+
+
+def test_document_types() -> None:
+    y_true, y_pred = cases_of(DISTINCT)
+    doc = m.headline(DISTINCT, y_true, y_pred, n_boot=3, seed=0)
+    for r in RISKS:
+        assert type(doc["per_class"][r]["support"]) is int, r  # JSON 12, not 12.0
+        assert all(type(doc["per_class"][r][k]) is float for k in ("precision", "recall", "f1")), r
+    assert doc["macro_f1_classes"] == ["low", "medium", "high"]
+    assert m.bootstrap_confusions(y_true, y_pred, n_boot=3).dtype == np.int64
+    assert m.paired_bootstrap_confusions(y_true, [y_pred], n_boot=3).dtype == np.int64
+    assert orjson.loads(orjson.dumps(doc))["per_class"]["high"]["support"] == 36
+
+
+def test_macro_f1_classes_lists_the_present_ones_in_risk_order() -> None:
+    # high and low present, medium absent
+    y_true, y_pred = np.array([2, 0, 2], dtype=np.int64), np.array([0, 3, 2], dtype=np.int64)
+    doc = m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=0, seed=0)
+    assert doc["macro_f1_classes"] == ["low", "high"]
+
+
+def test_group_accuracy_of_no_cases() -> None:
+    assert m.group_accuracy([]) == {"n": 0, "correct": 0, "accuracy": None, "ci95": None}
+    ci = binomtest(2, 3).proportion_ci(method="wilson")
+    got = m.group_accuracy([True, False, True])
+    assert got["n"] == 3 and got["correct"] == 2 and got["accuracy"] == pytest.approx(2 / 3)
+    assert got["ci95"] == pytest.approx([float(ci.low), float(ci.high)], abs=1e-12)
+
+
+def test_breakdown_groups_numbers_first_then_names() -> None:
+    tags = [("x",), ("10",), ("2",), ("b_1",), ("1500000000",), ("0",)]
+    labels = [lab(f"FCB-{i + 1:04d}", "echo_cascade", tags=t) for i, t in enumerate(tags)]
+    outcomes = {x.case_id: ok(x.case_id, "high") for x in labels}
+    groups = m.breakdowns(labels, outcomes)["tags"]
+    assert list(groups) == ["0", "2", "10", "1500000000", "b_1", "x"]
