@@ -899,19 +899,55 @@ def test_paired_headline_of_one_array_twice_differs_by_nothing() -> None:
         np.testing.assert_array_equal(boot[name][0], boot[name][1])
 
 
-def test_paired_headline_chunks_a_large_run_by_memory() -> None:
-    # 5000 cases: a chunk holds 250000 // 5000 = 50 resamples; 120 resamples are drawn as 50, 50, 20
+class RecordingRng:
+    """A numpy Generator that notes the size of every integers() draw (the bootstrap's index arrays)."""
+
+    real = staticmethod(np.random.default_rng)
+
+    def __init__(self, made: list[RecordingRng], seed: int | None = None) -> None:
+        self.rng = self.real(seed)
+        self.sizes: list[tuple[int, int]] = []
+        made.append(self)
+
+    def integers(self, *args: int, size: tuple[int, int]) -> np.ndarray:
+        self.sizes.append(size)
+        return self.rng.integers(*args, size=size)
+
+
+def record_generators(monkeypatch: pytest.MonkeyPatch) -> list[RecordingRng]:
+    """From now on every np.random.default_rng(seed) is a RecordingRng, listed in the returned list."""
+    made: list[RecordingRng] = []
+    monkeypatch.setattr(np.random, "default_rng", lambda seed=None: RecordingRng(made, seed))
+    return made
+
+
+def test_bootstrap_draws_at_most_a_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # memory is bounded by drawing the index arrays chunk by chunk (the draws themselves do not depend on the chunk)
+    y_true, y_pred = _typical(n=13, seed=2)
+    made = record_generators(monkeypatch)
+    m.bootstrap_confusions(y_true, y_pred, n_boot=250)  # default chunk: 100
+    m.bootstrap_confusions(y_true, y_pred, n_boot=20, chunk=7)
+    m.paired_bootstrap_confusions(y_true, [y_pred, y_true], n_boot=230)
+    m.paired_bootstrap_confusions(y_true, [y_pred], n_boot=9, chunk=4)
+    assert [r.sizes for r in made] == [
+        [(100, 13), (100, 13), (50, 13)],
+        [(7, 13), (7, 13), (6, 13)],
+        [(100, 13), (100, 13), (30, 13)],
+        [(4, 13), (4, 13), (1, 13)],
+    ]
+
+
+def test_headlines_draw_chunks_sized_by_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 5000 cases: a chunk holds 250000 // 5000 = 50 resamples, so 120 resamples are drawn as 50, 50, 20
     rng = np.random.default_rng(4)
     y_true = rng.integers(0, 3, size=5000)
     y_pred = np.where(rng.random(5000) < 0.6, y_true, rng.integers(0, 4, size=5000))
+    idx = np.random.default_rng(9).integers(0, 5000, size=(120, 5000))
+    made = record_generators(monkeypatch)
     _, boot = m.paired_headline(y_true, [y_pred], n_boot=120, seed=9)
-    draws = np.random.default_rng(9)
-    idx = np.concatenate([draws.integers(0, 5000, size=(b, 5000)) for b in (50, 50, 20)])
+    m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=120, seed=9)
+    assert [r.sizes for r in made] == [[(50, 5000), (50, 5000), (20, 5000)]] * 2
     np.testing.assert_allclose(boot["accuracy"][0], (y_true[idx] == y_pred[idx]).mean(axis=1))
-    # the single-array headline draws its resamples the same way
-    out = m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=120, seed=9)
-    acc = (y_true[idx] == y_pred[idx]).mean(axis=1)
-    assert out["accuracy_ci95"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])))
 
 
 def test_headline_intervals_come_from_the_seeded_resamples() -> None:
@@ -1101,6 +1137,10 @@ def test_headline_real_intervals_are_seeded() -> None:
     acc = (y_true[idx] == y_pred[idx]).mean(axis=1)
     assert block["accuracy_ci95"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])))
     assert block["bootstrap"] == {"resamples": 80, "seed": 13, "method": "percentile"}
+    # compute passes its resamples and seed on
+    res = m.compute(ORIGIN_LABELS, ORIGIN_OUTCOMES, wall_s=1.0, n_boot=80, seed=13)
+    assert res["headline_real"]["accuracy_ci95"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])))
+    assert res["headline_real"]["bootstrap"] == {"resamples": 80, "seed": 13, "method": "percentile"}
 
 
 def test_headline_real_without_a_real_case() -> None:
@@ -1192,11 +1232,11 @@ def test_token_usage_and_cost() -> None:
     assert m.token_usage(outs, (None, None)) == {"prompt": 1200, "completion": 37, "total": 1237}
     # prices per million tokens: (1200 * 3 + 37 * 15) / 1e6 = (3600 + 555) / 1e6
     both = m.token_usage(outs, (3.0, 15.0))
-    assert both is not None and both["cost_usd"] == pytest.approx(4155 / 1e6)
+    assert both is not None and both["cost_usd"] == pytest.approx(4155 / 1e6, rel=1e-12)
     prompt_only = m.token_usage(outs, (3.0, None))
-    assert prompt_only is not None and prompt_only["cost_usd"] == pytest.approx(3600 / 1e6)
+    assert prompt_only is not None and prompt_only["cost_usd"] == pytest.approx(3600 / 1e6, rel=1e-12)
     completion_only = m.token_usage(outs, (None, 15.0))
-    assert completion_only is not None and completion_only["cost_usd"] == pytest.approx(555 / 1e6)
+    assert completion_only is not None and completion_only["cost_usd"] == pytest.approx(555 / 1e6, rel=1e-12)
     free = m.token_usage(outs, (0.0, 0.0))
     assert free is not None and free["cost_usd"] == 0.0
 
@@ -1261,7 +1301,12 @@ def test_operational_by_hand() -> None:
     # p50 at position 2.5 -> 1.5 (by hand)
     assert op["latency_s"]["p50"] == pytest.approx(1.5)
     # tokens of A and B only: (1200 * 3 + 37 * 15) / 1e6
-    assert op["tokens"] == {"prompt": 1200, "completion": 37, "total": 1237, "cost_usd": pytest.approx(4155 / 1e6)}
+    assert op["tokens"] == {
+        "prompt": 1200,
+        "completion": 37,
+        "total": 1237,
+        "cost_usd": pytest.approx(4155 / 1e6, rel=1e-12),
+    }
 
 
 def test_operational_all_cached_and_no_time() -> None:
@@ -1281,7 +1326,7 @@ def test_compute_passes_prices_to_the_token_cost() -> None:
         "prompt": 400,
         "completion": 42,
         "total": 442,
-        "cost_usd": pytest.approx(1220 / 1e6),
+        "cost_usd": pytest.approx(1220 / 1e6, rel=1e-12),
     }
 
 
