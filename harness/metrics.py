@@ -38,7 +38,7 @@ Z95 = 1.959963984540054  # the 97.5% point of the standard normal
 def encode(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> tuple[np.ndarray, np.ndarray]:
     """Arrays ``(y_true, y_pred)`` of shape (n,) for the labelled cases that have an outcome."""
     pairs = [(CODE[lab.expected_risk], _pred_code(outcomes[lab.case_id])) for lab in labels if lab.case_id in outcomes]
-    arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    arr = np.array(pairs, dtype=np.int64).reshape(len(pairs), 2)
     return arr[:, 0], arr[:, 1]
 
 
@@ -54,9 +54,8 @@ def confusion(y_true: np.ndarray, y_pred: np.ndarray, shape: tuple[int, int] = (
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num/den with 0 where den is 0 (scikit-learn's ``zero_division=0``)."""
-    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
+    """num/den, two arrays of one shape, with 0 where den is 0 (scikit-learn's ``zero_division=0``)."""
+    return np.divide(num, den, out=np.zeros(den.shape), where=den != 0)
 
 
 def per_class(cm: np.ndarray) -> dict[str, np.ndarray]:
@@ -89,11 +88,13 @@ def macro_f1(cm: np.ndarray, classes: np.ndarray | None = None) -> np.ndarray:
     return per_class(cm)["f1"][..., mask].mean(axis=-1)
 
 
+# The shares below are NaN where undefined because their denominator is then 0 and so is their numerator: 0/0.
+
+
 def accuracy(cm: np.ndarray) -> np.ndarray:
-    """Share of cases whose prediction equals the label; errors are wrong. NaN without cases."""
-    total = cm.sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, np.trace(cm[..., :3, :3], axis1=-2, axis2=-1) / total, np.nan)
+    """Share of cases whose prediction equals the label (the diagonal); errors are wrong. NaN without cases."""
+    with np.errstate(invalid="ignore"):
+        return np.trace(cm, axis1=-2, axis2=-1) / cm.sum(axis=(-2, -1))
 
 
 def weighted_kappa(cm: np.ndarray) -> np.ndarray:
@@ -101,34 +102,31 @@ def weighted_kappa(cm: np.ndarray) -> np.ndarray:
     observed = cm[..., :3].astype(float)
     n = observed.sum(axis=(-2, -1))
     idx = np.arange(3)
-    weights = (idx[:, None] - idx[None, :]) ** 2 / 4.0
+    weights = (idx[:, None] - idx[None, :]) ** 2  # kappa does not change when the weights are scaled
     rows, cols = observed.sum(axis=-1), observed.sum(axis=-2)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    # Undefined without answered cases (n = 0: expected is 0/0) and without variation (the chance disagreement is
+    # 0, and then so is the observed one): NaN by 0/0 in both.
+    with np.errstate(invalid="ignore"):
         expected = rows[..., :, None] * cols[..., None, :] / n[..., None, None]
-        den = (weights * expected).sum(axis=(-2, -1))
-        kappa = 1.0 - (weights * observed).sum(axis=(-2, -1)) / den
-    return np.where((n > 0) & (den > 0), kappa, np.nan)
+        return 1.0 - (weights * observed).sum(axis=(-2, -1)) / (weights * expected).sum(axis=(-2, -1))
 
 
 def high_risk_recall(cm: np.ndarray) -> np.ndarray:
     """Share of high-risk cases predicted high (errors are misses); NaN without high-risk cases."""
-    support = cm[..., 2, :].sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(support > 0, cm[..., 2, 2] / support, np.nan)
+    with np.errstate(invalid="ignore"):
+        return cm[..., 2, 2] / cm[..., 2, :].sum(axis=-1)
 
 
 def false_alarm_rate(cm: np.ndarray) -> np.ndarray:
     """Share of low-risk cases predicted high; NaN without low-risk cases."""
-    support = cm[..., 0, :].sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(support > 0, cm[..., 0, 2] / support, np.nan)
+    with np.errstate(invalid="ignore"):
+        return cm[..., 0, 2] / cm[..., 0, :].sum(axis=-1)
 
 
 def error_rate(cm: np.ndarray) -> np.ndarray:
     """Share of cases whose detector failed; NaN without cases."""
-    total = cm.sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, cm[..., :, 3].sum(axis=-1) / total, np.nan)
+    with np.errstate(invalid="ignore"):
+        return cm[..., :, 3].sum(axis=-1) / cm.sum(axis=(-2, -1))
 
 
 def defined(value: np.ndarray | float) -> float | None:
@@ -246,7 +244,7 @@ def percentile_interval(values: np.ndarray) -> tuple[float, float]:
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
     """1-based ranks of ``values``, ties sharing their average rank (scipy's ``rankdata``, without its import)."""
-    order = np.argsort(values, kind="mergesort")
+    order = np.argsort(values)  # any order within ties: a tie group shares one rank
     ordered = values[order]
     new_group = np.r_[True, ordered[1:] != ordered[:-1]]
     starts = np.flatnonzero(new_group)
@@ -271,7 +269,7 @@ def average_precision(y_binary: np.ndarray, scores: np.ndarray) -> float | None:
     n_pos = int(y_binary.sum())
     if n_pos == 0:
         return None
-    order = np.argsort(-scores, kind="mergesort")
+    order = np.argsort(-scores)  # any order within ties: only the counts at each tie's end are read
     s, y = scores[order], y_binary[order]
     last_of_tie = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]
     tps = np.cumsum(y)[last_of_tie]
@@ -350,8 +348,9 @@ def breakdowns(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> di
     return result
 
 
-def _natural(key: str) -> tuple[int, str]:
-    return (int(key), "") if key.isdigit() else (1 << 30, key)
+def _natural(key: str) -> tuple[bool, int] | tuple[bool, str]:
+    """Numbers first, in numeric order, then the other keys in alphabetical order."""
+    return (False, int(key)) if key.isdigit() else (True, key)
 
 
 def per_category(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
@@ -428,7 +427,7 @@ def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: 
     classes = present_classes(cm)
     pc = per_class(cm)
     out: dict[str, Any] = {name: defined(value) for name, value in headline_batch(cm, classes).items()}
-    out["macro_f1_classes"] = [r for r, keep in zip(RISKS, classes, strict=True) if keep]
+    out["macro_f1_classes"] = [RISKS[i] for i in np.flatnonzero(classes)]
     out["per_class"] = {
         r: {k: (int(v[i]) if k == "support" else float(v[i])) for k, v in pc.items()} for i, r in enumerate(RISKS)
     }
