@@ -735,6 +735,11 @@ def test_where_translates_cross() -> None:
     assert tr.crossing(2, 3) == approx(0.9)  # 1.15 - t = 0.25, between 0.75 and 1.5
     # F2 stays 0.1 under F1 along their slopes; F1 ends at 1.5 while still higher: the envelope drops there
     assert tr.crossing(1, 2) == 1.5
+    # chain (0, 1) -> (1, 0.5) -> (2, -1) (slopes -0.5, -1.5); T0 at (0, 0), T1 at (0.4, -0.3): F1 = 0.9 - 0.5t on
+    # its first segment [0.4, 1.4] meets F0 = 2 - 1.5t on its second [1, 2] at t = 1.1 (between T0's breakpoint 1
+    # and T1's 1.4)
+    bent = _Translates([(0.0, 0.0), (0.4, -0.3)], [(0.0, 1.0), (1.0, 0.5), (2.0, -1.0)])
+    assert bent.crossing(0, 1) == approx(1.1)
     # a translate never as high: its point within rounding of the other's x and lower
     near = _Translates([(0.3, 0.25), (0.30000000000000004, 0.2)], [(0.0, 0.0)])
     assert near.crossing(0, 1) == np.inf
@@ -777,6 +782,15 @@ def test_a_frontier_of_lone_points_with_one_within_rounding_of_another() -> None
     assert ((0.1 + 0.2, 0.2), (0, 0, 1)) in front and ((0.3, 0.25), (1, 1, 0)) in front
     points = [p for p, _ in front]
     assert [p.start for p in frontier_pieces(points, [(0.0, 0.0)])] == [p for p in points if p != (0.1 + 0.2, 0.2)]
+
+
+def test_a_lone_point_as_high_as_the_next_within_rounding_is_left_out() -> None:
+    # (0.5, 0.5) and (1, 0.5 - 5e-13): the first is no higher than the second within the 1e-12 allowance, so it is
+    # (within rounding) dominated and left out, whether the pair comes last or first
+    got = pieces_of(frontier_pieces([(0.0, 0.8), (0.5, 0.5), (1.0, 0.5 - 5e-13)], [(0.0, 0.0)]))
+    assert got == [((0.0, 0.8), (0.0, 0.8), 0), ((1.0, 0.5 - 5e-13), (1.0, 0.5 - 5e-13), 2)]
+    got = pieces_of(frontier_pieces([(0.0, 0.5), (0.5, 0.5 - 5e-13), (1.0, 0.2)], [(0.0, 0.0)]))
+    assert got == [((0.5, 0.5 - 5e-13), (0.5, 0.5 - 5e-13), 1), ((1.0, 0.2), (1.0, 0.2), 2)]
 
 
 def test_the_nash_point_on_pieces() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from harness.scenario.analyze import analyze, analyze_model
 from harness.scenario.score import Score, parse_allocation, score
-from harness.scenario.utility import Model, Resource
+from harness.scenario.utility import Model, Resource, utilities
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "data" / "scenarios"
@@ -204,6 +204,19 @@ def test_a_utility_level_with_a_batna_does_not_beat_it() -> None:
     # just above both BATNAs (by 1e-6): both beat them
     s = scored_model(staircase((0.27 - 1e-6, 0.44 - 1e-6)), allocation)
     assert s.beats_batna == (True, True) and s.nash_product == approx(1e-12)
+
+
+def test_a_party_beats_its_batna_only_by_more_than_the_rounding_allowance() -> None:
+    allocation = {"workshop": {"Ann": 0.6, "Ben": 0.4}, "van": "Ann", "kiln": "Ann", "shop": "Ben"}
+    shares, _ = parse_allocation({"allocation": allocation}, staircase((0.0, 0.0)))
+    assert shares is not None
+    u = utilities(staircase((0.0, 0.0)), shares)
+    at = (u[0] - 1e-9, u[1] - 1e-9)
+    assert at[0] + 1e-9 == u[0] and at[1] + 1e-9 == u[1]  # the BATNAs plus the allowance are exactly u
+    s = scored_model(staircase(at), allocation)
+    assert s.beats_batna == (False, False) and s.nash_product == 0.0
+    s = scored_model(staircase((u[0] - 2e-9, u[1] - 2e-9)), allocation)
+    assert s.beats_batna == (True, True) and s.nash_product == approx(4e-18)
 
 
 def test_specs_null_shared_and_a_party_left_out() -> None:
