@@ -151,8 +151,20 @@ def _shape(w: _Writer, doc: AuditDocument) -> None:
     rows = [[x["source"], x["origin"], x["test_cases"], x["wrong_majorities_test"], f"{x['auc']:.3f}",
              f"{x['auc_low']:.3f}", f"{x['text_auc']:.3f}", f"{x['text_auc_low']:.3f}",
              "finding" if x["finding"] else ""] for x in sh["truth_inside"]]  # fmt: skip
-    w.table(rows, ["source", "origin", "TEST cases", "wrong majorities", "shape AUC", "at least (95%)", "words AUC",
-                   "at least (95%)", ""])
+    w.table(
+        rows,
+        [
+            "source",
+            "origin",
+            "TEST cases",
+            "wrong majorities",
+            "shape AUC",
+            "at least (95%)",
+            "words AUC",
+            "at least (95%)",
+            "",
+        ],
+    )
     w.para(f"Answer position: mean position of correct answers less that of wrong ones, among answers of one kind "
            f"(0 = no tell; a finding at {t['position_effect']:.2f} or more with |z| >= {t['position_z']})")  # fmt: skip
     rows = [[p["source"], p["category"], p["cases"], f"{p['gap']:+.3f}", "" if p["z"] is None else p["z"],

@@ -143,7 +143,10 @@ class ProcessWorker:
         self._conn, child = context.Pipe()
         self.process = context.Process(
             # not a daemon, as a process pool's workers are not: a detector may start processes of its own
-            target=serve, args=(child, spec, options, path, os.getpid()), name="fcb-worker", daemon=False
+            target=serve,
+            args=(child, spec, options, path, os.getpid()),
+            name="fcb-worker",
+            daemon=False,
         )
         self.process.start()
         child.close()  # the driver keeps only its own end: the pipe reads as closed once the worker dies

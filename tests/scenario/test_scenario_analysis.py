@@ -242,6 +242,21 @@ def random_model(rng: random.Random) -> Model:
     return Model("random", "novice", ("A", "B"), batna, (True, True), resources)
 
 
+def random_shares(model: Model, rng: random.Random) -> dict[str, tuple[float, float]]:
+    """A random feasible allocation: any split of what may be split, the rest whole to one party (or to neither
+    where that is allowed)."""
+    out = {}
+    for r in model.resources:
+        if r.kind == "both_benefit":
+            out[r.id] = (1.0, 1.0) if r.sign < 0 else (rng.random(), rng.random())
+        elif r.kind == "indivisible":
+            out[r.id] = rng.choice([(1.0, 0.0), (0.0, 1.0), *([(0.0, 0.0)] if r.sign > 0 else [])])
+        else:
+            f = rng.random()
+            out[r.id] = (f, 1 - f if r.must_assign else rng.random() * (1 - f))
+    return out
+
+
 def best_second_given_first(model: Model, t: float) -> float | None:
     """max u_B subject to u_A >= t, as a mixed-integer program over the fractions themselves (no relief form)."""
     n = len(model.resources)
@@ -298,6 +313,15 @@ def test_frontier_matches_an_independent_integer_program(seed: int) -> None:
         assert (expected is None) == (got is None), (t, expected, got)
         if expected is not None:
             assert got == approx(expected, abs=1e-7), (t, a.frontier)
+    assert_no_piece_point_is_dominated(model, a)
+    # distances of random feasible allocations, against the nearest of 10001 points sampled along each piece
+    samples = np.concatenate([np.linspace(p.start, p.end, 10001) for p in a.geometry.pieces])
+    for _ in range(3):
+        shares = random_shares(model, rng)
+        assert all(feasibility_problem(r, shares[r.id]) is None for r in model.resources)
+        u = utilities(model, shares)
+        nearest = float(np.min(np.hypot(samples[:, 0] - u[0], samples[:, 1] - u[1])))
+        assert distance(a.geometry.pieces, u) == approx(nearest, abs=2e-4), (u, a.frontier)
 
 
 def test_nash_solution_is_the_best_product_over_a_fine_sample() -> None:
@@ -587,8 +611,10 @@ def test_build_model_reads_names_kinds_polarities_weights_and_batnas() -> None:
              "valuations": {"Ann": 0.0625, "Ben": 0.1875}},
             {"id": "brand", "divisibility": "shared", "shared_mode": "both_benefit", "polarity": "asset",
              "valuation_basis": "normalized_share", "valuations": {"Ann": 0.25, "Ben": 0.125}},
-            # not valid against the schema (no shared_mode, no valuation for Ben): read as both_benefit, Ben 0
+            # not valid against the schema (no shared_mode; no valuation for Ben, then none for Ann): read as
+            # both_benefit, and a missing valuation as 0
             {"id": "name", "divisibility": "shared", "valuations": {"Ann": 0.0625}},
+            {"id": "sign", "divisibility": "divisible", "valuations": {"Ben": 0.3125}},
         ],
     }  # fmt: skip
     m = build_model(doc)
@@ -600,6 +626,7 @@ def test_build_model_reads_names_kinds_polarities_weights_and_batnas() -> None:
         Resource("loan", "joint_obligation", -1, (0.0625, 0.1875)),
         Resource("brand", "both_benefit", 1, (0.25, 0.125)),
         Resource("name", "both_benefit", 1, (0.0625, 0.0)),
+        Resource("sign", "divisible", 1, (0.0, 0.3125)),
     )
     assert m.resource("loan") is m.resources[2] and m.resource("van") is m.resources[0]
     # BATNAs the other way round; no resources at all
@@ -678,6 +705,8 @@ def test_undominated_points_keep_one_of_each_duplicate() -> None:
         ((0.4, 0.1 - 5e-13), "h"),  # under e within rounding: dropped
     ]
     assert undominated(points) == [((0.2, 0.5), "a"), ((0.3, 0.3), "f"), ((0.5, 0.1), "e")]
+    # higher by exactly the allowance (1e-12) is still within rounding: dominated
+    assert undominated([((0.2, 0.5 + 1e-12), "x"), ((0.3, 0.5), "y")]) == [((0.3, 0.5), "y")]
     assert undominated([]) == []
 
 
@@ -791,6 +820,19 @@ def test_a_lone_point_as_high_as_the_next_within_rounding_is_left_out() -> None:
     assert got == [((0.0, 0.8), (0.0, 0.8), 0), ((1.0, 0.5 - 5e-13), (1.0, 0.5 - 5e-13), 2)]
     got = pieces_of(frontier_pieces([(0.0, 0.5), (0.5, 0.5 - 5e-13), (1.0, 0.2)], [(0.0, 0.0)]))
     assert got == [((0.5, 0.5 - 5e-13), (0.5, 0.5 - 5e-13), 1), ((1.0, 0.2), (1.0, 0.2), 2)]
+    # higher by exactly the allowance: still left out
+    got = pieces_of(frontier_pieces([(0.0, 0.5 + 1e-12), (1.0, 0.5)], [(0.0, 0.0)]))
+    assert got == [((1.0, 0.5), (1.0, 0.5), 1)]
+
+
+def test_a_chain_segment_no_longer_than_the_allowance_leaves_its_end_point() -> None:
+    # chain (0, 1) -> (1e-12, 0.5): a segment exactly 1e-12 wide is no piece; the translate's end point, where
+    # the envelope drops, is. T0 at (0, 0): the lone point (1e-12, 0.5); T1 at (0.5, -0.75) (flat 0.25) takes
+    # over there (what is left of T1 depends on how 0.5 + 1e-12 rounds: not checked).
+    chain_ = [(0.0, 1.0), (1e-12, 0.5)]
+    assert pieces_of(frontier_pieces([(0.0, 0.0)], chain_)) == [((1e-12, 0.5), (1e-12, 0.5), 0)]
+    got = pieces_of(frontier_pieces([(0.0, 0.0), (0.5, -0.75)], chain_))
+    assert got[0] == ((1e-12, 0.5), (1e-12, 0.5), 0) and [p[2] for p in got] == [0, 1]
 
 
 def test_the_nash_point_on_pieces() -> None:
@@ -822,10 +864,17 @@ def test_the_nash_point_on_pieces() -> None:
     assert nash([Piece((0.0, 1.0), (0.5, 0.8), 0)], (0.1, 1.0)) is None
     # a piece that only touches the corner of the BATNAs: (0, 1) -> (1, 0) with d = (0.5, 0.5)
     assert nash([Piece((0.0, 1.0), (1.0, 0.0), 0)], (0.5, 0.5)) is None
-    # ties go to the first piece along the frontier: 0.2 * 0.6 = 0.6 * 0.2
+    # ties go to the first piece along the frontier: 0.2 * 0.6 = 0.6 * 0.2; so does a product larger by no more
+    # than the 1e-12 allowance (0.25 against 1 * (0.25 + 1e-12))
     tie = [Piece((0.2, 0.6), (0.2, 0.6), 0), Piece((0.6, 0.2), (0.6, 0.2), 1)]
     best = nash(tie, (0.0, 0.0))
     assert best is not None and (best.point, best.piece) == ((0.2, 0.6), 0)
+    tie = [Piece((0.5, 0.5), (0.5, 0.5), 0), Piece((1.0, 0.25 + 1e-12), (1.0, 0.25 + 1e-12), 1)]
+    best = nash(tie, (0.0, 0.0))
+    assert best is not None and (best.value, best.point, best.piece) == (0.25, (0.5, 0.5), 0)
+    # a gain of exactly the allowance is no gain
+    assert nash([Piece((1e-12, 0.5), (1e-12, 0.5), 0)], (0.0, 0.0)) is None
+    assert nash([Piece((0.5, 1e-12), (0.5, 1e-12), 0)], (0.0, 0.0)) is None
 
 
 def test_the_nash_point_needs_each_gain_above_the_rounding_allowance() -> None:
@@ -856,6 +905,10 @@ def test_the_egalitarian_point_on_pieces() -> None:
     tie = [Piece((0.2, 0.6), (0.2, 0.6), 0), Piece((0.6, 0.2), (0.6, 0.2), 1)]
     best = egalitarian(tie, (0.0, 0.0))
     assert (best.value, best.point, best.piece) == (approx(0.2), (0.2, 0.6), 0)
+    # ... and a smaller gain larger by no more than the 1e-12 allowance
+    tie = [Piece((0.5, 0.9), (0.5, 0.9), 0), Piece((0.9, 0.5 + 1e-12), (0.9, 0.5 + 1e-12), 1)]
+    best = egalitarian(tie, (0.0, 0.0))
+    assert (best.value, best.point, best.piece) == (0.5, (0.5, 0.9), 0)
 
 
 def test_the_utilitarian_point_breaks_ties_by_the_smaller_gain() -> None:
@@ -882,6 +935,12 @@ def test_the_utilitarian_point_breaks_ties_by_the_smaller_gain() -> None:
     # d = (1.1, -0.2): the lone point (1.2, -0.05): min(0.1, 0.15) = 0.1
     best = utilitarian(pieces, (1.1, -0.2))
     assert (best.point, best.piece) == (approx((1.2, -0.05)), 3)
+    # a joint utility short of the largest by exactly the 1e-9 allowance is tied: (0.5, y) with 0.5 + y exactly
+    # 1.5 - 1e-9 against (1, 0.5); with d = (0, 0.3) the first has the larger smaller gain, min(0.5, 0.7 - 1e-9)
+    y = (1.5 - 1e-9) - 0.5
+    assert 0.5 + y == 1.5 - 1e-9
+    best = utilitarian([Piece((0.5, y), (0.5, y), 0), Piece((1.0, 0.5), (1.0, 0.5), 1)], (0.0, 0.3))
+    assert (best.value, best.point, best.piece) == (1.5, (0.5, y), 0)
 
 
 def test_polylines_join_pieces_that_meet_and_drop_collinear_vertices() -> None:

@@ -199,8 +199,19 @@ def _round_one(d: Debate, item: str, rng: random.Random) -> Candidate | None:
     answers = [answer(t.text, t.correct, DYLAN_MODEL) for t in turns]
     how = (f"The round-1 answers of a DyLAN debate ({d.run} prompt) that stopped after round 1, each written alone, "
            "unchanged.")  # fmt: skip
-    return make_case(ROUND_ONE, category, d.problem, answers, d.gold, item, how, NATURAL, str(len(answers)), rng,
-                     difficulty=d.difficulty)
+    return make_case(
+        ROUND_ONE,
+        category,
+        d.problem,
+        answers,
+        d.gold,
+        item,
+        how,
+        NATURAL,
+        str(len(answers)),
+        rng,
+        difficulty=d.difficulty,
+    )
 
 
 def debate_category(

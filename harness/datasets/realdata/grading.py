@@ -81,8 +81,16 @@ def _number_key(number: Fraction) -> str:
     return f"n:{number.numerator}/{number.denominator}" if number.denominator != 1 else f"n:{number.numerator}"
 
 
-_UNICODE = {"π": r"\pi ", "−": "-", "×": r"\times ", "÷": r"\div ", "·": r"\cdot ", "²": "^2", "³": "^3",
-            "∞": r"\infty "}
+_UNICODE = {
+    "π": r"\pi ",
+    "−": "-",
+    "×": r"\times ",
+    "÷": r"\div ",
+    "·": r"\cdot ",
+    "²": "^2",
+    "³": "^3",
+    "∞": r"\infty ",
+}
 _ROOT = re.compile(r"√\s*(?:\(([^()]*)\)|\{([^{}]*)\}|(\d+(?:\.\d+)?|[A-Za-z]))")
 _DELIMITED = re.compile(r"\$|\\\(|\\\[")
 
@@ -401,8 +409,9 @@ _SUMMARY = re.compile(r"summari[sz]e (?:all )?(?:of )?(?:the )?answers|总结", 
 _LISTED_OPTION = re.compile(r"(?<![\w.])([A-J])\.\s+\S")
 _OPTION = re.compile(r"(?<![\w.])([A-J])\.\s+[A-Z]")  # "A. Rely on force. B. Undermine the army": an option listed
 # "The closest option is (E), but this is not the correct answer": a letter named and taken back
-_TAKEN_BACK = re.compile(r"\bbut\b[^.]*\bnot\b|\bnot (?:the )?(?:correct|right|exact|accurate)\b|\bnone of\b",
-                         re.IGNORECASE)
+_TAKEN_BACK = re.compile(
+    r"\bbut\b[^.]*\bnot\b|\bnot (?:the )?(?:correct|right|exact|accurate)\b|\bnone of\b", re.IGNORECASE
+)
 # "The answer is (D) None of the above": the text of the option named, not a choice taken back
 _OPTION_NONE = re.compile(r"^[\s).:*]*none of the (?:above|options|choices)\b", re.IGNORECASE)
 _NO_OPTION = re.compile(rf"{_ANCHOR}\s*:?\s*(?:\*\*)?(?:none|not (?:listed|given|among|one of))\b", re.IGNORECASE)

@@ -178,5 +178,6 @@ def _panel_case(
     how = f"The answers of panel {panel.name} ({panel.size} models, fixed in advance) as the source gives them."
     rng = random.Random(f"{seed}:mmlu-pro:{qid}:{panel.name}")
     question, truth = texts
-    return make_case(SOURCE, category, question, answers, truth, item, how, NATURAL, panel.name, rng,
-                     difficulty=records[0].subject)
+    return make_case(
+        SOURCE, category, question, answers, truth, item, how, NATURAL, panel.name, rng, difficulty=records[0].subject
+    )
