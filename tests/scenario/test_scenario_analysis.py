@@ -702,7 +702,7 @@ def test_undominated_points_keep_one_of_each_duplicate() -> None:
         ((0.5, 0.1), "e"),
         ((0.3, 0.3), "f"),
         ((0.25, 0.2), "g"),  # under f
-        ((0.4, 0.1 - 5e-13), "h"),  # under e within rounding: dropped
+        ((0.4, 0.1 + 5e-13), "h"),  # left of e and higher by less than the 1e-12 allowance: dropped
     ]
     assert undominated(points) == [((0.2, 0.5), "a"), ((0.3, 0.3), "f"), ((0.5, 0.1), "e")]
     # higher by exactly the allowance (1e-12) is still within rounding: dominated
@@ -960,7 +960,7 @@ def test_polylines_join_pieces_that_meet_and_drop_collinear_vertices() -> None:
     again = [Piece((0.0, 1.0), (0.0, 1.0), 0), Piece((0.0, 1.0), (0.0, 1.0), 1), Piece((0.0, 1.0), (0.5, 0.5), 2)]
     assert polylines(again) == [[(0.0, 1.0), (0.5, 0.5)]]
     assert polylines(again[:2]) == [[(0.0, 1.0)]]
-    # a vertex 1e-12 (the allowance) off the line is collinear; 4e-12 off is not
+    # a bend whose cross product (edge by edge) is 1e-12, the allowance, counts as straight; 4e-12 does not
     assert polylines([Piece((0.0, 0.0), (1.0, 0.0), 0), Piece((1.0, 0.0), (2.0, 1e-12), 0)]) == [
         [(0.0, 0.0), (2.0, 1e-12)]
     ]

@@ -175,13 +175,13 @@ def test_a_deal_in_a_notch_of_the_frontier() -> None:
     # Ann gets the van, the kiln and 0.6 of the workshop, Ben the shop and 0.4 of the workshop:
     # u = (0.05 + 0.1 + 0.6 * 0.2, 0.3 + 0.4 * 0.35) = (0.27, 0.44). BATNAs (0.2, 0.3): both beat them;
     # Nash product 0.07 * 0.14 = 0.0098.
-    # The NBS: only the piece (0.65, 0.7) - (0.85, 0.35) (and the next, with gains at most 0.65 * 0.0375) lets both
-    # gain: gains (0.45 + 0.2s, 0.4 - 0.35s), whose product falls from s = 0 (derivative 0.08 - 0.1575 < 0):
-    # 0.45 * 0.4 = 0.18 at (0.65, 0.7). Ratio 0.0098 / 0.18 = 49/900.
+    # The NBS: on the piece (0.65, 0.7) - (0.85, 0.35) the gains are (0.45 + 0.2s, 0.4 - 0.35s), whose product
+    # falls from s = 0 (derivative 0.08 - 0.1575 < 0): 0.45 * 0.4 = 0.18 at (0.65, 0.7). Elsewhere Ben gains at most
+    # 0.0375 (products under 0.03) or Ann gains nothing. Ratio 0.0098 / 0.18 = 49/900.
     # Distance: along (0, 1) - (6/35, 0.7) the nearest point lies past the end (s ~ 1.79), so it is that end:
     # sqrt((0.27 - 6/35)^2 + 0.26^2) = sqrt((69/700)^2 + (13/50)^2); the next piece is 0.185 / sqrt(0.1625) ~ 0.459
     # away. Pareto gap: on the piece (0.65 + 0.2s, 0.7 - 0.35s) the gains over u are (0.38 + 0.2s, 0.26 - 0.35s),
-    # smaller one largest at s = 0: 0.26 (the van and kiln to Ben and the workshop to Ann instead: (0.65, 0.7)).
+    # smaller one largest at s = 0: 0.26 (Ann the shop, Ben everything else: (0.65, 0.7)).
     s = scored_model(
         staircase((0.2, 0.3)),
         {"workshop": {"Ann": 0.6, "Ben": 0.4}, "van": "Ann", "kiln": {"Ann": 1}, "shop": {"Ben": 1.0, "Ann": 0}},
