@@ -60,7 +60,6 @@ def test_scrubbing_reaches_string_values_only() -> None:
         "list": ["[REDACTED]", 1.5],
     }
 
-
     class Holder:
         def __repr__(self) -> str:
             return "Holder(tok-SECRET-1234)"

@@ -171,22 +171,14 @@ def _interval_pieces(tr: _Translates, j: int, a: float, b: float, nxt: int | Non
 
 
 def _nash_on(piece: Piece, d: Point) -> tuple[float, float] | None:
-    """(product, s) of the best Nash product on a piece where both gain strictly, or None."""
+    """(product, s) of the best Nash product on a piece where both gain strictly, or None.
+
+    Along a decreasing piece the product of the gains is a concave quadratic in s, zero where either gain is and
+    largest halfway between those two roots; clamped to the piece, that point is the piece's best, and when a gain
+    is not positive there, no point of the piece has both positive."""
     (x0, y0), (x1, y1) = piece.start, piece.end
     dx, dy, alpha, beta = x1 - x0, y1 - y0, x0 - d[0], y0 - d[1]
-    lo, hi = 0.0, 1.0
-    if dx > EPS:
-        lo = max(lo, -alpha / dx)
-    elif alpha <= EPS:
-        return None
-    if dy < -EPS:
-        hi = min(hi, beta / -dy)
-    elif beta <= EPS:
-        return None
-    if lo > hi:
-        return None
-    s = -(dx * beta + dy * alpha) / (2 * dx * dy) if dx * dy != 0 else lo
-    s = min(max(s, lo), hi)
+    s = min(max(-(dx * beta + dy * alpha) / (2 * dx * dy), 0.0), 1.0) if dx * dy != 0 else 0.0
     gain = (alpha + s * dx, beta + s * dy)
     if gain[0] <= EPS or gain[1] <= EPS:
         return None

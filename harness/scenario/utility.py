@@ -102,7 +102,7 @@ def build_model(doc: dict[str, Any]) -> Model:
     """The model of a valid scenario document (only resources and batna_config are read, plus names and labels)."""
     first, second = doc["participants"]
     resources = tuple(
-        Resource(r["id"], kind_of(r), -1 if r.get("polarity", "asset") == "liability" else 1, w)
+        Resource(r["id"], kind_of(r), -1 if r.get("polarity") == "liability" else 1, w)
         for r, w in zip(doc.get("resources", []), normalised_weights(doc), strict=True)
     )
     return Model(

@@ -370,6 +370,7 @@ def test_a_correct_answer_always_last_is_an_answer_position_finding() -> None:
 
 def test_an_origin_tag_that_gives_the_category_away_fails_the_source_and_origin_baseline() -> None:
     rng = random.Random(29)
+
     def split(first: int) -> list[dict]:
         out = []
         for _ in range(40):

@@ -193,8 +193,12 @@ def test_zeroeval_replies_are_read_leniently_and_one_value_only(reply: str, answ
         ("The answer is (B). None fits exactly; the closest option is (C).", "B", None, "conflicting"),
         ("The best option is not listed.", None, None, "none-stated"),
         # a choice named and taken back, or "none of the above", states no option
-        ("The closest option is (E) $255, but this is not the correct answer.\nAnswer: None of the above.", "E", None,
-         "conflicting"),
+        (
+            "The closest option is (E) $255, but this is not the correct answer.\nAnswer: None of the above.",
+            "E",
+            None,
+            "conflicting",
+        ),
         ("The answer is (B).\n\nAnswer: None of the above.", "B", None, "conflicting"),
         ("The correct answer is (B), not (C) as argued above.", "B", None, "conflicting"),
         ("The answer is (C), none of the options fits exactly.", "C", None, "conflicting"),
@@ -203,10 +207,18 @@ def test_zeroeval_replies_are_read_leniently_and_one_value_only(reply: str, answ
         # a response that runs on, listing letters (answers to questions nobody asked), states several
         ("The answer is (G).\n\nNow:\n\nThe answer is ... I, B, J, G, F, G.", "G", None, "conflicting"),
         ("The answer is C or D.", "C", None, "conflicting"),
-        ("The answer is (J).\n\nNow, let's summarize all the answers:\nA. $85.10, 30.9%\nB. $65.10, 23.7%", "J", None,
-         "conflicting"),
-        ("The answer is (F).\n\nNow, let's summarize:\n\nThe answer is ... F. Barbara, because she had notice.", "F",
-         "F", "agrees"),
+        (
+            "The answer is (J).\n\nNow, let's summarize all the answers:\nA. $85.10, 30.9%\nB. $65.10, 23.7%",
+            "J",
+            None,
+            "conflicting",
+        ),
+        (
+            "The answer is (F).\n\nNow, let's summarize:\n\nThe answer is ... F. Barbara, because she had notice.",
+            "F",
+            "F",
+            "agrees",
+        ),
         ("The answer is A, because the law says so.", "A", "A", "agrees"),
         ("The answer is: D. none of the above", "D", "D", "agrees"),
     ],

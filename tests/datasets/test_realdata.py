@@ -77,8 +77,9 @@ def test_same_inputs_and_seed_give_byte_identical_outputs(eighth: Path, built: P
     card = json.loads((built / "card.json").read_text())
     assert "audit" in card
     card.pop("audit")
-    assert json.dumps(card, sort_keys=True) == json.dumps(json.loads((tmp_path / "b" / "card.json").read_text()),
-                                                          sort_keys=True)
+    assert json.dumps(card, sort_keys=True) == json.dumps(
+        json.loads((tmp_path / "b" / "card.json").read_text()), sort_keys=True
+    )
 
 
 def test_valid_and_split_by_question_across_sources(built: Path) -> None:
@@ -96,8 +97,10 @@ def test_valid_and_split_by_question_across_sources(built: Path) -> None:
 
 
 def test_gsm8k_labels_agree_with_the_source_records(eighth: Path, built: Path) -> None:
-    rows = {hashlib.sha256(norm_gsm(r["question"]).encode()).hexdigest()[:16]: r
-            for r in map(json.loads, (eighth / "gsm8k" / "example_model_solutions.jsonl").read_text().splitlines())}
+    rows = {
+        hashlib.sha256(norm_gsm(r["question"]).encode()).hexdigest()[:16]: r
+        for r in map(json.loads, (eighth / "gsm8k" / "example_model_solutions.jsonl").read_text().splitlines())
+    }
     for case in (c for c in _both(built) if _source(c) == "gsm8k"):
         row = rows[case["source"]["item"].split(":")[1]]
         assert float(case["ground_truth"]) == float(row["ground_truth"].rpartition("A:")[2].replace(",", ""))
@@ -147,8 +150,11 @@ def test_mmlu_pro_cases_are_fixed_panels_as_the_source_gave_them(eighth: Path, b
         for a in case["answers"]:
             letters = _letters(a["text"])
             names_choice = re.search(r"(?:option|choice|statement|match|diagnosis) (?:is|would be)", a["text"])
-            if len(letters) == 1 and not re.search(r"[Aa]nswer:|would be|\)\s*(,|or|and)\s*\(|\*\*", a["text"]) \
-                    and not names_choice:
+            if (
+                len(letters) == 1
+                and not re.search(r"[Aa]nswer:|would be|\)\s*(,|or|and)\s*\(|\*\*", a["text"])
+                and not names_choice
+            ):
                 assert a["correct"] == (letters == {gold}), a["text"][-200:]
                 checked += 1
             elif not letters and not names_choice and "**" not in a["text"]:
@@ -271,8 +277,13 @@ def test_truthfulqa_reference_answers_are_never_an_agents_answer(built: Path) ->
     with open(shared() / "truthfulqa" / "TruthfulQA.csv", newline="", encoding="utf-8") as f:
         refs = {(_key(r["Question"]), " ".join(s.lower().split()).rstrip("."))
                 for r in csv.DictReader(f) for c in columns for s in r[c].split(";")}  # fmt: skip
-    real = [(c["source"]["item"].split(":")[1], a["text"]) for c in _both(built) if _source(c) == "truthfulqa"
-            for a in c["answers"] if not (a["metadata"]["saw_other_answers"] or a["metadata"]["shared_context"])]
+    real = [
+        (c["source"]["item"].split(":")[1], a["text"])
+        for c in _both(built)
+        if _source(c) == "truthfulqa"
+        for a in c["answers"]
+        if not (a["metadata"]["saw_other_answers"] or a["metadata"]["shared_context"])
+    ]
     assert real and not [t for k, t in real if (k, " ".join(t.lower().split()).rstrip(".")) in refs]
 
 

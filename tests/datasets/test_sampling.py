@@ -62,9 +62,12 @@ def test_plentiful_categories_take_the_difficulty_mix_of_the_rest_of_their_unit(
     wrong = _hard("majority_wrong_fact", {"law": 10, "biology": 30})
     right = _hard("genuine_agreement_correct", {"law": 15, "biology": 200})
     split = _hard("genuine_disagreement", {"law": 90, "biology": 60})
-    kept = Counter((c.category, c.difficulty) for c in matched([*wrong, *right, *split],
-                                                               {"s": frozenset({"genuine_agreement_correct",
-                                                                                "genuine_disagreement"})}, 0))
+    kept = Counter(
+        (c.category, c.difficulty)
+        for c in matched(
+            [*wrong, *right, *split], {"s": frozenset({"genuine_agreement_correct", "genuine_disagreement"})}, 0
+        )
+    )
     # the target is the wrong majorities' 10 law : 30 biology. Agreement: law allows 1.5x, biology 6.67x, so 1.5x of
     # the target: 15 law, 45 biology. Disagreement: law 9x, biology 2x, so 2x: 20 law, 60 biology.
     assert kept == {("majority_wrong_fact", "law"): 10, ("majority_wrong_fact", "biology"): 30,
@@ -94,8 +97,10 @@ def test_matching_stays_inside_a_unit_and_leaves_other_sources_whole() -> None:
     echoes = [*_hard("echo_cascade", {"2": 5, "5": 15}, recipe="echo"),
               *_hard("correct_but_unsupported", {"2": 40, "5": 30}, recipe="echo")]  # fmt: skip
     other = _hard("genuine_agreement_correct", {"2": 50, "5": 1}, source="t")
-    kept = Counter((c.unit, c.category, c.difficulty)
-                   for c in matched([*notes, *echoes, *other], {"s": frozenset({"correct_but_unsupported"})}, 0))
+    kept = Counter(
+        (c.unit, c.category, c.difficulty)
+        for c in matched([*notes, *echoes, *other], {"s": frozenset({"correct_but_unsupported"})}, 0)
+    )
     true = "correct_but_unsupported"
     # note: 2 allows 4x, 5 allows 2x: 20 and 20; echo: 2 allows 8x, 5 allows 2x: 10 and 30
     assert kept[("s/note", true, "2")] == 20 and kept[("s/note", true, "5")] == 20
@@ -118,10 +123,15 @@ def test_panels_take_the_shares_of_the_wrong_majorities_they_hold() -> None:
     def panel(name: str, category: str, n: int, source: str = "p") -> list[Candidate]:
         return [Candidate(category, source, name, f"q{i}", {}) for i in range(n)]
 
-    candidates = [*panel("small", "majority_wrong_fact", 30), *panel("small", "lone_correct_dissenter", 10),
-                  *panel("small", "majority_wrong_fact", 30),  # the same 30 items again: counted once
-                  *panel("large", "majority_wrong_fact", 10), *panel("large", "genuine_agreement_correct", 500),
-                  *panel("mid", "genuine_disagreement", 90), *panel("small", "majority_wrong_fact", 99, "q")]
+    candidates = [
+        *panel("small", "majority_wrong_fact", 30),
+        *panel("small", "lone_correct_dissenter", 10),
+        *panel("small", "majority_wrong_fact", 30),  # the same 30 items again: counted once
+        *panel("large", "majority_wrong_fact", 10),
+        *panel("large", "genuine_agreement_correct", 500),
+        *panel("mid", "genuine_disagreement", 90),
+        *panel("small", "majority_wrong_fact", 99, "q"),
+    ]
     # 50 wrong majorities of source p (distinct item and category): 40 small, 10 large, none mid (held at 5%):
     # raw 0.8, 0.2, 0.05, over their sum 1.05
     shares = panel_shares(candidates, "p", ["small", "large", "mid"])

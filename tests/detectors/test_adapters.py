@@ -16,6 +16,7 @@ def test_answer_key_prefers_the_last_number() -> None:
     assert answer_key("I checked 12 rows and got 1,234") == ("number", 1234.0)
     assert answer_key("Canberra is the capital")[0] == "words"
 
+
 @pytest.mark.parametrize(
     ("texts", "share"),
     [
@@ -28,9 +29,11 @@ def test_answer_key_prefers_the_last_number() -> None:
 def test_agreement_share(texts: list[str], share: float) -> None:
     assert agreement_share(texts) == pytest.approx(share)
 
+
 def _risk(spec: str, texts: list[str]) -> str:
     request = {"task": "q", "answers": [{"agent_id": str(i), "text": t} for i, t in enumerate(texts)]}
     return asyncio.run(load_detector(spec).assess(request)).risk
+
 
 def test_builtin_detectors() -> None:
     assert _risk("builtin:agreement", ["7", "7", "7"]) == "low"  # unanimous
@@ -40,6 +43,7 @@ def test_builtin_detectors() -> None:
     with pytest.raises(DetectorLoadError, match="builtin:agreement"):
         load_detector("builtin:nope")
 
+
 def test_bad_specs_explain_themselves(tmp_path) -> None:
     with pytest.raises(DetectorLoadError, match="does not exist"):
         load_detector(str(tmp_path / "missing.py") + ":f")
@@ -47,6 +51,7 @@ def test_bad_specs_explain_themselves(tmp_path) -> None:
         load_detector("no_such_module_here:f")
     with pytest.raises(DetectorLoadError, match="module:function"):
         load_detector("just-a-word")
+
 
 def test_each_spec_form_reaches_its_adapter(tmp_path) -> None:
     from harness.detectors.builtin import Agreement
@@ -66,6 +71,7 @@ def test_each_spec_form_reaches_its_adapter(tmp_path) -> None:
     }
     for spec, adapter in expected.items():
         assert type(load_detector(spec)) is adapter, spec
+
 
 def test_optional_abilities_are_found_by_isinstance(tmp_path) -> None:
     from harness.types import HasFingerprint, HasPreflight, HasSecrets, HasTrainingItems

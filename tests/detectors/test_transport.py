@@ -14,6 +14,7 @@ def test_endpoint_default_path() -> None:
     assert endpoint("http://127.0.0.1:8765/") == "http://127.0.0.1:8765/v1/consensus"
     assert endpoint("http://127.0.0.1:8765/custom") == "http://127.0.0.1:8765/custom"
 
+
 def test_retry_after_forms() -> None:
     assert retry_after_seconds("3") == 3.0
     assert retry_after_seconds(None) is None and retry_after_seconds("soon") is None

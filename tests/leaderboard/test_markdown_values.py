@@ -91,10 +91,10 @@ def test_md_text_renders_to_itself(value: str) -> None:
     assert _render(md_text(value)) == f"<p>{html.escape(shown, quote=False)}</p>\n"
 
 
-HOSTILE_DETECTOR = '''
+HOSTILE_DETECTOR = """
 def fails_loudly(request):
     raise RuntimeError("<img src=http://x.example/e.png> [see](http://evil.example) | `code` \\x1b[31m")
-'''
+"""
 
 
 def test_report_md_shows_a_detectors_message_and_the_run_name_as_text(tmp_path: Path) -> None:

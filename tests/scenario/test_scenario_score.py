@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from harness.scenario.analyze import analyze
+from harness.scenario.analyze import analyze, analyze_model
 from harness.scenario.score import Score, parse_allocation, score
+from harness.scenario.utility import Model, Resource, utilities
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "tests" / "data" / "scenarios"
@@ -149,3 +150,137 @@ def test_cli_score(tmp_path: Path) -> None:
     assert cli(str(SCENARIOS / "logroll_two.json"), str(tmp_path / "missing.json")).returncode == 2
     assert cli(str(SCENARIOS / "bad_cross_rules.json"), str(good)).returncode == 1
     assert cli(str(SCENARIOS / "no_resources.json"), str(good)).returncode == 1
+
+
+def staircase(batna: tuple[float, float]) -> Model:
+    """A divisible workshop and three indivisible goods (weights sum to 1 for each party); its frontier, worked out
+    in test_scenario_analysis: (0, 1) - (6/35, 0.7) | (0.65, 0.7) - (0.85, 0.35) | (0.85, 0.3375) - (0.9, 0.25) |
+    (0.9, 0.1875) - (0.95, 0.1) | (0.95, 0.0875) - (1, 0)."""
+    resources = (
+        Resource("workshop", "divisible", 1, (0.2, 0.35)),
+        Resource("van", "indivisible", 1, (0.05, 0.1)),
+        Resource("kiln", "indivisible", 1, (0.1, 0.25)),
+        Resource("shop", "indivisible", 1, (0.65, 0.3)),
+    )
+    return Model("staircase", "novice", ("Ann", "Ben"), batna, (True, True), resources)
+
+
+def scored_model(model: Model, allocation: dict[str, Any]) -> Score:
+    shares, findings = parse_allocation({"scenario": model.scenario_id, "allocation": allocation}, model)
+    assert findings == [] and shares is not None
+    return score(analyze_model(model), shares)
+
+
+def test_a_deal_in_a_notch_of_the_frontier() -> None:
+    # Ann gets the van, the kiln and 0.6 of the workshop, Ben the shop and 0.4 of the workshop:
+    # u = (0.05 + 0.1 + 0.6 * 0.2, 0.3 + 0.4 * 0.35) = (0.27, 0.44). BATNAs (0.2, 0.3): both beat them;
+    # Nash product 0.07 * 0.14 = 0.0098.
+    # The NBS: on the piece (0.65, 0.7) - (0.85, 0.35) the gains are (0.45 + 0.2s, 0.4 - 0.35s), whose product
+    # falls from s = 0 (derivative 0.08 - 0.1575 < 0): 0.45 * 0.4 = 0.18 at (0.65, 0.7). Elsewhere Ben gains at most
+    # 0.0375 (products under 0.03) or Ann gains nothing. Ratio 0.0098 / 0.18 = 49/900.
+    # Distance: along (0, 1) - (6/35, 0.7) the nearest point lies past the end (s ~ 1.79), so it is that end:
+    # sqrt((0.27 - 6/35)^2 + 0.26^2) = sqrt((69/700)^2 + (13/50)^2); the next piece is 0.185 / sqrt(0.1625) ~ 0.459
+    # away. Pareto gap: on the piece (0.65 + 0.2s, 0.7 - 0.35s) the gains over u are (0.38 + 0.2s, 0.26 - 0.35s),
+    # smaller one largest at s = 0: 0.26 (Ann the shop, Ben everything else: (0.65, 0.7)).
+    s = scored_model(
+        staircase((0.2, 0.3)),
+        {"workshop": {"Ann": 0.6, "Ben": 0.4}, "van": "Ann", "kiln": {"Ann": 1}, "shop": {"Ben": 1.0, "Ann": 0}},
+    )
+    assert s.shares == {"workshop": (0.6, 0.4), "van": (1.0, 0.0), "kiln": (1.0, 0.0), "shop": (0.0, 1.0)}
+    assert s.utilities == approx((0.27, 0.44)) and s.beats_batna == (True, True)
+    assert s.nash_product == approx(0.0098) and s.nbs_ratio == approx(49 / 900)
+    assert s.distance_to_frontier == approx(math.hypot(69 / 700, 13 / 50))
+    assert s.pareto_gap == approx(0.26)
+
+
+def test_a_utility_level_with_a_batna_does_not_beat_it() -> None:
+    # u = (0.27, 0.44) as above (Ben's 0.3 + 0.4 * 0.35 is 0.44 up to rounding); Ben's BATNA 0.44: not beaten, so the
+    # Nash product is 0; there is still an NBS (at (0.65, 0.7) Ann gains 0.45, Ben 0.26): the ratio is 0.
+    allocation = {"workshop": {"Ann": 0.6, "Ben": 0.4}, "van": "Ann", "kiln": "Ann", "shop": "Ben"}
+    s = scored_model(staircase((0.2, 0.44)), allocation)
+    assert s.beats_batna == (True, False) and s.nash_product == 0.0 and s.nbs_ratio == 0.0
+    s = scored_model(staircase((0.27, 0.1)), allocation)
+    assert s.beats_batna == (False, True) and s.nash_product == 0.0 and s.nbs_ratio == 0.0
+    # just above both BATNAs (by 1e-6): both beat them
+    s = scored_model(staircase((0.27 - 1e-6, 0.44 - 1e-6)), allocation)
+    assert s.beats_batna == (True, True) and s.nash_product == approx(1e-12)
+
+
+def test_a_party_beats_its_batna_only_by_more_than_the_rounding_allowance() -> None:
+    allocation = {"workshop": {"Ann": 0.6, "Ben": 0.4}, "van": "Ann", "kiln": "Ann", "shop": "Ben"}
+    shares, _ = parse_allocation({"allocation": allocation}, staircase((0.0, 0.0)))
+    assert shares is not None
+    u = utilities(staircase((0.0, 0.0)), shares)
+    at = (u[0] - 1e-9, u[1] - 1e-9)
+    assert at[0] + 1e-9 == u[0] and at[1] + 1e-9 == u[1]  # the BATNAs plus the allowance are exactly u
+    s = scored_model(staircase(at), allocation)
+    assert s.beats_batna == (False, False) and s.nash_product == 0.0
+    s = scored_model(staircase((u[0] - 2e-9, u[1] - 2e-9)), allocation)
+    assert s.beats_batna == (True, True) and s.nash_product == approx(4e-18)
+
+
+def test_specs_null_shared_and_a_party_left_out() -> None:
+    # shared_raw (weights Alice 0.5, 0.25, 0.25; Bob 0.2, 0.4, 0.4): ovens kept by neither (null), the brand kept
+    # shared (both enjoy it: +0.25, +0.4), the loan: Bob named alone bears 0.75, so Alice 0.25:
+    # u = (0.25 - 0.25 * 0.25, 0.4 - 0.75 * 0.4) = (0.1875, 0.1).
+    s = scored("shared_raw.json", {"ovens": None, "brand": "shared", "bank_loan": {"Bob": 0.75, "Alice": 0.25}})
+    assert s.shares == {"ovens": (0.0, 0.0), "brand": (1.0, 1.0), "bank_loan": (0.25, 0.75)}
+    assert s.utilities == approx((0.1875, 0.1))
+    # half the brand to Bob, none to Alice (left out); the loan borne half each:
+    # u = (-0.5 * 0.25, 0.2 + 0.5 * 0.4 - 0.5 * 0.4) = (-0.125, 0.2)
+    s = scored("shared_raw.json", {"ovens": "Bob", "brand": {"Bob": 0.5}, "bank_loan": {"Alice": 0.5, "Bob": 0.5}})
+    assert s.shares == {"ovens": (0.0, 1.0), "brand": (0.0, 0.5), "bank_loan": (0.5, 0.5)}
+    assert s.utilities == approx((-0.125, 0.2)) and s.beats_batna == (False, True) and s.nash_product == 0.0
+
+
+def test_more_invalid_allocations() -> None:
+    numbers = "fractions must be numbers"
+    found = problems(
+        "shared_raw.json",
+        {
+            "scenario": "shared_raw",
+            "allocation": {"ovens": 0.5, "brand": {"Alice": True}, "bank_loan": {"Alice": "0.5", "Bob": 0.5}},
+        },
+    )
+    assert found == [
+        ("/allocation/ovens", "expected {party: fraction}, a party's name, null or 'shared'"),
+        ("/allocation/brand", numbers),
+        ("/allocation/bank_loan", numbers),
+    ]
+    found = problems(
+        "shared_raw.json",
+        {"allocation": {"ovens": ["Alice"], "brand": {"Alice": 1.5}, "bank_loan": {"Bob": None}}},
+    )
+    assert found == [
+        ("/allocation/ovens", "expected {party: fraction}, a party's name, null or 'shared'"),
+        ("/allocation/brand", "fractions must lie in [0, 1]"),
+        ("/allocation/bank_loan", numbers),
+    ]
+    # the first unknown name is the one named; a problem in one resource leaves the next ones checked
+    found = problems(
+        "three_mixed.json",
+        {
+            "allocation": {
+                "ovens": {"Alice": 0.5, "Zed": 0.1, "Amy": 0.2},
+                "hospital_contract": 1,
+                "supplier_debt": "Bob",
+            }
+        },
+    )
+    assert found == [
+        ("/allocation/ovens/Zed", "'Zed' is not a participant"),
+        ("/allocation/hospital_contract", "expected {party: fraction}, a party's name, null or 'shared'"),
+    ]
+    assert problems("three_mixed.json", {"allocation": ["ovens"]}) == [
+        ("", "expected an object with an 'allocation' object (resource id -> spec)")
+    ]
+    assert problems("three_mixed.json", {"alloc": {}}) == [
+        ("", "expected an object with an 'allocation' object (resource id -> spec)")
+    ]
+    # a missing resource, an unknown one, and a mismatched scenario together
+    assert problems("three_mixed.json", {"scenario": "logroll_two", "allocation": {"ovens": "Bob", "oven": "Bob"}}) == [
+        ("/scenario", "allocation is for 'logroll_two', not 'three_mixed'"),
+        ("/allocation/oven", "no such resource"),
+        ("/allocation/hospital_contract", "no allocation for this resource"),
+        ("/allocation/supplier_debt", "no allocation for this resource"),
+    ]
