@@ -19,10 +19,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from harness.cases.labels import Rule, case_labels, check_case, majority_rules
+from harness.cases.labels import (
+    HIGH_RISK_CATEGORIES,
+    NEEDS_MAJORITY_TRUE,
+    ORIGINS,
+    REAL_ORIGINS,
+    UNKNOWN_ORIGIN,
+    Rule,
+    case_labels,
+    check_case,
+    majority_rules,
+    origin_of,
+)
 from harness.cases.reader import scan
 from harness.cases.validate import Problem, schema_errors
-from harness.types import CATEGORY_RISK
+from harness.types import CATEGORY_RISK, CaseLabels
 
 
 @cache
@@ -561,3 +572,234 @@ def test_deeply_nested_line_is_a_problem_not_a_crash(tmp_path: Path, line: bytes
     assert [lab.line for lab in result.labels] == [1]
     assert result.invalid_lines == 1
     assert {p.line for p in result.errors} == {2}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the label scheme of docs/benchmark.md, typed out by hand: each category's risk, and what it demands
+
+SCHEME_RISK = {
+    "majority_wrong_fact": "high",
+    "echo_cascade": "high",
+    "anchoring_injected_premise": "high",
+    "lone_correct_dissenter": "high",
+    "numeric_consensus_error": "high",
+    "genuine_agreement_correct": "low",
+    "genuine_disagreement": "medium",
+    "correct_but_unsupported": "medium",
+}
+
+
+def test_scheme_constants() -> None:
+    assert {c for c, r in SCHEME_RISK.items() if r == "high"} == HIGH_RISK_CATEGORIES
+    assert len(HIGH_RISK_CATEGORIES) == 5
+    assert {"genuine_agreement_correct", "correct_but_unsupported"} == NEEDS_MAJORITY_TRUE
+    assert ORIGINS == ("natural", "assembled", "constructed")  # from most to least real
+    assert {"natural", "assembled"} == REAL_ORIGINS
+    assert UNKNOWN_ORIGIN == "unknown"
+    assert Rule("f", "m").warning is False
+
+
+@pytest.mark.parametrize("category", list(SCHEME_RISK))
+@pytest.mark.parametrize("risk", ["low", "medium", "high"])
+def test_expected_risk_follows_the_category(category: str, risk: str) -> None:
+    found = rules_of(make_case(category, expected_risk=risk))
+    scheme = SCHEME_RISK[category]
+    if risk == scheme:
+        assert found == []
+    else:
+        assert found == [Rule("expected_risk", f"{risk} departs from {scheme}, the risk of category {category}", True)]
+
+
+# (category, correct flags, majority_correct, other fields, every rule broken, in order)
+BROKEN: list[tuple[str, list[bool], bool | None, dict[str, Any], list[Rule]]] = [
+    (
+        # 2 of 5 correct: true breaks the share rule and genuine_disagreement's null; high departs from medium
+        "genuine_disagreement",
+        [True, True, False, False, False],
+        True,
+        {"expected_risk": "high"},
+        [
+            Rule("majority_correct", "true needs at least 60% correct answers; 2 of 5 answers correct"),
+            Rule("majority_correct", "genuine_disagreement needs majority_correct null, not true"),
+            Rule("expected_risk", "high departs from medium, the risk of category genuine_disagreement", True),
+        ],
+    ),
+    (
+        # 0 of 5 correct, null: the share rule holds (0 < 60%); a high-risk category needs false, a dissenter one
+        "lone_correct_dissenter",
+        [False] * 5,
+        None,
+        {},
+        [
+            Rule("majority_correct", "lone_correct_dissenter needs majority_correct false, not null"),
+            Rule("answers", "lone_correct_dissenter needs exactly one correct answer, found 0"),
+        ],
+    ),
+    (
+        # 3 of 5 correct and false: 2 of 5 wrong is under 60%
+        "lone_correct_dissenter",
+        [True, False, True, False, True],
+        False,
+        {},
+        [
+            Rule("majority_correct", "false needs at least 60% wrong answers; 3 of 5 answers correct"),
+            Rule("answers", "lone_correct_dissenter needs exactly one correct answer, found 3"),
+        ],
+    ),
+    (
+        # 4 of 4 correct... with null: 100% correct is not "under 60%"
+        "correct_but_unsupported",
+        [True] * 4,
+        None,
+        {},
+        [
+            Rule("majority_correct", "null needs fewer than 60% correct answers; 4 of 4 answers correct"),
+            Rule("majority_correct", "correct_but_unsupported needs majority_correct true, not null"),
+        ],
+    ),
+    (
+        "genuine_agreement_correct",
+        [False, False, False],
+        False,
+        {"expected_risk": "medium"},
+        [
+            Rule("majority_correct", "genuine_agreement_correct needs majority_correct true, not false"),
+            Rule("expected_risk", "medium departs from low, the risk of category genuine_agreement_correct", True),
+        ],
+    ),
+    (
+        "echo_cascade",
+        [True, True, True, True],
+        True,
+        {},
+        [Rule("majority_correct", "echo_cascade needs majority_correct false, not true")],
+    ),
+    (
+        "numeric_consensus_error",
+        [False] * 5,
+        False,
+        {"ground_truth": "x" * 70},  # its repr cut to 60 characters: the quote and 59 x
+        [Rule("ground_truth", "numeric_consensus_error needs a numeric ground_truth, got '" + "x" * 59)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("category", "correct", "mc", "fields", "expected"), BROKEN, ids=[b[0] for b in BROKEN])
+def test_every_broken_rule_with_its_message(
+    category: str, correct: list[bool], mc: bool | None, fields: dict[str, Any], expected: list[Rule]
+) -> None:
+    assert rules_of(make_case(category, correct=correct, majority_correct=mc, **fields)) == expected
+
+
+def test_rules_come_in_order_majority_category_agent_ids() -> None:
+    case = make_case("anchoring_injected_premise", correct=[True] * 4, majority_correct=None, expected_risk="low")
+    del case["answers"][1]["metadata"]["shared_context"]
+    set_meta(3, shared_context=False)(case)
+    case["answers"][2]["agent_id"] = "agent-0"
+    assert rules_of(case) == [
+        Rule("majority_correct", "null needs fewer than 60% correct answers; 4 of 4 answers correct"),
+        Rule("majority_correct", "anchoring_injected_premise needs majority_correct false, not null"),
+        Rule("answers[1].metadata.shared_context", "anchoring_injected_premise needs true on every answer"),
+        Rule("answers[3].metadata.shared_context", "anchoring_injected_premise needs true on every answer"),
+        Rule("expected_risk", "low departs from high, the risk of category anchoring_injected_premise", True),
+        Rule("answers[2].agent_id", "duplicate agent_id 'agent-0' (first at answers[0])"),
+    ]
+
+
+def test_echo_cascade_needs_only_one_answer_that_saw_others() -> None:
+    case = make_case("echo_cascade")
+    for i, answer in enumerate(case["answers"]):
+        answer["metadata"]["saw_other_answers"] = i == 3
+    assert rules_of(case) == []
+
+
+# --------------------------------------------------------------------------------------------------------------
+# origin_of and case_labels
+
+
+@pytest.mark.parametrize(
+    ("tags", "origin"),
+    [
+        ((), "unknown"),
+        (("origin_natural",), "natural"),
+        (("x_1", "origin_assembled"), "assembled"),
+        (["origin_constructed"], "constructed"),
+        (("origin_natural", "origin_constructed"), "constructed"),  # several: the least real
+        (("origin_assembled", "origin_natural"), "assembled"),  # whatever their order
+        (("natural",), "unknown"),
+        (("origin_naturally",), "unknown"),
+    ],
+)
+def test_origin_of(tags: tuple[str, ...] | list[str], origin: str) -> None:
+    assert origin_of(tags) == origin
+
+
+def test_case_labels_every_field() -> None:
+    case = make_case("echo_cascade", "FCB-0321", correct=[False, True, False, False], majority_correct=False)
+    metas = [
+        {"model_family": "fam-c", "saw_other_answers": False},
+        {"model_family": "fam-a", "saw_other_answers": False, "shared_context": True},
+        {"model_family": "fam-c", "saw_other_answers": True, "shared_context": False},
+    ]
+    for answer, meta in zip(case["answers"], metas, strict=False):
+        answer["metadata"] = meta
+    del case["answers"][3]["metadata"]  # the fourth answer has none: families incomplete
+    case.update(evidence=["Mars has two moons."], tags=["zeta", "origin_assembled"])
+    case["source"] = {
+        "dataset": "truthfulqa",
+        "license": "Apache-2.0",
+        "citation": "Lin et al.",
+        "url": "https://example.org/tqa",
+        "item": "817",
+    }
+    assert rules_of(case) == []
+    assert case_labels(case, 7, "h-0321") == CaseLabels(
+        line=7,
+        case_id="FCB-0321",
+        content_hash="h-0321",
+        category="echo_cascade",
+        expected_risk="high",
+        majority_correct=False,
+        n_answers=4,
+        has_evidence=True,
+        families=("fam-a", "fam-c"),
+        families_complete=False,
+        any_saw_other_answers=True,
+        any_shared_context=True,
+        tags=("zeta", "origin_assembled"),
+        source_dataset="truthfulqa",
+        source_item="truthfulqa:817",
+    )
+
+
+def test_case_labels_of_an_original_case() -> None:
+    case = make_case("genuine_disagreement", "FCB-0654", correct=[True, False, False])
+    for answer in case["answers"]:
+        answer["metadata"] = {"model_family": "fam-z", "saw_other_answers": False, "shared_context": False}
+    assert rules_of(case) == []
+    assert case_labels(case, 12, "h-0654") == CaseLabels(
+        line=12,
+        case_id="FCB-0654",
+        content_hash="h-0654",
+        category="genuine_disagreement",
+        expected_risk="medium",
+        majority_correct=None,
+        n_answers=3,
+        has_evidence=False,
+        families=("fam-z",),
+        families_complete=True,
+        any_saw_other_answers=False,
+        any_shared_context=False,
+        tags=(),
+        source_dataset="original",
+        source_item="FCB-0654",
+    )
+
+
+def test_case_labels_shared_context_everywhere_but_no_family() -> None:
+    case = make_case("anchoring_injected_premise", "FCB-0987", correct=[False, False])
+    for answer in case["answers"]:
+        answer["metadata"] = {"shared_context": True, "saw_other_answers": True}
+    labels = case_labels(case, 3, "h-0987")
+    assert (labels.families, labels.families_complete) == ((), False)
+    assert (labels.any_saw_other_answers, labels.any_shared_context) == (True, True)

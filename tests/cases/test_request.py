@@ -85,3 +85,52 @@ def test_request_holds_only_the_whitelist(c: dict, anonymize: bool) -> None:
     assert SENTINEL not in wire  # nothing of ground_truth, rationale, source or metadata
     assert set(request) <= {"task", "answers", "evidence"}
     assert all(set(a) == {"agent_id", "text"} for a in request["answers"])
+
+
+def _case(**extra: object) -> dict:
+    """A schema-valid case of three answers whose agent ids are not agent-1..3, with every label field filled."""
+    case = {
+        "id": "FCB-0101",
+        "category": "lone_correct_dissenter",
+        "question": "What is the capital of Australia?",
+        "answers": [
+            {"agent_id": "sydney-fan", "text": "Sydney.", "correct": False, "metadata": {"model_family": "fam-x"}},
+            {"agent_id": "echo", "text": "It is Sydney.", "correct": False},
+            {"agent_id": "loner", "text": "Canberra.", "correct": True},
+        ],
+        "ground_truth": "Canberra",
+        "expected_risk": "high",
+        "majority_correct": False,
+        "rationale": "Two agents repeat a common mistake.",
+        "source": "original",
+        **extra,
+    }
+    assert schema_errors(case) == []
+    return case
+
+
+def test_agent_ids_are_kept_by_default() -> None:
+    request = build_request(_case())  # no anonymize_agents: the case's own agent ids reach the detector
+    assert request == {
+        "task": "What is the capital of Australia?",
+        "answers": [
+            {"agent_id": "sydney-fan", "text": "Sydney."},
+            {"agent_id": "echo", "text": "It is Sydney."},
+            {"agent_id": "loner", "text": "Canberra."},
+        ],
+    }
+
+
+def test_anonymized_agent_ids_count_from_one_in_answer_order() -> None:
+    request = build_request(
+        _case(evidence=["Canberra is the capital.", "Sydney is the largest city."]), anonymize_agents=True
+    )
+    assert request == {
+        "task": "What is the capital of Australia?",
+        "answers": [
+            {"agent_id": "agent-1", "text": "Sydney."},
+            {"agent_id": "agent-2", "text": "It is Sydney."},
+            {"agent_id": "agent-3", "text": "Canberra."},
+        ],
+        "evidence": ["Canberra is the capital.", "Sydney is the largest city."],
+    }

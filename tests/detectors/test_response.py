@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import math
+import os
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.detectors.reply import RISK_FIELD, parse_prediction, parse_risk_field
+from harness.detectors.reply import (
+    RISK_FIELD,
+    check_prediction,
+    parse_prediction,
+    parse_risk_field,
+    stored_prediction,
+)
 from harness.errors import UsageError
 from harness.types import RISKS, DetectorError, Prediction
 
@@ -242,3 +250,311 @@ def test_any_value_parses_or_is_invalid_response(body: Any) -> None:
         else:
             assert not isinstance(score, bool) and isinstance(score, int | float) and 0 <= score <= 1
             assert p.score == score
+
+
+# --------------------------------------------------------------------------------------------------------------
+# every refusal: its exact reason, and the preview of what the detector sent (``raw``), scrubbed and cut
+
+
+@pytest.fixture
+def no_secret_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No environment variable whose name looks secret: its value would be scrubbed out of the previews below."""
+    for name in list(os.environ):
+        if re.search("key|token|secret|passw|credential|jwt", name, re.IGNORECASE):
+            monkeypatch.delenv(name)
+
+
+def _nest(levels: int) -> Any:
+    """``levels`` lists inside one another, around a 0: ``_nest(2)`` is ``[[0]]``."""
+    value: Any = 0
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+# (reply, risk field, the reason, the raw preview: the reply's repr, written out by hand)
+REFUSALS: list[tuple[Any, tuple[str, ...], str, str]] = [
+    (["high"], RISK_FIELD, "expected a JSON object, got list", "['high']"),
+    ("high", ("a", "b"), "expected a JSON object, got str", "high"),  # a bare string only for a one-key field
+    ({"risk": "high"}, RISK_FIELD, "missing false_consensus_risk", "{'risk': 'high'}"),
+    ({"a": {"b": "high"}}, ("a", "b", "c"), "missing a.b.c", "{'a': {'b': 'high'}}"),
+    ({"a": {"c": "low"}}, ("a", "b", "c"), "missing a.b.c", "{'a': {'c': 'low'}}"),
+    (
+        {"false_consensus_risk": 3},
+        RISK_FIELD,
+        "false_consensus_risk must be a string, got int",
+        "{'false_consensus_risk': 3}",
+    ),
+    ({"r": {"k": None}}, ("r", "k"), "r.k must be a string, got NoneType", "{'r': {'k': None}}"),
+    (
+        {"false_consensus_risk": "critical", "note": "x"},
+        RISK_FIELD,
+        "false_consensus_risk 'critical' is not one of low, medium, high",
+        "{'false_consensus_risk': 'critical', 'note': 'x'}",
+    ),
+    (
+        "severe",  # a bare string becomes {"false_consensus_risk": "severe"} before it is read
+        RISK_FIELD,
+        "false_consensus_risk 'severe' is not one of low, medium, high",
+        "{'false_consensus_risk': 'severe'}",
+    ),
+    (
+        {"v": {"w": "Low"}},
+        ("v", "w"),
+        "v.w 'Low' is not one of low, medium, high",
+        "{'v': {'w': 'Low'}}",
+    ),
+    (
+        {"false_consensus_risk": "low", "risk_score": "0.3"},
+        RISK_FIELD,
+        "risk_score must be a number in [0, 1], got a str: 0.3",
+        "{'false_consensus_risk': 'low', 'risk_score': '0.3'}",
+    ),
+    (
+        {"false_consensus_risk": "high", "risk_score": True},
+        RISK_FIELD,
+        "risk_score must be a number in [0, 1], got a bool: True",
+        "{'false_consensus_risk': 'high', 'risk_score': True}",
+    ),
+    (
+        {"false_consensus_risk": "medium", "risk_score": [0.25]},
+        RISK_FIELD,
+        "risk_score must be a number in [0, 1], got a list: [0.25]",
+        "{'false_consensus_risk': 'medium', 'risk_score': [0.25]}",
+    ),
+    (
+        {"false_consensus_risk": "low", "risk_score": math.nan},
+        RISK_FIELD,
+        "risk_score must be a number in [0, 1], got nan",
+        "{'false_consensus_risk': 'low', 'risk_score': nan}",
+    ),
+    (
+        {"false_consensus_risk": "high", "risk_score": -math.inf},
+        RISK_FIELD,
+        "risk_score must be a number in [0, 1], got -inf",
+        "{'false_consensus_risk': 'high', 'risk_score': -inf}",
+    ),
+    (
+        {"false_consensus_risk": "medium", "risk_score": 1.25},
+        RISK_FIELD,
+        "risk_score 1.25 is outside [0, 1]",
+        "{'false_consensus_risk': 'medium', 'risk_score': 1.25}",
+    ),
+    (
+        {"false_consensus_risk": "low", "risk_score": -1},
+        RISK_FIELD,
+        "risk_score -1.0 is outside [0, 1]",  # an integer, shown as the float it became
+        "{'false_consensus_risk': 'low', 'risk_score': -1}",
+    ),
+    (
+        {"false_consensus_risk": "low", "risk_score": 10**400},
+        RISK_FIELD,
+        "risk_score is an integer too large for a number in [0, 1]",
+        "{'false_consensus_risk': 'low', 'risk_score': 1" + "0" * 400 + "}",
+    ),
+]
+
+
+@pytest.mark.usefixtures("no_secret_env")
+@pytest.mark.parametrize(("body", "field", "reason", "raw"), REFUSALS, ids=[r[2] for r in REFUSALS])
+def test_refusal_gives_its_reason_and_the_reply(body: Any, field: tuple[str, ...], reason: str, raw: str) -> None:
+    exc = _invalid(body, field)
+    assert (exc.message, exc.raw, exc.attempts, exc.status) == (reason, raw, 1, None)
+
+
+def test_refused_long_risk_is_cut_to_40_characters_in_the_reason() -> None:
+    risk = "abcdefghij" * 4 + "KLMNO"  # 45 characters: the reason shows the first 40
+    exc = _invalid({"false_consensus_risk": risk})
+    shown = "'abcdefghijabcdefghijabcdefghijabcdefghij'"
+    assert exc.message == f"false_consensus_risk {shown} is not one of low, medium, high"
+
+
+@pytest.mark.parametrize(
+    ("score", "shown"),
+    [
+        ("7" * 40, "7" * 40),  # 40 characters: shown whole
+        ("7" * 41, "7" * 40 + "... (41 chars)"),  # one more: cut, with the full length
+        ("8" * 39 + "9" * 11, "8" * 39 + "9... (50 chars)"),
+    ],
+)
+def test_refused_score_is_previewed_in_40_characters(score: str, shown: str) -> None:
+    exc = _invalid({"false_consensus_risk": "low", "risk_score": score})
+    assert exc.message == f"risk_score must be a number in [0, 1], got a str: {shown}"
+
+
+def test_too_deep_reply_is_refused_without_reading_it() -> None:
+    deep = {"false_consensus_risk": "low", "x": _nest(100)}  # 1 object + 100 lists: 101 levels, one too many
+    exc = _invalid(deep)
+    assert (exc.message, exc.raw) == ("the reply is nested more than 100 levels deep", None)
+    at_limit = {"false_consensus_risk": "low", "x": _nest(99)}  # 100 levels: read
+    assert parse_prediction(at_limit).extra == {"x": _nest(99)}
+
+
+@pytest.mark.usefixtures("no_secret_env")
+@pytest.mark.parametrize(
+    ("size", "cut"),
+    [(1_991, False), (1_992, True), (5_000, True)],  # the repr is size + 9 characters: {'k': '...'}
+)
+def test_raw_preview_keeps_2000_characters(size: int, cut: bool) -> None:
+    body = {"k": "y" * size}  # no risk field: refused as missing
+    whole = "{'k': '" + "y" * size + "'}"
+    assert len(whole) == size + 9
+    raw = _invalid(body).raw
+    expected = whole[:2000] + f"... ({size + 9} chars)" if cut else whole
+    assert raw == expected
+
+
+@pytest.mark.usefixtures("no_secret_env")
+def test_raw_preview_is_scrubbed_before_it_is_cut() -> None:
+    # the password straddles the 2000th character: cut first, "hunter2pa" would be left with no "@" to mark it
+    url = "https://agent:hunter2password@relay.example/x?token=abcdef123456&page=3"
+    pad = "p" * (2000 - len("{'a': '") - len("https://agent:hunter2pa"))
+    raw = _invalid({"a": pad + url}).raw
+    assert raw is not None
+    assert "hunter2" not in raw and "abcdef123456" not in raw
+    # scrubbed: https://REDACTED@relay.example/x?token=REDACTED&page=3, 27 characters shorter, then cut
+    scrubbed = "{'a': '" + pad + "https://REDACTED@relay.example/x?token=REDACTED&page=3'}"
+    assert raw == scrubbed[:2000] + f"... ({len(scrubbed)} chars)"
+
+
+def test_raw_preview_scrubs_secret_environment_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FCB_TEST_API_KEY", "sk-live-0123456789")
+    exc = _invalid({"false_consensus_risk": "nope", "echo": "key sk-live-0123456789 leaked"})
+    assert exc.raw == "{'false_consensus_risk': 'nope', 'echo': 'key [REDACTED] leaked'}"
+
+
+def test_risk_field_error_message() -> None:
+    with pytest.raises(UsageError) as info:
+        parse_risk_field("out..risk")
+    assert str(info.value) == "--risk-field 'out..risk': empty key in dotted path"
+
+
+def test_two_key_risk_field_keeps_its_first_key() -> None:
+    body = {"result": {"risk": "medium", "why": "copied"}, "risk_score": 0.75, "risk": "low"}
+    p = parse_prediction(body, ("result", "risk"))
+    assert (p.risk, p.score) == ("medium", 0.75)
+    # only risk_score goes: the top-level "risk" is not the field, and "result" holds more than the risk
+    assert p.extra == {"result": {"risk": "medium", "why": "copied"}, "risk": "low"}
+
+
+def test_bare_string_with_a_one_key_custom_field() -> None:
+    p = parse_prediction("medium", ("verdict",))
+    assert (p.risk, p.score, p.extra) == ("medium", None, {})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# check_prediction: a Python detector's Prediction held to what a reply must be
+
+
+def _check_refused(prediction: Prediction) -> DetectorError:
+    with pytest.raises(DetectorError) as info:
+        check_prediction(prediction)
+    assert info.value.kind == "invalid_response"
+    return info.value
+
+
+def test_check_prediction_passes_a_good_prediction_through() -> None:
+    good = Prediction("medium", 0.375, {"why": "echo"}, attempts=2)
+    assert check_prediction(good) is good
+    bare = Prediction("high")
+    assert check_prediction(bare) is bare
+
+
+def test_check_prediction_fills_a_missing_extra() -> None:
+    p = Prediction("low", 0.125, None, attempts=3)  # type: ignore[arg-type]  # what a careless detector returns
+    checked = check_prediction(p)
+    assert (checked.risk, checked.score, checked.extra, checked.attempts) == ("low", 0.125, {}, 3)
+
+
+def test_check_prediction_keeps_an_integer_score_in_range() -> None:
+    p = Prediction("high", 1, {"n": 1})  # type: ignore[arg-type]
+    assert check_prediction(p) is p  # 1 is in [0, 1]: nothing to change
+
+
+@pytest.mark.usefixtures("no_secret_env")
+@pytest.mark.parametrize(
+    ("prediction", "reason", "raw"),
+    [
+        (Prediction("critical"), "Prediction.risk 'critical' is not one of low, medium, high", None),  # type: ignore[arg-type]
+        (Prediction(2), "Prediction.risk 2 is not one of low, medium, high", None),  # type: ignore[arg-type]
+        (
+            Prediction("z" * 45),  # type: ignore[arg-type]
+            "Prediction.risk '" + "z" * 39 + "... (47 chars) is not one of low, medium, high",  # repr: 47 chars
+            None,
+        ),
+        (
+            Prediction("low", 0.5, ["a", 1]),  # type: ignore[arg-type]
+            "Prediction.extra must be a dict (a JSON object), got a list",
+            "['a', 1]",
+        ),
+        (Prediction("low", 1.5), "risk_score 1.5 is outside [0, 1]", None),
+        (Prediction("medium", math.inf), "risk_score must be a number in [0, 1], got inf", None),
+        (Prediction("high", "0.5"), "risk_score must be a number in [0, 1], got a str: 0.5", None),  # type: ignore[arg-type]
+    ],
+)
+def test_check_prediction_refusals(prediction: Prediction, reason: str, raw: str | None) -> None:
+    exc = _check_refused(prediction)
+    assert (exc.message, exc.raw) == (reason, raw)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# stored_prediction: a cached reply, checked as a fresh one is
+
+
+def test_stored_prediction_reads_a_cached_reply() -> None:
+    p = stored_prediction({"risk": "medium", "score": 0.625, "extra": {"why": "x", "n": [1, 2]}})
+    assert (p.risk, p.score, p.extra, p.cached) == ("medium", 0.625, {"why": "x", "n": [1, 2]}, False)
+    q = stored_prediction({"risk": "high", "score": None, "extra": {}})
+    assert (q.risk, q.score, q.extra) == ("high", None, {})
+    r = stored_prediction({"risk": "low", "score": 1, "extra": {"x": _nest(99)}})  # extra: 1 + 99 levels = 100
+    assert (r.score, type(r.score), r.extra) == (1.0, float, {"x": _nest(99)})
+
+
+SHAPE = "a stored reply must be an object with exactly risk, score and extra"
+STORED_EXTRA = "stored extra is not a JSON object within the nesting limit"
+
+
+@pytest.mark.usefixtures("no_secret_env")
+@pytest.mark.parametrize(
+    ("value", "reason", "raw"),
+    [
+        (["low", None, {}], SHAPE, "['low', None, {}]"),
+        ({"risk": "low", "score": None}, SHAPE, "{'risk': 'low', 'score': None}"),
+        (
+            {"risk": "low", "score": None, "extra": {}, "cached": True},
+            SHAPE,
+            "{'risk': 'low', 'score': None, 'extra': {}, 'cached': True}",
+        ),
+        (
+            {"risk": "severe", "score": 0.5, "extra": {}},
+            "stored risk severe is not one of low, medium, high",
+            "{'risk': 'severe', 'score': 0.5, 'extra': {}}",
+        ),
+        (
+            {"risk": 1, "score": 0.5, "extra": {}},
+            "stored risk 1 is not one of low, medium, high",
+            "{'risk': 1, 'score': 0.5, 'extra': {}}",
+        ),
+        (
+            {"risk": "low", "score": "0.5", "extra": {}},
+            "risk_score must be a number in [0, 1], got a str: 0.5",
+            "{'risk': 'low', 'score': '0.5', 'extra': {}}",
+        ),
+        (
+            {"risk": "high", "score": 3, "extra": {}},
+            "risk_score 3.0 is outside [0, 1]",
+            "{'risk': 'high', 'score': 3, 'extra': {}}",
+        ),
+        ({"risk": "low", "score": None, "extra": []}, STORED_EXTRA, "{'risk': 'low', 'score': None, 'extra': []}"),
+        (
+            {"risk": "low", "score": None, "extra": {"x": _nest(100)}},  # 1 + 100 levels: one too many
+            STORED_EXTRA,
+            "{'risk': 'low', 'score': None, 'extra': {'x': " + "[" * 100 + "0" + "]" * 100 + "}}",
+        ),
+    ],
+)
+def test_stored_prediction_refusals(value: Any, reason: str, raw: str) -> None:
+    with pytest.raises(DetectorError) as info:
+        stored_prediction(value)
+    exc = info.value
+    assert (exc.kind, exc.message, exc.raw) == ("invalid_response", reason, raw)
