@@ -108,9 +108,10 @@ class AdaptiveGate:
 
     A 429 says "too fast": the gate then paces requests at 90% of the rate at which replies were coming back (over
     the last `RATE_SAMPLE` replies; a pace already set falls by a fifth at most), and speeds up by 5% after each
-    second without a 429, so that it settles just under the provider's limit and finds it again if it rises. A 503 says "too much": the number in flight is halved
-    and grows back by one after each round of healthy replies, never above where it started. A signal counts once
-    per round: the replies to requests sent before the last change say nothing new.
+    second without a 429, so that it settles just under the provider's limit and finds it again if it rises. A 503
+    says "too much": the number in flight is halved and grows back by one after each round of healthy replies,
+    never above where it started. A signal counts once per round: the replies to requests sent before the last
+    change say nothing new.
     """
 
     ceiling: int
