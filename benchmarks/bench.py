@@ -30,7 +30,7 @@ PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
 from limits import bench_limits  # noqa: E402  (benchmarks/limits.py: runs against a rate-limited stand-in)
-from throughput import bench_throughput  # noqa: E402  (benchmarks/throughput.py: fcb eval beside a bare loop)
+from throughput import SERVER, bench_throughput, free_port  # noqa: E402  (benchmarks/throughput.py: the 50 ms server)
 
 from harness.datasets.synthetic import make_case, write_cases, write_realistic_cases  # noqa: E402
 
@@ -117,24 +117,6 @@ def bench_startup(tmp: Path) -> dict[str, Any]:
     }
 
 
-SERVER = """
-import asyncio, sys
-from aiohttp import web
-async def handle(request):
-    await request.read()
-    await asyncio.sleep(float(sys.argv[2]))
-    return web.json_response({"false_consensus_risk": "low", "risk_score": 0.1})
-app = web.Application(); app.router.add_post("/v1/consensus", handle)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -156,7 +138,7 @@ def _sequential(url: str, n: int) -> float:
 
 
 def bench_http(tmp: Path, latency: float = 0.05) -> dict[str, Any]:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([PY, "-c", SERVER, str(port), str(latency)])
     url = f"http://127.0.0.1:{port}/v1/consensus"
     try:

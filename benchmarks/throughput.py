@@ -57,7 +57,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 """
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -88,7 +88,7 @@ def _loop(cases: Path, url: str, concurrency: int) -> float:
 
 
 def bench_throughput(tmp: Path) -> dict[str, Any]:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(port), str(LATENCY_S)])
     url = f"http://127.0.0.1:{port}/v1/consensus"
     cases = write_realistic_cases(tmp / "cases.jsonl", CASES, seed=5)

@@ -8,7 +8,6 @@ import json
 import math
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -156,13 +155,22 @@ def test_feature_names_are_fixed_and_values_finite() -> None:
     assert all(isinstance(v, float) and math.isfinite(v) for v in (*a.values(), *b.values()))
 
 
-def test_features_stay_fast_on_the_largest_request() -> None:
+def test_features_of_the_largest_request_grow_linearly_with_its_size() -> None:
+    # a guard against a quadratic turn, counted in steps rather than seconds: the features of a request a quarter
+    # the size take about a quarter of the Python work (function calls profiled), not a sixteenth
+    import cProfile
+    import pstats
+
     huge = "1 + 1 = 2 = " * 1400  # 16,000 characters of chained arithmetic, the most an answer may hold
-    request = req(*[huge[:16000]] * 16, task="q " * 4000)
-    started = time.perf_counter()
-    features(request)
-    # a guard against a quadratic turn, not a speed goal: 1.9 s on a loaded 2-core machine, so 10x that
-    assert time.perf_counter() - started < 20.0
+
+    def calls(n_chars: int) -> int:
+        request = req(*[huge[:n_chars]] * 16, task="q " * (n_chars // 4))
+        profile = cProfile.Profile()
+        profile.runcall(features, request)
+        return int(pstats.Stats(profile).total_calls)  # type: ignore[attr-defined]
+
+    small, large = calls(4000), calls(16000)
+    assert large < 8 * small  # linear work gives about 4x; a quadratic turn would give about 16x
 
 
 # --- the heuristic --------------------------------------------------------------------------------------------
