@@ -101,14 +101,15 @@ def scrub_secrets(text: str, secrets: Iterable[str]) -> str:
 
 
 def _scrub_one(text: str, secret: str) -> str:
-    head = secret[:PREFIX_MIN]  # the whole of a short secret
+    # every place the secret's first PREFIX_MIN characters (all of a short one) start, overlapping ones too; for loops
+    # only: a fault planted in a while loop here runs forever, filling memory until the machine kills the job
     out, start = [], 0
-    while (at := text.find(head, start)) >= 0:
-        end = at + len(head)
-        while end < len(text) and end - at < len(secret) and text[end] == secret[end - at]:
-            end += 1  # how much more of the secret follows
-        out += [text[start:at], SCRUBBED]
-        start = end
+    for found in re.finditer(f"(?={re.escape(secret[:PREFIX_MIN])})", text):
+        at = found.start()
+        if at >= start:  # not inside the secret just scrubbed
+            out += [text[start:at], SCRUBBED]
+            # and what follows of the secret: character by character, as RUF071 says, is what is meant here
+            start = at + len(os.path.commonprefix([text[at : at + len(secret)], secret]))  # noqa: RUF071
     return "".join(out) + text[start:]
 
 
