@@ -189,6 +189,7 @@ def test_env_secrets(clean_env: pytest.MonkeyPatch) -> None:
         ("x=tok-0123456789;y", ["tok-0123456789"], "x=[REDACTED];y"),
         ("tok-0123456789tok-0123456789", ["tok-0123456789"], "[REDACTED][REDACTED]"),  # one right after the other
         ("x tok-tok-tok-12345 y", ["tok-tok-tok-12345"], "x [REDACTED] y"),  # its start recurs inside it: one mask
+        ("x abcdefghabcdefgh99 y", ["abcdefghabcdefgh99"], "x [REDACTED] y"),  # two whole copies of its start
         # a secret cut short: 8 characters or more of its start go, and whatever more of it follows
         ("sent sk-abcdefghij", ["sk-abcdefghijklmnop"], "sent [REDACTED]"),
         ("sent sk-abcdefXYZ", ["sk-abcdefghijklmnop"], "sent [REDACTED]XYZ"),
