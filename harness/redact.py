@@ -42,7 +42,7 @@ def _redact_query(query: str) -> str:
     pairs = parse_qsl(query, keep_blank_values=True)
     if not any(_SECRET_PARAM.search(k) for k, _ in pairs):
         return query  # as written: nothing to hide
-    return urlencode([(k, MASK if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe=MASK)
+    return urlencode([(k, MASK if _SECRET_PARAM.search(k) else v) for k, v in pairs])  # MASK: letters, kept as is
 
 
 def redact_spec(spec: str) -> str:
@@ -55,15 +55,15 @@ def redact_spec(spec: str) -> str:
 def _redact_part(part: str) -> str:
     if _URL.search(part):
         return _URL.sub(_redact_match, part)
-    head, sep, query = part.partition("?")
-    return head + sep + _redact_query(query) if sep else part
+    head, sep, query = part.partition("?")  # as parse_spec reads a builtin's options; no "?": no query, kept
+    return head + sep + _redact_query(query)
 
 
 def url_secrets(url: str) -> list[str]:
     """The secret parts of a URL: its password and secret-looking query values (user names are not secret)."""
     parts = urlsplit(url)
     found = [parts.password] if parts.password else []
-    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if v and _SECRET_PARAM.search(k)]
+    found += [v for k, v in parse_qsl(parts.query) if _SECRET_PARAM.search(k)]  # blank values left out
     return found
 
 
@@ -102,14 +102,24 @@ def scrub_secrets(text: str, secrets: Iterable[str]) -> str:
 
 def _scrub_one(text: str, secret: str) -> str:
     head = secret[:PREFIX_MIN]  # the whole of a short secret
+    if head not in text:
+        return text  # the common case, and quick
+    # Every copy of the head, overlapping ones too ("abababab12" inside "ababababab12" starts at the second copy):
+    # each masks the head and whatever more of the secret follows it, and masks that overlap merge into one.
+    spans: list[list[int]] = []
+    for found in re.finditer(f"(?={re.escape(head)})", text):  # a for loop: a planted fault cannot loop forever
+        at = found.start()
+        # the rest of the secret, compared character by character (what RUF071 warns of)
+        reach = at + len(os.path.commonprefix([text[at : at + len(secret)], secret]))  # noqa: RUF071
+        if spans and at < spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], reach)
+        else:
+            spans.append([at, reach])  # one right after the other stays two masks
     out, start = [], 0
-    while (at := text.find(head, start)) >= 0:
-        end = at + len(head)
-        while end < len(text) and end - at < len(secret) and text[end] == secret[end - at]:
-            end += 1  # how much more of the secret follows
+    for at, reach in spans:
         out += [text[start:at], SCRUBBED]
-        start = end
-    return "".join(out) + text[start:] if out else text
+        start = reach
+    return "".join(out) + text[start:]
 
 
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:

@@ -120,6 +120,8 @@ def test_plain_query_names(name: str) -> None:
         ("HTTP://U:P@H.EXAMPLE/", "http://REDACTED@H.EXAMPLE/"),  # urlsplit writes the scheme in lower case
         ("builtin:heuristic?token=abc&mode=x", "builtin:heuristic?token=REDACTED&mode=x"),
         ("builtin:heuristic?mode=x&n=2", "builtin:heuristic?mode=x&n=2"),
+        # options start at the first "?", as parse_spec reads them: the token's value runs to the end
+        ("builtin:heuristic?token=zz?b=1", "builtin:heuristic?token=REDACTED"),
         ("builtin:heuristic", "builtin:heuristic"),
     ],
 )
@@ -182,8 +184,15 @@ def test_env_secrets(clean_env: pytest.MonkeyPatch) -> None:
     [
         ("pin 123 and code abcd", ["123", "abcd"], "pin 123 and code [REDACTED]"),  # under 4 characters: kept
         ("key=abcdefgh12345", ["abcd", "abcdefgh12345"], "key=[REDACTED]"),  # the longest first
+        ("key=azzzzzzz9", ["zzzz", "azzzzzzz9"], "key=[REDACTED]"),  # by length, not by the letters
         ("a tok-0123456789 b tok-0123456789 c", ["tok-0123456789"], "a [REDACTED] b [REDACTED] c"),
         ("x=tok-0123456789;y", ["tok-0123456789"], "x=[REDACTED];y"),
+        ("tok-0123456789tok-0123456789", ["tok-0123456789"], "[REDACTED][REDACTED]"),  # one right after the other
+        ("x tok-tok-tok-12345 y", ["tok-tok-tok-12345"], "x [REDACTED] y"),  # its start recurs inside it: one mask
+        ("x abcdefghabcdefgh99 y", ["abcdefghabcdefgh99"], "x [REDACTED] y"),  # two whole copies of its start
+        ("ababababab12", ["abababab12"], "[REDACTED]"),  # its start occurs just before it: the overlap is masked too
+        ("x ababababXY abababab12 y", ["abababab12"], "x [REDACTED]XY [REDACTED] y"),
+        ("tok-tok-tok-tok-1", ["tok-tok-1"], "[REDACTED]"),  # three overlapping starts, the last one whole
         # a secret cut short: 8 characters or more of its start go, and whatever more of it follows
         ("sent sk-abcdefghij", ["sk-abcdefghijklmnop"], "sent [REDACTED]"),
         ("sent sk-abcdefXYZ", ["sk-abcdefghijklmnop"], "sent [REDACTED]XYZ"),

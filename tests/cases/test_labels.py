@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -91,10 +92,16 @@ def make_case(
     return case
 
 
+SHARED_SCHEMA = ROOT.parent / "shared" / "schemas" / "fcb-case.schema.json"
+
+
 def rules_of(case: dict[str, Any]) -> list[Rule]:
-    """check_case, after making sure the case meets check_case's precondition (schema-valid)."""
+    """check_case, after making sure the case meets check_case's precondition (schema-valid): by the package's schema,
+    and by the shared spec too when ../shared is beside the checkout (always under CI). The label rules need no file:
+    without ../shared (a clone, a work folder of `make mutation`) they are still checked, not skipped."""
     assert schema_errors(case) == []
-    assert independent().is_valid(case)
+    if SHARED_SCHEMA.exists() or os.environ.get("CI"):
+        assert independent().is_valid(case)
     return check_case(case)
 
 

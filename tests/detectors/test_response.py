@@ -466,6 +466,12 @@ def test_check_prediction_fills_a_missing_extra() -> None:
     assert (checked.risk, checked.score, checked.extra, checked.attempts) == ("low", 0.125, {}, 3)
 
 
+def test_check_prediction_with_no_extra_makes_an_integer_score_a_float() -> None:
+    p = Prediction("medium", 0, None)  # type: ignore[arg-type]
+    checked = check_prediction(p)
+    assert (checked.score, type(checked.score), checked.extra) == (0.0, float, {})
+
+
 def test_check_prediction_keeps_an_integer_score_in_range() -> None:
     p = Prediction("high", 1, {"n": 1})  # type: ignore[arg-type]
     assert check_prediction(p) is p  # 1 is in [0, 1]: nothing to change
@@ -534,6 +540,11 @@ STORED_EXTRA = "stored extra is not a JSON object within the nesting limit"
             {"risk": 1, "score": 0.5, "extra": {}},
             "stored risk 1 is not one of low, medium, high",
             "{'risk': 1, 'score': 0.5, 'extra': {}}",
+        ),
+        (
+            {"risk": "r" * 45, "score": None, "extra": {}},  # the risk cut to 40 characters in the reason
+            "stored risk " + "r" * 40 + "... (45 chars) is not one of low, medium, high",
+            "{'risk': '" + "r" * 45 + "', 'score': None, 'extra': {}}",
         ),
         (
             {"risk": "low", "score": "0.5", "extra": {}},

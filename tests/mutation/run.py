@@ -121,6 +121,9 @@ def mutate(module: Module) -> None:
     for name in ("harness", "tests"):
         shutil.copytree(ROOT / name, module.work / name, ignore=shutil.ignore_patterns("__pycache__", "mutation"))
     write_settings(module)
+    # the tests run in mutants/ and find ../shared (specs, public data) beside it, as in a checkout
+    if (ROOT.parent / "shared").is_dir():
+        (module.work / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
     with open(module.work / "mutmut.log", "wb") as log:
         done = subprocess.run(
             [str(MUTMUT), "run", "--max-children", str(WORKERS)],
