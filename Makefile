@@ -90,9 +90,9 @@ WORKERS ?= 4
 test: lint browser
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
 
-## make test-fast: the unit-level tests only (about a minute on 2 cores); make test runs everything
+## make test-fast: the unit-level tests only (about 40 s on 2 cores); make test runs everything
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" -n 2
 
 ## make mutation [MODULE=harness/metrics.py]: plant faults in the modules that compute reported figures and count
 ## the ones the unit-level tests catch (mutmut; modules in pyproject.toml [tool.fcb-mutation.modules]); exits 1
