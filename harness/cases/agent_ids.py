@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 
 _INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cn"})  # controls, format (zero-width...), private, unassigned
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # Hangul fillers, the blank Braille cell: drawn empty
@@ -20,8 +21,11 @@ def _invisible(char: str) -> bool:
     return unicodedata.category(char) in _INVISIBLE or char in _FILLERS
 
 
+@lru_cache(maxsize=4096)  # ids repeat from case to case ("agent_1"): each is worked out once
 def skeleton(agent_id: str) -> str:
     """How an id looks: compatibility forms folded (NFKC), invisible characters dropped, case folded."""
+    if agent_id.isascii() and agent_id.isprintable():
+        return agent_id.lower()  # NFKC leaves printable ASCII as it is, and it holds nothing invisible
     return "".join(c for c in unicodedata.normalize("NFKC", agent_id) if not _invisible(c)).casefold()
 
 
@@ -29,7 +33,10 @@ def _scripts(agent_id: str) -> set[str]:
     return {unicodedata.name(c, "?").split()[0] for c in agent_id if c.isalpha()} & _MIXABLE
 
 
+@lru_cache(maxsize=4096)
 def _own_problem(agent_id: str) -> str | None:
+    if agent_id.isascii() and agent_id.isprintable():
+        return None  # printable ASCII: nothing invisible, and its letters are all Latin
     if hidden := [c for c in agent_id if _invisible(c)]:
         char = hidden[0]
         name = unicodedata.name(char, "a control or unassigned character")
