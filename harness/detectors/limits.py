@@ -30,6 +30,10 @@ from aiolimiter import AsyncLimiter
 MAX_PAUSE_S = 120.0
 RATE_SAMPLE = 20  # the replies over which the rate that replies come back is measured
 MIN_PACE = 1 / 60  # requests a second: never slower than one a minute
+GROWTH = 1.05  # the pace's rise after each second without a 429, up to NEAR the rate the provider last allowed
+NEAR = 0.97
+PROBE_GROWTH = 1.005  # its rise past that point, doubling every two seconds up to GROWTH: a limit that rose, or
+# was seen too low (replies lulled), is found again within seconds, while a settled pace overshoots by little
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -107,11 +111,14 @@ class AdaptiveGate:
     """When requests go out, adapting to a provider that throttles (see the module's docstring).
 
     A 429 says "too fast": the gate then paces requests at 90% of the rate at which replies were coming back (over
-    the last `RATE_SAMPLE` replies; a pace already set falls by a fifth at most), and speeds up by 5% after each
-    second without a 429, so that it settles just under the provider's limit and finds it again if it rises. A 503
-    says "too much": the number in flight is halved and grows back by one after each round of healthy replies,
-    never above where it started. A signal counts once per round: the replies to requests sent before the last
-    change say nothing new.
+    the last `RATE_SAMPLE` replies; a pace already set falls by a fifth at most) and remembers that rate as the
+    provider's (or 95% of the pace it refused, when that is more: replies lull while throttled requests wait). After
+    each second without a 429 it speeds up by 5% until it reaches 97% of that rate, then by 0.5%, twice, then 1%,
+    twice, 2%, and so on up to 5%: it settles just under the provider's limit, and finds it again if it rises,
+    without overshooting it by 5% every few seconds (a provider's bucket then runs dry and answers 429 again and
+    again). A 503 says "too much": the number in flight is halved and grows back by one after each round of healthy
+    replies, never above where it started. A signal counts once per round: the replies to requests sent before the
+    last change say nothing new.
     """
 
     ceiling: int
@@ -119,11 +126,13 @@ class AdaptiveGate:
     in_flight: int = 0
     paused_until: float = 0.0
     pace: float | None = None  # requests a second once a 429 was met; None: as fast as the limit allows
+    allowed: float = 0.0  # the rate replies came back at when the last 429 came: the provider's limit, as seen
     cuts: int = 0
     _last_cut: float = field(default=-math.inf)
     _last_growth: float = field(default=-math.inf)
     _next_send: float = 0.0
     _healthy: int = 0
+    _probes: int = 0  # rises of the pace past NEAR the allowed rate since the last 429
     _answers: deque[float] = field(default_factory=lambda: deque(maxlen=RATE_SAMPLE))
     _waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
@@ -165,11 +174,18 @@ class AdaptiveGate:
         now = time.monotonic()
         self._answers.append(now)
         if self.pace and now - max(self._last_cut, self._last_growth) >= 1.0:  # a second without a 429
-            self.pace, self._last_growth = self.pace * 1.05, now
+            self.pace, self._last_growth = self._grown(self.pace), now
         self._healthy += 1
         if self._healthy >= self.limit and self.limit < self.ceiling:  # one more after a whole round went well
             self.limit, self._healthy = self.limit + 1, 0
             self.leave_room()
+
+    def _grown(self, pace: float) -> float:
+        near = NEAR * self.allowed
+        if pace < near:
+            return min(pace * GROWTH, near)
+        self._probes += 1
+        return pace * min(GROWTH, 1 + (PROBE_GROWTH - 1) * 2 ** ((self._probes - 1) // 2))
 
     def throttled(self, sent_at: float, status: int = 429) -> None:
         """A 429 or 503 to a request sent at ``sent_at``. Its Retry-After is that request's own wait, not everyone's:
@@ -183,6 +199,9 @@ class AdaptiveGate:
         if status == 429 and rate is not None:
             # replies came at the provider's rate; a pace already under it is cut by a fifth at most, so that a
             # lull in the replies (throttled requests waiting out their Retry-After) does not spiral it down
+            # the provider's rate: what came back, or just under the pace it refused when replies lulled meanwhile
+            self.allowed = max(rate, 0.95 * self.pace if self.pace else 0.0)
+            self._probes = 0
             self.pace = max(MIN_PACE, 0.9 * rate, 0.8 * self.pace if self.pace else 0.0)
         else:  # overloaded, or throttled before any reply came back: fewer in flight
             self.limit, self._healthy = max(1.0, self.limit // 2), 0

@@ -127,6 +127,73 @@ def test_a_429_paces_requests_at_nine_tenths_of_the_rate_replies_came_back() -> 
     asyncio.run(go())
 
 
+def _a_second_later(gate: AdaptiveGate) -> None:
+    """As if the last cut and the last rise of the pace came more than a second ago."""
+    gate._last_cut = gate._last_growth = time.monotonic() - 1.5
+
+
+def test_the_pace_rises_five_percent_a_second_up_to_near_the_rate_allowed_then_half_a_percent() -> None:
+    gate = AdaptiveGate(16, pace=20.0, allowed=30.0)
+    paces = []
+    for _ in range(5):
+        _a_second_later(gate)
+        gate.healthy()
+        paces.append(gate.pace)
+    # 20 * 1.05 = 21, 22.05, 23.1525, 24.310125, 25.52563125: under 0.97 * 30 = 29.1 throughout
+    assert paces == pytest.approx([21.0, 22.05, 23.1525, 24.310125, 25.52563125])
+    gate.pace = 28.5
+    _a_second_later(gate)
+    gate.healthy()
+    assert gate.pace == pytest.approx(29.1)  # 28.5 * 1.05 = 29.925 would pass 29.1: it stops there
+    _a_second_later(gate)
+    gate.healthy()
+    assert gate.pace == pytest.approx(29.1 * 1.005)  # past it: half a percent a second (29.2455)
+    gate.healthy()
+    assert gate.pace == pytest.approx(29.1 * 1.005)  # not again within the second
+    rises = []
+    for _ in range(9):
+        before = gate.pace
+        _a_second_later(gate)
+        gate.healthy()
+        rises.append(gate.pace / before)
+    # the rise past 29.1 doubles every two seconds, up to 5%: 0.5% (above), 0.5%, 1%, 1%, 2%, 2%, 4%, 4%, 5%, 5%
+    assert rises == pytest.approx([1.005, 1.01, 1.01, 1.02, 1.02, 1.04, 1.04, 1.05, 1.05])
+
+
+def test_a_429_starts_the_careful_rise_again() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(16, pace=30.0, allowed=10.0)  # far past the allowed rate: rising fast by now
+        gate._probes = 8
+        first = time.monotonic() - 1.0
+        gate._answers.extend(first + 0.05 * i for i in range(20))
+        gate.throttled(await gate.enter(), 429)
+        assert gate.allowed == pytest.approx(28.5)  # 0.95 * 30, more than the rate the replies show
+        assert gate.pace == pytest.approx(24.0)  # 0.8 * 30
+        for expected in (25.2, 26.46, 27.645, 27.645 * 1.005):  # 5% up to 0.97 * 28.5 = 27.645, then 0.5% again
+            _a_second_later(gate)
+            gate.healthy()
+            assert gate.pace == pytest.approx(expected)
+
+    asyncio.run(go())
+
+
+def test_a_429_remembers_the_rate_replies_came_back_at() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(16)
+        sent = await gate.enter()
+        first = time.monotonic() - 1.0
+        gate._answers.extend(first + 0.05 * i for i in range(20))  # 20 replies over the last second or so
+        gate.throttled(sent, 429)
+        assert gate.pace == pytest.approx(0.9 * gate.allowed)
+        assert 15.0 < gate.allowed <= 20.0  # 20 replies in a little more than a second
+        gate.pace, gate._last_cut = 40.0, -1.0  # a pace far above what replies show (they lulled): refused
+        gate.throttled(await gate.enter(), 429)
+        assert gate.allowed == pytest.approx(38.0)  # 0.95 * 40, more than the rate replies came at
+        assert gate.pace == pytest.approx(32.0)  # 0.8 * 40: a fifth at most
+
+    asyncio.run(go())
+
+
 def test_a_429_before_any_reply_halves_the_requests_in_flight() -> None:
     async def go() -> None:
         gate = AdaptiveGate(8)
