@@ -286,6 +286,10 @@ class Transport:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _Transient) and exc.retry_after is not None:
             return exc.retry_after
+        if isinstance(exc, _Transient) and exc.status == 429:
+            # the gate's pace keeps the run under the limit: a case throttled again and again must not wait longer
+            # each time (seconds, then minutes), it would be the last of the run by far
+            return self._backoff(_FIRST_RETRY)
         return self._backoff(state)
 
     def _retryable(self, exc: BaseException) -> bool:
@@ -374,6 +378,15 @@ class Transport:
             body.clear()
             if reserved:
                 self._budget.give(reserved)
+
+
+class _FirstRetry:
+    """What tenacity's waits read of a retry state, as for the first retry."""
+
+    attempt_number = 1
+
+
+_FIRST_RETRY: Any = _FirstRetry()  # tenacity reads only its attempt_number
 
 
 def _prices(options: DetectorOptions) -> tuple[float, float]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import time
 from email.utils import formatdate
 
+from tenacity import AsyncRetrying, RetryCallState
+
 from harness.detectors.http import endpoint
-from harness.detectors.transport import retry_after_seconds
+from harness.detectors.options import DetectorOptions
+from harness.detectors.transport import Transport, _Transient, retry_after_seconds
 
 
 def test_endpoint_default_path() -> None:
@@ -21,3 +24,21 @@ def test_retry_after_forms() -> None:
     assert retry_after_seconds("100000") == 120.0  # capped
     in_ten = retry_after_seconds(formatdate(time.time() + 10, usegmt=True))
     assert in_ten is not None and 8.0 <= in_ten <= 10.0
+
+
+def _state_after(exc: BaseException, attempt: int) -> RetryCallState:
+    state = RetryCallState(AsyncRetrying(), None, (), {})
+    state.attempt_number = attempt
+    state.set_exception((type(exc), exc, None))
+    return state
+
+
+def test_a_429_without_retry_after_waits_as_a_first_retry_however_often_it_came() -> None:
+    # backoff: 10 * 2 ** (attempt - 1) plus up to 1 s of jitter, at most 1,000 s
+    transport = Transport(["http://127.0.0.1:9/v1/consensus"], DetectorOptions(backoff_initial=10, backoff_max=1000))
+    throttled = _state_after(_Transient("http", "429", status=429), attempt=6)
+    assert all(10 <= transport._wait(throttled) <= 11 for _ in range(20))  # not 320 s: the pace keeps the limit
+    overloaded = _state_after(_Transient("http", "503", status=503), attempt=6)
+    assert all(320 <= transport._wait(overloaded) <= 321 for _ in range(20))  # 10 * 2 ** 5: backing off
+    told = _state_after(_Transient("http", "429", retry_after=7.5, status=429), attempt=6)
+    assert transport._wait(told) == 7.5  # Retry-After said how long
