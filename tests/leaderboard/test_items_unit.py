@@ -1,0 +1,202 @@
+"""The case-level analysis's pure parts (`harness.leaderboard.items`) on hand-built arrays and in-memory runs, each
+figure against arithmetic in a comment or a formula written here."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.errors import IncomparableRuns, RunLoadError, UsageError
+from harness.leaderboard.items import (
+    check_runs,
+    correct,
+    difficulty,
+    discrimination,
+    items_document,
+    strongest,
+    suspect_cases,
+    suspect_order,
+)
+from harness.leaderboard.items_render import least_discriminating, to_markdown
+from harness.leaderboard.runs import Run
+
+E = 3  # an errored prediction (harness.metrics.ERROR)
+
+
+def point_biserial(right: list[int], scores: list[float]) -> float:
+    """r = (M1 - M0) / s * sqrt(p * q), s the population standard deviation of the scores."""
+    n, n1 = len(right), sum(right)
+    m1 = sum(s for s, r in zip(scores, right, strict=True) if r) / n1
+    m0 = sum(s for s, r in zip(scores, right, strict=True) if not r) / (n - n1)
+    mean = sum(scores) / n
+    s = math.sqrt(sum((x - mean) ** 2 for x in scores) / n)
+    return (m1 - m0) / s * math.sqrt(n1 / n * (n - n1) / n)
+
+
+def test_correct_counts_an_error_as_wrong_and_difficulty_is_the_share_right() -> None:
+    y_true = np.array([0, 1, 2, 2])
+    preds = [np.array([0, 1, E, 1]), np.array([0, 2, 2, E]), np.array([1, 1, 2, 0])]
+    right = correct(y_true, preds)
+    assert right.tolist() == [[True, True, False, False], [True, False, True, False], [False, True, True, False]]
+    # case 0: 2 of 3 right; case 1: 2 of 3; case 2: 2 of 3 (one error); case 3: none
+    assert difficulty(right).tolist() == pytest.approx([2 / 3, 2 / 3, 2 / 3, 0.0])
+
+
+def test_discrimination_is_the_point_biserial_and_none_where_undefined() -> None:
+    scores = np.array([0.81, 0.64, 0.52, 0.33, 0.20])
+    right = np.array(
+        [
+            [1, 1, 1, 0, 1],
+            [1, 0, 1, 0, 0],
+            [0, 1, 1, 0, 1],
+            [1, 0, 1, 0, 0],
+            [0, 0, 1, 1, 0],
+        ],
+        dtype=bool,
+    )  # detectors x cases: case 2 all right, case 3 right by the weakest alone
+    got = discrimination(right, scores)
+    assert got[2] is None  # every detector right
+    for case in (0, 1, 3, 4):
+        assert got[case] == pytest.approx(point_biserial(right[:, case].astype(int).tolist(), scores.tolist()))
+    # case 0: right = 1,1,0,1,0: M1 = (0.81+0.64+0.33)/3 = 0.5933, M0 = (0.52+0.20)/2 = 0.36; positive
+    assert got[0] > 0
+    assert got[3] < 0  # case 3: right only by the weakest detector
+    assert discrimination(np.zeros((5, 3), dtype=bool), scores) == [None] * 3  # every detector wrong
+    assert discrimination(right, np.full(5, 0.5)) == [None] * 5  # equal scores: no correlation to speak of
+
+
+def test_discrimination_of_a_case_right_by_the_best_two_by_hand() -> None:
+    # scores 4, 3, 2, 1 (mean 2.5, population sd sqrt(1.25)); right 1, 1, 0, 0: M1 = 3.5, M0 = 1.5,
+    # r = (3.5 - 1.5) / sqrt(1.25) * sqrt(0.5 * 0.5) = 2 / 1.1180 * 0.5 = 0.894427
+    right = np.array([[1], [1], [0], [0]], dtype=bool)
+    assert discrimination(right, np.array([4.0, 3.0, 2.0, 1.0]))[0] == pytest.approx(0.894427, abs=1e-6)
+
+
+def test_strongest_takes_the_k_best_and_everyone_tied_with_the_kth() -> None:
+    assert sorted(strongest(np.array([0.5, 0.9, 0.7, 0.6, 0.8]), 3).tolist()) == [1, 2, 4]
+    assert sorted(strongest(np.array([0.5, 0.7, 0.7, 0.6, 0.7]), 2).tolist()) == [1, 2, 4]  # three tie for 2nd
+    assert sorted(strongest(np.array([0.9, 0.8, 0.7, 0.7]), 3).tolist()) == [0, 1, 2, 3]
+    assert strongest(np.array([0.2, 0.1]), 2).tolist() == [0, 1]
+    with pytest.raises(ValueError):
+        strongest(np.array([0.2, 0.1]), 3)
+
+
+def test_suspect_cases_need_the_same_wrong_prediction_from_every_strongest_and_no_error() -> None:
+    y_true = np.array([2, 2, 2, 0, 1, 1])
+    preds = [
+        np.array([0, 0, E, 0, 0, 2]),
+        np.array([0, 1, E, 0, 0, 2]),
+        np.array([0, 0, E, 0, 2, 2]),
+        np.array([1, 2, 2, 2, 0, 0]),  # not among the strongest: its answers change nothing
+    ]
+    best = np.array([0, 1, 2])
+    # case 0: all say low for high -> 0; case 1: split; case 2: all errored (never "the same prediction");
+    # case 3: all right; case 4: split; case 5: all say high for medium -> 2
+    assert suspect_cases(y_true, preds, best).tolist() == [0, -1, -1, -1, -1, 2]
+    preds[1][0] = E
+    assert suspect_cases(y_true, preds, best).tolist()[0] == -1  # one error among them is enough to clear it
+
+
+def test_suspect_order_more_agreeing_then_farther_then_by_id() -> None:
+    ids = np.array(["FCB-0004", "FCB-0001", "FCB-0003", "FCB-0002", "FCB-0005"], dtype=object)
+    shared = np.array([0, 1, 0, 2, -1])
+    agreeing = np.array([3, 3, 4, 3, 5])
+    distance = np.array([2, 1, 1, 2, 0])
+    # FCB-0003 (4 agreeing) first; then 3 agreeing at distance 2: FCB-0002, FCB-0004; then FCB-0001; not FCB-0005
+    assert [ids[i] for i in suspect_order(ids, shared, agreeing, distance)] == ["FCB-0003", "FCB-0002", "FCB-0004",
+                                                                                 "FCB-0001"]  # fmt: skip
+
+
+def fake_run(name: str, preds: list[int], *, sha: str = "a" * 64, f1: float | None = 0.5, complete: bool = True,
+             truth: tuple[int, ...] = (2, 2, 0, 1)) -> Run:  # fmt: skip
+    """A run in memory: only what the analysis reads."""
+    doc = {
+        "complete": complete,
+        "dataset": {"name": f"{sha[0]}.jsonl", "sha256": sha, "cases": len(truth)},
+        "detector": {"spec": f"x:{name}", "label": name},
+        "metrics": {"macro_f1": f1},
+    }
+    n = len(preds)
+    return Run(
+        path=Path(f"/runs/{name}"),
+        doc=doc,  # type: ignore[arg-type]
+        ids=np.array([f"FCB-{i + 1:04d}" for i in range(n)], dtype=object),
+        categories=np.array(
+            ["echo_cascade", "majority_wrong_fact", "genuine_agreement_correct", "x"][:n], dtype=object
+        ),
+        y_true=np.array(truth[:n]),
+        y_pred=np.array(preds),
+        origins=np.array(["natural", "constructed", "unknown", "assembled"][:n], dtype=object),
+    )
+
+
+def test_the_document_from_runs_in_memory() -> None:
+    runs = [
+        fake_run("a", [0, 2, 0, 1], f1=0.9),
+        fake_run("b", [0, E, 0, 2], f1=0.7),
+        fake_run("c", [0, 0, 1, 1], f1=0.6),
+        fake_run("d", [1, 0, 0, 0], f1=0.25),
+    ]
+    doc = items_document(runs, k=3)
+    assert [d["strongest"] for d in doc["detectors"]] == [True, True, True, False]
+    assert [d["errors"] for d in doc["detectors"]] == [0, 1, 0, 0]
+    cases = doc["cases"]
+    assert [c["predicted"] for c in cases] == ["lllm", "hell", "llml", "mhml"]
+    assert [c["right"] for c in cases] == [0, 1, 3, 2]  # case 1: only a says high; case 3 (medium): a and c
+    assert [c["errored"] for c in cases] == [0, 1, 0, 0]
+    assert [c["difficulty"] for c in cases] == pytest.approx([0, 0.25, 0.75, 0.5])
+    assert "origin" not in cases[2] and cases[0]["origin"] == "natural" and cases[3]["origin"] == "assembled"
+    # case 0: a, b, c all say low for high, d says medium: a suspect with 3 agreeing, distance 2
+    assert doc["suspects"] == [
+        {"id": "FCB-0001", "category": "echo_cascade", "origin": "natural", "expected": "high", "predicted": "low",
+         "distance": 2, "agreeing": 3, "difficulty": 0.0, "discrimination": None}
+    ]  # fmt: skip
+    assert cases[0]["suspect"] and not any(c["suspect"] for c in cases[1:])
+    assert cases[1]["discrimination"] == pytest.approx(point_biserial([1, 0, 0, 0], [0.9, 0.7, 0.6, 0.25]))
+    assert cases[2]["discrimination"] == pytest.approx(point_biserial([1, 1, 0, 1], [0.9, 0.7, 0.6, 0.25]))
+    s = doc["summary"]
+    assert (s["cases"], s["detectors"], s["strongest"], s["suspects"]) == (4, 4, 3, 1)
+    assert (s["errored_predictions"], s["cases_with_errors"], s["all_right"], s["all_wrong"]) == (1, 1, 0, 1)
+    assert s["discrimination_undefined"] == 1 and s["mean_difficulty"] == pytest.approx(6 / 16)
+    # case 2: M1 (0.9+0.7+0.25)/3 = 0.617 > M0 0.6; case 3: right by a and c, M1 0.75 > M0 (0.7+0.25)/2 = 0.475
+    assert s["negative_discrimination"] == 0
+    assert doc["dataset"] == {"name": "a.jsonl", "sha256": "a" * 64, "cases": 4}
+
+
+def test_markdown_lists_suspects_and_negative_discrimination() -> None:
+    runs = [
+        fake_run("a", [0, 2, 0, 0], f1=0.9),
+        fake_run("b", [0, 1, 0, 1], f1=0.7),
+        fake_run("c", [0, 0, 1, 0], f1=0.6),
+        fake_run("d", [1, 0, 0, 1], f1=0.25),
+    ]
+    doc = items_document(runs, k=3)
+    # case 3 (medium): right by b (0.7) and d (0.25), wrong by a (0.9) and c (0.6): M1 0.475 < M0 0.75, negative;
+    # case 2 (low): right by a, b, d: M1 (0.9+0.7+0.25)/3 = 0.617 > M0 0.6, positive
+    negative = least_discriminating(doc, 10)
+    assert [c["id"] for c in negative] == ["FCB-0004"]
+    text = to_markdown(doc)
+    assert "### Suspect labels: 1 case(s)" in text and "| FCB-0001 |" in text
+    assert "### Negative discrimination: 1 case(s)" in text and "| FCB-0004 |" in text
+    assert "(none)" not in text
+    assert "... and" not in to_markdown(doc, top=1) and "... and" in to_markdown(doc, top=0)
+
+
+def test_runs_that_cannot_be_analysed_together_are_refused() -> None:
+    good = [fake_run(n, [0, 0, 0, 0]) for n in "abc"]
+    check_runs(good, 3)
+    with pytest.raises(IncomparableRuns, match=r"2 different data sets .*/runs/b: b\.jsonl \(sha256 bbbbbbbbbbbb\)"):
+        check_runs([good[0], fake_run("b", [0, 0, 0, 0], sha="b" * 64), good[2]], 3)
+    with pytest.raises(RunLoadError, match=r"/runs/x: an incomplete run \(3 of 4 cases\)"):
+        check_runs([*good, fake_run("x", [0, 0, 0], complete=False)], 3)
+    with pytest.raises(UsageError, match="two runs of detector 'a'"):
+        check_runs([*good, fake_run("a", [1, 1, 1, 1])], 3)
+    with pytest.raises(RunLoadError, match="has no macro_f1"):
+        check_runs([*good, fake_run("z", [1, 1, 1, 1], f1=None)], 3)
+    with pytest.raises(UsageError, match=r"2 run\(s\) given; .* at least --strongest \(3\)"):
+        check_runs(good[:2], 3)
+    with pytest.raises(UsageError, match="at least 2"):
+        check_runs(good, 1)
