@@ -72,7 +72,8 @@ def to_markdown(doc: ItemsDocument, top: int = DEFAULT_TOP) -> str:
         f"{s['all_right']} case(s), every one wrong on {s['all_wrong']}.",
         f"- discrimination: {m['discrimination']}; undefined (n/a) on {s['discrimination_undefined']} case(s), "
         f"negative on {s['negative_discrimination']}.",
-        f"- errors: {s['errored_predictions']} errored prediction(s) on {s['cases_with_errors']} case(s); {m['errors']}.",
+        f"- errors: {s['errored_predictions']} errored prediction(s) on {s['cases_with_errors']} case(s); "
+        f"{m['errors']}.",
         "",
         f"### Suspect labels: {s['suspects']} case(s)",
         "",
