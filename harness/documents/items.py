@@ -23,6 +23,7 @@ class ItemsDetector(TypedDict):
     macro_f1: Annotated[Share, Doc("the run's headline macro-F1 over all its cases (metrics.json): its score here")]
     errors: Annotated[Count, Doc("cases on which the run's detector failed (counted as wrong)")]
     strongest: Annotated[bool, Doc("one of the strongest detectors that decide suspect labels")]
+    complete: Annotated[bool, Doc("the run finished every case of its data set (false: a --limit run)")]
 
 
 configure(ItemsDetector, extra="forbid")
@@ -70,7 +71,7 @@ configure(ItemsSuspect, extra="forbid")
 
 
 class ItemsSummary(TypedDict):
-    cases: Count
+    cases: Annotated[Count, Doc("cases analysed: every run holds these (dataset.cases when the runs are complete)")]
     detectors: Positive
     strongest: Annotated[Positive, Doc("detectors counted as strongest (more than --strongest on a tie)")]
     errored_predictions: Annotated[Count, Doc("(detector, case) pairs that errored, counted as wrong")]
@@ -113,5 +114,6 @@ titled(
     ItemsDocument,
     "fcb items --format json: per-case difficulty, discrimination and suspect labels over several detectors' runs",
     "Written by harness/leaderboard/items.py (harness.documents.ItemsDocument). All runs are on one data set "
-    "(one sha256) and complete. An undefined figure is null.",
+    "(one sha256) and hold the same cases (summary.cases: all of the data set's, or the same --limit in each). An "
+    "undefined figure is null.",
 )

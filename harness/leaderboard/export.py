@@ -42,7 +42,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("expected_risk", "string"),
     ("question", "string"),
     ("ground_truth", "string"),
-    ("majority_correct", "bool"),
+    ("majority_correct", "bool_"),
     ("rationale", "string"),
     ("n_answers", "int64"),
     ("answers_json", "string"),
@@ -51,13 +51,13 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("source_json", "string"),
     ("predicted_risk", "string"),
     ("risk_score", "float64"),
-    ("correct", "bool"),
+    ("correct", "bool_"),
     ("error_kind", "string"),
     ("error_message", "string"),
     ("response_json", "string"),
     ("attempts", "int64"),
     ("latency_s", "float64"),
-    ("cached", "bool"),
+    ("cached", "bool_"),
 )
 """Every column, in order, with its Arrow type; each may hold nulls."""
 JSON_COLUMNS = tuple(name for name, _ in COLUMNS if name.endswith("_json"))

@@ -94,8 +94,10 @@ def suspect_order(ids: np.ndarray, shared: np.ndarray, agreeing: np.ndarray, dis
 
 
 def check_runs(runs: Sequence[Run], k: int) -> None:
-    """Refuse what would give a figure that may be wrong: runs on different data sets, an incomplete run, the same
-    detector twice, a run without a macro-F1, fewer runs than ``k``."""
+    """Refuse what would give a figure that may be wrong: runs on different data sets or on different cases of one
+    (an interrupted run, runs of different --limit), the same detector twice, a run without a macro-F1, fewer runs
+    than ``k``. Runs that all stopped at the same cases (the same --limit) are analysed on those cases: each
+    detector's macro-F1 is then over those very cases."""
     if k < 2:
         raise UsageError(f"--strongest {k}: at least 2 (one detector alone cannot make a suspect)")
     if len(runs) < k:
@@ -113,10 +115,12 @@ def check_runs(runs: Sequence[Run], k: int) -> None:
     for run in runs:
         if run.path.is_file():
             raise RunLoadError(f"{run.path}: a baseline file; fcb items reads run folders")
-        if not run.complete:
+        if not np.array_equal(run.ids, runs[0].ids):
+            only = len(set(runs[0].ids) ^ set(run.ids))
             raise RunLoadError(
-                f"{run.path}: an incomplete run ({len(run.ids)} of {run.dataset['cases']} cases); its missing cases "
-                f"would count as wrong: finish it first (fcb eval --resume {run.path})"
+                f"{run.path}: {len(run.ids)} of the data set's {run.dataset['cases']} cases, and {only} case(s) "
+                f"are in one of it and {runs[0].path} ({len(runs[0].ids)} cases) alone; every run must hold the same "
+                f"cases, or a missing case would count as wrong (an interrupted run: fcb eval --resume {run.path})"
             )
         if run.metric(SCORE) is None:
             raise RunLoadError(f"{run.path}: metrics.json has no {SCORE}: nothing to rank its detector by")
@@ -129,12 +133,9 @@ def check_runs(runs: Sequence[Run], k: int) -> None:
 
 
 def items_document(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> ItemsDocument:
-    """The case-level analysis of ``runs`` (complete runs of distinct detectors on one data set; `check_runs`)."""
+    """The case-level analysis of ``runs`` (distinct detectors on the same cases of one data set; `check_runs`)."""
     check_runs(runs, k)
     ids, categories, y_true, preds = align(list(runs))
-    for run in runs:  # one sha256 means one scope: a difference here is a bug or a hand-edited folder
-        if len(run.ids) != len(ids):
-            raise RunLoadError(f"{run.path}: {len(run.ids)} cases, where the runs together have {len(ids)}")
     origins = aligned_origins(list(runs), ids)
     scores = np.array([run.metric(SCORE) for run in runs], dtype=float)
     stack = np.array(preds).reshape(len(runs), len(ids))
@@ -180,12 +181,12 @@ def items_document(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> ItemsD
     in_best = set(best.tolist())
     detectors: list[ItemsDetector] = [
         {"detector": run.label, "spec": run.detector, "run": str(run.path), "macro_f1": float(scores[j]),
-         "errors": int(errored[j].sum()), "strongest": j in in_best}
+         "errors": int(errored[j].sum()), "strongest": j in in_best, "complete": run.complete}
         for j, run in enumerate(runs)
     ]  # fmt: skip
     first = runs[0]
     return {
-        "dataset": {"name": first.dataset["name"], "sha256": first.sha256, "cases": len(ids)},
+        "dataset": {"name": first.dataset["name"], "sha256": first.sha256, "cases": first.dataset["cases"]},
         "method": method(k),
         "summary": summary(right, errored, disc, len(best), len(suspects)),
         "detectors": detectors,

@@ -62,8 +62,9 @@ def to_markdown(doc: ItemsDocument, top: int = DEFAULT_TOP) -> str:
     ds, s, m = doc["dataset"], doc["summary"], doc["method"]
     order = ", ".join(md_text(d["detector"]) for d in doc["detectors"])
     negative = least_discriminating(doc, top)
+    cases = f"{s['cases']} cases" + (f" of {ds['cases']}" if s["cases"] != ds["cases"] else "")
     out = [
-        f"## Case-level analysis: {md_text(ds['name'])} (sha256 {md_text(ds['sha256'][:12])}, {ds['cases']} cases, "
+        f"## Case-level analysis: {md_text(ds['name'])} (sha256 {md_text(ds['sha256'][:12])}, {cases}, "
         f"{s['detectors']} detectors)",
         "",
         _table(["detector", "macro_f1", "strongest", "errors", "run"], detector_rows(doc)),

@@ -171,8 +171,8 @@ def test_figures_match_a_computation_from_the_chosen_answers(
     assert summary["discrimination_undefined"] == sum(c["discrimination"] is None for c in doc["cases"])
 
     markdown = (tmp_path / "items" / "items.md").read_text()
-    listed = [line.split("|")[1].strip() for line in markdown.split("### Suspect labels")[1].splitlines()
-              if line.startswith("| FCB-")]  # fmt: skip
+    section = markdown.split("### Suspect labels")[1].split("###")[0]
+    listed = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| FCB-")]
     assert listed == [s[2] for s in suspects][:20]
     printed = run_cli("items", *map(str, runs), "--format", "json")
     assert printed.returncode == 0 and json.loads(printed.stdout) == doc
@@ -199,7 +199,7 @@ def test_runs_on_different_data_sets_are_refused(cases_file: Path, tmp_path: Pat
     assert json.loads(ok.stdout)["summary"]["detectors"] == 2
 
 
-def test_an_incomplete_run_and_a_detector_given_twice_are_refused(cases_file: Path, tmp_path: Path) -> None:
+def test_runs_on_different_cases_and_a_detector_given_twice_are_refused(cases_file: Path, tmp_path: Path) -> None:
     def run(name: str, *extra: str) -> str:
         out = tmp_path / name
         args = ("-d", "builtin:agreement", "--name", name, "--out", str(out), "--bootstrap", "0", "-q", *extra)
@@ -215,6 +215,7 @@ def test_an_incomplete_run_and_a_detector_given_twice_are_refused(cases_file: Pa
     limited = run("limited", "--limit", "10")
     proc = run_cli("items", first, second, limited)
     assert proc.returncode == 2
-    assert f"{limited}: an incomplete run (10 of {N_CASES} cases)" in proc.stderr
+    assert f"{limited}: 10 of the data set's {N_CASES} cases, and {N_CASES - 10} case(s) are in one" in proc.stderr
+    assert "every run must hold the same cases" in proc.stderr
     few = run_cli("items", first, second)
     assert few.returncode == 2 and "at least --strongest (3) runs" in few.stderr

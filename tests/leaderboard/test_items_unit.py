@@ -164,6 +164,7 @@ def test_the_document_from_runs_in_memory() -> None:
     # case 2: M1 (0.9+0.7+0.25)/3 = 0.617 > M0 0.6; case 3: right by a and c, M1 0.75 > M0 (0.7+0.25)/2 = 0.475
     assert s["negative_discrimination"] == 0
     assert doc["dataset"] == {"name": "a.jsonl", "sha256": "a" * 64, "cases": 4}
+    assert all(d["complete"] for d in doc["detectors"])
 
 
 def test_markdown_lists_suspects_and_negative_discrimination() -> None:
@@ -190,8 +191,12 @@ def test_runs_that_cannot_be_analysed_together_are_refused() -> None:
     check_runs(good, 3)
     with pytest.raises(IncomparableRuns, match=r"2 different data sets .*/runs/b: b\.jsonl \(sha256 bbbbbbbbbbbb\)"):
         check_runs([good[0], fake_run("b", [0, 0, 0, 0], sha="b" * 64), good[2]], 3)
-    with pytest.raises(RunLoadError, match=r"/runs/x: an incomplete run \(3 of 4 cases\)"):
+    refusal = r"/runs/x: 3 of the data set's 4 cases, and 1 case\(s\) are in one of it and /runs/a \(4 cases\) alone"
+    with pytest.raises(RunLoadError, match=refusal + "; every run must hold the same cases"):
         check_runs([*good, fake_run("x", [0, 0, 0], complete=False)], 3)
+    limited = [fake_run(n, [0, 0, 0], complete=False) for n in "xyz"]
+    check_runs(limited, 3)  # three runs stopped at the same cases: analysed on those
+    assert items_document(limited)["summary"]["cases"] == 3
     with pytest.raises(UsageError, match="two runs of detector 'a'"):
         check_runs([*good, fake_run("a", [1, 1, 1, 1])], 3)
     with pytest.raises(RunLoadError, match="has no macro_f1"):
