@@ -46,21 +46,26 @@ def difficulty(right: np.ndarray) -> np.ndarray:
 
 def discrimination(right: np.ndarray, scores: np.ndarray) -> list[float | None]:
     """Per case, the point-biserial correlation between being right on it and the detectors' scores; None where it is
-    undefined (every detector right, every one wrong, or all scores equal: a constant has no correlation)."""
-    from scipy.stats import pointbiserialr
+    undefined (every detector right, every one wrong, or all scores equal: a constant has no correlation).
+
+    The point-biserial correlation is Pearson's r with one variable 0/1 (`scipy.stats.pointbiserialr` returns
+    `scipy.stats.pearsonr`): one vectorised `pearsonr` over the cases where it is defined takes some 40 ms for 20
+    detectors x 10,000 cases, where `pointbiserialr`, which loops over them, took 7.5 s."""
+    from scipy.stats import pearsonr
 
     scores = np.asarray(scores, dtype=float)
+    out: list[float | None] = [None] * right.shape[1]
     if len(scores) < 2 or np.ptp(scores) == 0:
-        return [None] * right.shape[1]
-    out: list[float | None] = []
-    for column in right.T:
-        if column.all() or not column.any():
-            out.append(None)
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # a warning here would mean a figure we cannot vouch for: a bug
-            r = float(pointbiserialr(column.astype(int), scores).statistic)
-        out.append(r)
+        return out
+    defined = np.flatnonzero(right.any(axis=0) & ~right.all(axis=0))
+    if not len(defined):
+        return out
+    x = right[:, defined].astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning here would mean a figure we cannot vouch for: a bug
+        r = pearsonr(x, np.broadcast_to(scores[:, None], x.shape), axis=0).statistic
+    for i, value in zip(defined, np.atleast_1d(r), strict=True):
+        out[i] = float(value)
     return out
 
 
@@ -202,9 +207,9 @@ def method(k: int) -> ItemsMethod:
         "strongest_requested": k,
         "difficulty": "the share of detectors whose prediction equals the label (1: every detector right)",
         "discrimination": (
-            "scipy.stats.pointbiserialr between being right on the case (1/0) and each detector's headline macro-F1 "
-            "over all its cases (the case included); null when every detector is right, every one is wrong, or all "
-            "macro-F1 are equal"
+            "the point-biserial correlation (Pearson's r, scipy.stats.pearsonr) between being right on the case (1/0) "
+            "and each detector's headline macro-F1 over all its cases (the case included); null when every detector "
+            "is right, every one is wrong, or all macro-F1 are equal"
         ),
         "suspect": (
             "every one of the strongest detectors (the --strongest best by macro-F1, more on a tie at the boundary) "

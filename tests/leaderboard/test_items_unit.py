@@ -68,6 +68,22 @@ def test_discrimination_is_the_point_biserial_and_none_where_undefined() -> None
     assert discrimination(right, np.full(5, 0.5)) == [None] * 5  # equal scores: no correlation to speak of
 
 
+def test_discrimination_equals_scipys_pointbiserialr_case_by_case() -> None:
+    from scipy.stats import pointbiserialr
+
+    rng = np.random.default_rng(3)
+    right = rng.random((7, 400)) < 0.45
+    scores = rng.random(7)
+    got = discrimination(right, scores)
+    for case in range(400):
+        column = right[:, case]
+        if column.all() or not column.any():
+            assert got[case] is None
+        else:
+            assert got[case] == pytest.approx(pointbiserialr(column.astype(int), scores).statistic, abs=1e-12)
+    assert sum(g is None for g in got) < 40  # most cases are defined: the comparison is not vacuous
+
+
 def test_discrimination_of_a_case_right_by_the_best_two_by_hand() -> None:
     # scores 4, 3, 2, 1 (mean 2.5, population sd sqrt(1.25)); right 1, 1, 0, 0: M1 = 3.5, M0 = 1.5,
     # r = (3.5 - 1.5) / sqrt(1.25) * sqrt(0.5 * 0.5) = 2 / 1.1180 * 0.5 = 0.894427
