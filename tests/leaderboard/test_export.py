@@ -131,3 +131,13 @@ def test_without_pyarrow_the_export_says_how_to_install_it(run: dict[str, Path],
                    env={"PYTHONPATH": str(tmp_path / "block")})  # fmt: skip
     assert proc.returncode == 2 and not (tmp_path / "x.parquet").exists()
     assert "needs pyarrow" in proc.stderr and "pip install 'fcb-harness[parquet]'" in proc.stderr
+
+
+def test_without_mlflow_the_export_says_how_to_install_it(run: dict[str, Path], tmp_path: Path) -> None:
+    blocker = tmp_path / "block" / "mlflow"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('mlflow is blocked in this test')\n")
+    proc = run_cli("export", str(run["run"]), "--to", "mlflow", "--tracking-uri", f"file:{tmp_path / 'store'}",
+                   env={"PYTHONPATH": str(tmp_path / "block")})  # fmt: skip
+    assert proc.returncode == 2 and not (tmp_path / "store").exists()
+    assert "needs MLflow" in proc.stderr and "pip install 'fcb-harness[mlflow]'" in proc.stderr
