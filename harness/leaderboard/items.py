@@ -31,6 +31,25 @@ DEFAULT_STRONGEST = 3
 LETTERS = "lmhe"  # a prediction as one letter: low, medium, high, error
 ORIGINS = ("natural", "assembled", "constructed")
 
+DEFINITIONS = {
+    "difficulty": "the share of detectors whose prediction equals the label (1: every detector right)",
+    "discrimination": (
+        "the point-biserial correlation (Pearson's r, scipy.stats.pearsonr) between being right on the case (1/0) "
+        "and each detector's headline macro-F1 over all its cases (the case included); null when every detector "
+        "is right, every one is wrong, or all macro-F1 are equal"
+    ),
+    "suspect": (
+        "every one of the strongest detectors (the --strongest best by macro-F1, more on a tie at the boundary) "
+        "predicts the same risk, and it is not the label"
+    ),
+    "errors": (
+        "an errored prediction counts as wrong for difficulty and discrimination, is counted in errored, and is "
+        "never the same prediction: a case any strongest detector errored on is not a suspect"
+    ),
+}
+"""The definitions the document states beside its figures (``method``)."""
+
+
 # ---- the pure parts ------------------------------------------------------------------------------------------------
 
 
@@ -53,7 +72,7 @@ def discrimination(right: np.ndarray, scores: np.ndarray) -> list[float | None]:
     detectors x 10,000 cases, where `pointbiserialr`, which loops over them, took 7.5 s."""
     from scipy.stats import pearsonr
 
-    scores = np.asarray(scores, dtype=float)
+    scores = np.asarray(scores)
     out: list[float | None] = [None] * right.shape[1]
     if len(scores) < 2 or np.ptp(scores) == 0:
         return out
@@ -65,14 +84,14 @@ def discrimination(right: np.ndarray, scores: np.ndarray) -> list[float | None]:
         warnings.simplefilter("error")  # a warning here would mean a figure we cannot vouch for: a bug
         r = pearsonr(x, np.broadcast_to(scores[:, None], x.shape), axis=0).statistic
     for i, value in zip(defined, np.atleast_1d(r), strict=True):
-        out[i] = float(value)
+        out[i] = round(float(value), 12) + 0.0  # a correlation of exactly 0 stays 0, not -5e-17 (a "negative" one)
     return out
 
 
 def strongest(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` detectors with the highest scores, and of every detector tied with the k-th: which of
     two equal detectors is "stronger" is not ours to pick."""
-    scores = np.asarray(scores, dtype=float)
+    scores = np.asarray(scores)
     if not 1 <= k <= len(scores):
         raise ValueError(f"k={k} for {len(scores)} detectors")
     bar = np.sort(scores)[::-1][k - 1]
@@ -83,9 +102,9 @@ def suspect_cases(y_true: np.ndarray, preds: Sequence[np.ndarray], best: np.ndar
     """Per case, the prediction (0..2) that every detector of ``best`` made when they all made the same one and it is
     not the label; -1 elsewhere (an error among them, a disagreement, or the label)."""
     stack = np.array([np.asarray(preds[i]) for i in best]).reshape(len(best), len(y_true))
-    first = stack[0]
-    same = (stack == first).all(axis=0) & (first != ERROR) & (first != y_true)
-    return np.where(same, first, -1)
+    lowest = stack.min(axis=0)
+    same = (lowest == stack.max(axis=0)) & (lowest != ERROR) & (lowest != y_true)
+    return np.where(same, lowest, -1)
 
 
 def suspect_order(ids: np.ndarray, shared: np.ndarray, agreeing: np.ndarray, distance: np.ndarray) -> list[int]:
@@ -202,24 +221,7 @@ def items_document(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> ItemsD
 
 def method(k: int) -> ItemsMethod:
     """How each figure is defined, as the document states it."""
-    return {
-        "score": "macro_f1",
-        "strongest_requested": k,
-        "difficulty": "the share of detectors whose prediction equals the label (1: every detector right)",
-        "discrimination": (
-            "the point-biserial correlation (Pearson's r, scipy.stats.pearsonr) between being right on the case (1/0) "
-            "and each detector's headline macro-F1 over all its cases (the case included); null when every detector "
-            "is right, every one is wrong, or all macro-F1 are equal"
-        ),
-        "suspect": (
-            "every one of the strongest detectors (the --strongest best by macro-F1, more on a tie at the boundary) "
-            "predicts the same risk, and it is not the label"
-        ),
-        "errors": (
-            "an errored prediction counts as wrong for difficulty and discrimination, is counted in errored, and is "
-            "never the same prediction: a case any strongest detector errored on is not a suspect"
-        ),
-    }
+    return {"score": "macro_f1", "strongest_requested": k, **DEFINITIONS}  # type: ignore[typeddict-item]
 
 
 def summary(
