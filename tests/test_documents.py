@@ -53,14 +53,18 @@ def validators(schemas: dict[str, dict]) -> dict[str, Draft202012Validator]:
 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """Real outputs of real commands: two evaluations, a baseline, a leaderboard and a data set audit. Made once a
-    session (`once`): the xdist workers that run this module's tests share them and read them back each."""
+    """Real outputs of real commands: two evaluations, a baseline, a leaderboard, a case-level analysis and a data set
+    audit. Made once a session (`once`): the xdist workers that run this module's tests share them and read them back
+    each."""
     tmp = once(tmp_path_factory, "documents-outputs", _make_outputs)
     runs = {"agreement": tmp / "agreement", "flaky": tmp / "flaky"}
     return {
         "runs": runs,
         "baseline": json.loads((tmp / "baselines" / "b1.json").read_text()),
-        **{name: json.loads((tmp / f"{name}.json").read_text()) for name in ("leaderboard", "audit", "compare")},
+        **{
+            name: json.loads((tmp / f"{name}.json").read_text())
+            for name in ("leaderboard", "audit", "compare", "items")
+        },
     }
 
 
@@ -82,7 +86,9 @@ def _make_outputs(tmp: Path) -> None:
     assert audit.returncode in (0, 1), audit.stderr
     compare = run_cli("compare", str(runs["agreement"]), str(runs["flaky"]), "--format", "json", "--bootstrap", "50")
     assert compare.returncode in (0, 1), compare.stderr
-    for name, proc in (("leaderboard", board), ("audit", audit), ("compare", compare)):
+    items = run_cli("items", str(runs["agreement"]), str(runs["flaky"]), "--strongest", "2", "--format", "json")
+    assert items.returncode == 0, items.stderr
+    for name, proc in (("leaderboard", board), ("audit", audit), ("compare", compare), ("items", items)):
         (tmp / f"{name}.json").write_text(proc.stdout)
 
 
@@ -90,7 +96,7 @@ def errors_of(validator: Draft202012Validator, doc: object) -> list[str]:
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in validator.iter_errors(doc)]
 
 
-NAMES = ["metrics", "journal", "run", "scope", "baseline", "leaderboard", "compare", "audit"]
+NAMES = ["metrics", "journal", "run", "scope", "baseline", "leaderboard", "compare", "audit", "items"]
 
 
 def test_every_schema_is_printed_as_a_valid_json_schema(schemas: dict[str, dict]) -> None:
@@ -142,8 +148,9 @@ def test_error_rate_is_in_the_headline_and_counts_the_journal_errors(outputs: di
 
 
 def test_baseline_leaderboard_compare_and_audit_validate(outputs: dict, validators: dict) -> None:
-    for name in ("baseline", "leaderboard", "compare"):
+    for name in ("baseline", "leaderboard", "compare", "items"):
         assert errors_of(validators[name], outputs[name]) == [] and documents.check(name, outputs[name]) == [], name
+    assert len(outputs["items"]["cases"]) == 60 and outputs["items"]["summary"]["errored_predictions"] > 0
     assert len(outputs["leaderboard"][0]["rows"]) == 2
     assert errors_of(validators["audit"], outputs["audit"]) == []
 
@@ -192,12 +199,14 @@ def _mutations(outputs: dict) -> list[tuple[str, object, str]]:
     mutate("audit", outputs["audit"], ["verdict"], KeyError, "verdict missing")
     mutate("compare", outputs["compare"], ["regression"], "no", "regression a string")
     mutate("compare", outputs["compare"], ["metrics", "macro_f1", "delta"], KeyError, "a delta missing")
+    mutate("items", outputs["items"], ["cases", 0, "predicted"], "lx", "an unknown prediction letter")
+    mutate("items", outputs["items"], ["summary", "suspects"], KeyError, "the suspect count missing")
     return cases
 
 
 def test_a_mutated_document_fails_validation(outputs: dict, validators: dict) -> None:
     cases = _mutations(outputs)
-    assert len(cases) == 18
+    assert len(cases) == 20
     for name, doc, what in cases:
         assert errors_of(validators[name], doc), f"{name}: {what} was accepted"
         assert documents.check(name, doc), f"{name}: {what} passed its definition"

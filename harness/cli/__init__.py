@@ -11,6 +11,8 @@ Command modules (``fcb NAME``; ``build_dataset`` is ``build-dataset``):
 - ``view``: (re)write a run's report.html and open it; ``schema``: the JSON Schema of an output document
 - ``compare``: a run against a baseline; ``baseline``: save a run as a baseline
 - ``leaderboard``: rank detectors from run folders; ``history``: each run's metric over time
+- ``export``: a run for other tools (``--to parquet``)
+- ``items``: case-level analysis over several detectors' runs (difficulty, discrimination, suspect labels)
 - ``serve``: serve a detector over HTTP
 - ``audit_dataset``: check a benchmark for shortcuts; ``build_dataset``: build the real-data benchmark
 - ``scenario``: ``fcb scenario validate|analyze|score``
@@ -33,7 +35,9 @@ from harness.cli import (
     baseline,
     build_dataset,
     compare,
+    export,
     history,
+    items,
     leaderboard,
     merge,
     scenario,
@@ -57,6 +61,8 @@ COMMANDS = [
     leaderboard,
     compare,
     history,
+    items,
+    export,
     merge,
     build_dataset,
     audit_dataset,

@@ -16,6 +16,7 @@ against the same definitions (`check`, used by `harness.runfolder.read`).
 | leaderboard | ``fcb leaderboard --format json`` (a list)  | `LeaderboardBoard`  |
 | compare     | ``fcb compare --format json``               | `CompareDocument`   |
 | audit       | ``fcb audit-dataset --format json``         | `AuditDocument` (its parts in `harness.documents.audit`) |
+| items       | ``fcb items --format json``                 | `ItemsDocument` (its parts in `harness.documents.items`) |
 
 Constraints and descriptions ride on the types as small markers (`Limits`, `Doc`) that pydantic reads when it builds
 a schema; this module imports no pydantic itself, so the contract costs no start-up time. Fields a document of an
@@ -50,6 +51,7 @@ from harness.documents.boards import (
     error_rate,
 )
 from harness.documents.fields import Doc, ErrorKind, Limits, Risk
+from harness.documents.items import ItemsCase, ItemsDetector, ItemsDocument, ItemsMethod, ItemsSummary, ItemsSuspect
 from harness.documents.run import (
     Bootstrap,
     CategoryAccuracy,
@@ -104,6 +106,12 @@ __all__ = [  # the documents and their parts, imported from here
     "Headline",
     "HeadlineReal",
     "Identity",
+    "ItemsCase",
+    "ItemsDetector",
+    "ItemsDocument",
+    "ItemsMethod",
+    "ItemsSummary",
+    "ItemsSuspect",
     "JournalError",
     "JournalRecord",
     "LeaderboardBoard",
@@ -132,7 +140,17 @@ __all__ = [  # the documents and their parts, imported from here
     "validator",
 ]
 
-SCHEMAS: tuple[str, ...] = ("metrics", "journal", "run", "scope", "baseline", "leaderboard", "compare", "audit")
+SCHEMAS: tuple[str, ...] = (
+    "metrics",
+    "journal",
+    "run",
+    "scope",
+    "baseline",
+    "leaderboard",
+    "compare",
+    "audit",
+    "items",
+)
 """The documents that have a shipped JSON Schema, by the name ``fcb schema`` takes."""
 
 
@@ -147,6 +165,7 @@ DEFINITIONS: dict[str, Any] = {
     "leaderboard": list[LeaderboardBoard],
     "compare": CompareDocument,
     "audit": AuditDocument,
+    "items": ItemsDocument,
 }
 """Each generated document's definition, by name."""
 

@@ -179,6 +179,11 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 return self._send(429, b'{"error": "slow down"}', {"Retry-After": str(args.throttle_once)})
             if first_time and is_flaky(request, args.flaky_every):
                 return self._send(503, b'{"error": "try again"}', {"Retry-After": "0"})
+            if args.answers:  # a table of chosen replies by task; null: a reply without a risk (invalid_response)
+                with open(args.answers) as f:
+                    risk = json.load(f)[request["task"]]
+                reply = {"false_consensus_risk": risk} if risk else {"verdict": "none"}
+                return self._send(200, json.dumps(reply).encode())
             reply = reply_for(request, args.garbage_every)
             if reply is None:
                 return self._send(200, b"this is not json")
@@ -210,6 +215,7 @@ def main() -> None:
     parser.add_argument("--fault-every-attempt", action="store_true", help="permanent faults (default: first try)")
     parser.add_argument("--slow-s", type=float, default=3.0, help="how long a 'slow' fault waits")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--answers", help="a JSON object of task -> risk (null: a reply without one) to answer from")
     args = parser.parse_args()
     server = QuietServer(("127.0.0.1", 0), make_handler(State(args)))
     server.daemon_threads = True

@@ -1,0 +1,93 @@
+"""``fcb export --to mlflow``: a real run (the CLI, a built-in detector on the embedded set) logged by the CLI into a
+local MLflow file store, read back with MLflow's own client, and each figure compared with one counted here from
+the run's journal. Skips, saying so, where MLflow (the mlflow extra) is not installed."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import read_jsonl, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+mlflow_tracking = pytest.importorskip("mlflow.tracking", reason="MLflow (pip install 'fcb-harness[mlflow]') is absent")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("mlflow-run") / "run"
+    proc = run_cli("eval", "-d", "builtin:heuristic", "--name", "heur", "--out", str(out), "--bootstrap", "100", "-q")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_the_mlflow_run_reads_back_with_the_runs_figures(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)  # a file: URI given is consent enough for fcb
+    store = f"file:{tmp_path / 'mlruns'}"
+    proc = run_cli("export", str(run_dir), "--to", "mlflow", "--tracking-uri", store, "--experiment", "items-test")
+    assert proc.returncode == 0, proc.stderr
+    run_id = proc.stdout.strip()
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow's own client, reading the store back, asks too
+    client = mlflow_tracking.MlflowClient(store)
+    logged = client.get_run(run_id)
+    assert logged.info.status == "FINISHED" and logged.info.run_name == "heur"
+    assert client.get_experiment(logged.info.experiment_id).name == "items-test"
+
+    doc = json.loads((run_dir / "metrics.json").read_text())
+    params = logged.data.params
+    assert params["detector"] == "heur" and params["detector_spec"] == "builtin:heuristic"
+    assert params["dataset_sha256"] == doc["dataset"]["sha256"] and params["dataset_cases"] == "240"
+    assert params["settings.bootstrap_resamples"] == "100" and params["complete"] == "true"
+
+    # the figures, counted again from the journal: accuracy overall and per category, cases
+    journal = read_jsonl(run_dir / "predictions.jsonl")
+    right = [r["risk"] == r["expected"] for r in journal]
+    metrics = logged.data.metrics
+    assert metrics["n_cases"] == len(journal) == 240
+    assert metrics["accuracy"] == pytest.approx(sum(right) / len(right))
+    totals, hits = (
+        Counter(r["category"] for r in journal),
+        Counter(r["category"] for r in journal if r["risk"] == r["expected"]),
+    )
+    assert {k.split(".")[1]: v for k, v in metrics.items() if k.startswith("per_category.")} == pytest.approx(
+        {cat: hits[cat] / n for cat, n in totals.items()}
+    )
+    high = [r for r in journal if r["expected"] == "high"]
+    assert metrics["high_risk_recall"] == pytest.approx(sum(r["risk"] == "high" for r in high) / len(high))
+    assert metrics["macro_f1"] == pytest.approx(doc["metrics"]["macro_f1"])
+    assert metrics["roc_auc"] == pytest.approx(doc["metrics"]["scores"]["roc_auc"])
+    assert (metrics["macro_f1_ci95_low"], metrics["macro_f1_ci95_high"]) == pytest.approx(
+        doc["metrics"]["macro_f1_ci95"]
+    )
+    assert not any(k.endswith("_real") for k in metrics)  # the embedded set has no origin tags: no such figures
+
+    artifacts = {a.path for a in client.list_artifacts(run_id)}
+    assert artifacts == {"report.md", "report.html", "metrics.json", "run.json"}
+    local = Path(client.download_artifacts(run_id, "report.md", str(tmp_path / "down")))
+    assert local.read_bytes() == (run_dir / "report.md").read_bytes()
+
+    again = run_cli("export", str(run_dir), "--to", "mlflow", "--tracking-uri", store, "--experiment", "items-test")
+    assert again.returncode == 0, again.stderr
+    runs = client.search_runs([logged.info.experiment_id])
+    assert len(runs) == 2  # the experiment is reused, each export a run of its own
+
+
+def test_a_broken_run_reaches_no_mlflow_store(run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("metrics.json", "predictions.jsonl", "run.json", "scope.json"):
+        (broken / name).write_bytes((run_dir / name).read_bytes())
+    doc = json.loads((broken / "metrics.json").read_text())
+    doc["metrics"]["accuracy"] = 0.99  # a figure its journal does not give
+    (broken / "metrics.json").write_text(json.dumps(doc))
+    store = tmp_path / "mlruns"
+    proc = run_cli("export", str(broken), "--to", "mlflow", "--tracking-uri", f"file:{store}")
+    assert proc.returncode == 2 and "accuracy" in proc.stderr
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    client = mlflow_tracking.MlflowClient(f"file:{store}")
+    found = client.get_experiment_by_name("fcb")
+    assert found is None or client.search_runs([found.experiment_id]) == []
