@@ -16,7 +16,9 @@ Modules (this one holds the entry points, ``generate``, ``write`` and ``main``, 
 - ``items``: the Item (a question, its truth, plausible wrong answers) and the matching rule
 - ``facts``: the fact tables
 - ``computed``: the items whose answers are computed
-- ``assembly``: templates, category plans, panels, provenance metadata and labels
+- ``wording``: the answer templates and notes, each construct in several families shared by every category
+- ``plans``: who answers what, in which mode, for each category (its framings)
+- ``assembly``: panel sizes, agent order, provenance metadata, rendering and labels
 - ``__main__``: ``python -m harness.datasets.embedded``
 
 Run ``python -m harness.datasets.embedded [--out PATH] [--seed N]`` to regenerate the shipped JSONL file.
@@ -31,12 +33,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.datasets.embedded.assembly import BUILDERS, Deck, assemble, panel_size
+from harness.datasets.embedded.assembly import SIZES_PER_CATEGORY, Deck, assemble, panel_sizes
 from harness.datasets.embedded.computed import NON_NUMERIC_GENERATORS, NUMERIC_GENERATORS, draw_item
 from harness.datasets.embedded.facts import FACT_ITEMS, check_fact_tables
+from harness.datasets.embedded.plans import BUILDERS
 
 DEFAULT_SEED = 20261130
-CASES_PER_CATEGORY = 30
+CASES_PER_CATEGORY = len(SIZES_PER_CATEGORY)  # 30
+MINIMUM_ANSWERS = {"lone_correct_dissenter": 3}  # one right against at least 60% wrong
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "data" / "embedded_cases.jsonl"
 
 
@@ -47,17 +51,18 @@ def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
     facts = Deck(rng, FACT_ITEMS)
     computed = Deck(rng, (*NUMERIC_GENERATORS, *NON_NUMERIC_GENERATORS))
     numeric = Deck(rng, NUMERIC_GENERATORS)
+    sizes = {c: panel_sizes(rng, MINIMUM_ANSWERS.get(c, 2)) for c in BUILDERS}
     plan = [c for c in BUILDERS for _ in range(CASES_PER_CATEGORY)]
     rng.shuffle(plan)  # interleave categories so that ids reveal nothing
     cases = []
     for number, category in enumerate(plan, start=1):
-        builder, minimum, source = BUILDERS[category]
+        builder, source = BUILDERS[category]
         if source == "mixed":
             source = "fact" if rng.random() < 0.5 else "computed"
         item = (
             facts.deal() if source == "fact" else draw_item(rng, (numeric if source == "numeric" else computed).deal())
         )
-        draft = builder(rng, item, panel_size(rng, minimum))
+        draft = builder(rng, item, sizes[category].pop())
         cases.append(assemble(rng, number, category, item, draft))
     return cases
 
