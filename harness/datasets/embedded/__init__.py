@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.datasets.embedded.assembly import SIZES_PER_CATEGORY, Deck, assemble, panel_sizes
+from harness.datasets.embedded.assembly import SIZES_PER_CATEGORY, Deck, assemble, category_slots
 from harness.datasets.embedded.computed import NON_NUMERIC_GENERATORS, NUMERIC_GENERATORS, draw_item
 from harness.datasets.embedded.facts import FACT_ITEMS, check_fact_tables
 from harness.datasets.embedded.plans import BUILDERS
@@ -51,7 +51,7 @@ def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
     facts = Deck(rng, FACT_ITEMS)
     computed = Deck(rng, (*NUMERIC_GENERATORS, *NON_NUMERIC_GENERATORS))
     numeric = Deck(rng, NUMERIC_GENERATORS)
-    sizes = {c: panel_sizes(rng, MINIMUM_ANSWERS.get(c, 2)) for c in BUILDERS}
+    slots = {c: category_slots(rng, MINIMUM_ANSWERS.get(c, 2)) for c in BUILDERS}
     plan = [c for c in BUILDERS for _ in range(CASES_PER_CATEGORY)]
     rng.shuffle(plan)  # interleave categories so that ids reveal nothing
     cases = []
@@ -62,7 +62,7 @@ def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
         item = (
             facts.deal() if source == "fact" else draw_item(rng, (numeric if source == "numeric" else computed).deal())
         )
-        draft = builder(rng, item, sizes[category].pop())
+        draft = builder(rng, item, slots[category].pop())
         cases.append(assemble(rng, number, category, item, draft))
     return cases
 

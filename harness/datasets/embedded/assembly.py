@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.datasets.embedded.items import Item, as_decimal, stated
-from harness.datasets.embedded.plans import Ans, Draft
+from harness.datasets.embedded.plans import Ans, Draft, Slot
 from harness.datasets.embedded.wording import note_question, pick_voice, render
 
 # The label scheme's category -> risk, copied from harness.types.CATEGORY_RISK because the generator stands alone
@@ -33,14 +33,18 @@ FAMILIES = tuple(f"family-{c}" for c in "abcdef")
 # the category (the count-only model of the shortcut audit learns nothing from it) and every category holds pairs and
 # panels of 16. A lone dissenter needs three answers (one right against at least 60% wrong): its pairs become 3.
 SIZES_PER_CATEGORY = (2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 10, 12, 13, 14, 16)
+RARE_PER_CATEGORY = 3  # cases of each category that take its rare variant (genuine_disagreement: no right answer)
+RARE_SIZES = (2, 4)  # sizes the rare variant can take: the items' two wrong answers split evenly, 1-1 or 2-2
 _ID_SCHEMES = ("agent-{}", "solver-{}", "a{}", "expert_{}")
 
 
-def panel_sizes(rng: random.Random, minimum: int) -> list[int]:
-    """The sizes of one category's panels, in a random order (sizes under ``minimum`` raised to it)."""
+def category_slots(rng: random.Random, minimum: int) -> list[Slot]:
+    """One category's slots in a random order: the shared sizes (those under ``minimum`` raised to it), and the
+    rare variant on a few of those whose size allows it."""
     sizes = [max(s, minimum) for s in SIZES_PER_CATEGORY]
     rng.shuffle(sizes)
-    return sizes
+    rare = set(rng.sample([i for i, n in enumerate(sizes) if n in RARE_SIZES], RARE_PER_CATEGORY))
+    return [Slot(n, i in rare) for i, n in enumerate(sizes)]
 
 
 def _families(rng: random.Random, n: int, single_p: float) -> list[str]:

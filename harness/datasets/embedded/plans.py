@@ -38,6 +38,15 @@ class Ans:
     shared: bool = False
 
 
+@dataclass(frozen=True)
+class Slot:
+    """Where a case sits in its category: its number of answers, and whether it takes the category's rare variant
+    (dealt to a fixed few of each category's cases, so that a rare label edge is in every build)."""
+
+    n: int
+    rare: bool = False
+
+
 @dataclass
 class Draft:
     plans: list[Ans]
@@ -146,10 +155,10 @@ def _anchored(rng: random.Random, item: Item, n: int, main: str, rival: str) -> 
 _HOW = {"panel": "answering on their own", "note": "rejecting a correct note in the question"}
 
 
-def build_majority_wrong(rng: random.Random, item: Item, n: int) -> Draft:
+def build_majority_wrong(rng: random.Random, item: Item, slot: Slot) -> Draft:
     """A wrong answer held by at least 60%, reached without copying (also numeric_consensus_error)."""
     framing = _framing(rng, CROWD_FRAMINGS)
-    wrong = item.wrongs[0]
+    wrong, n = item.wrongs[0], slot.n
     values, k = _crowd(rng, item, n, wrong, item.truth, lone=False)
     plans = _crowd_plans(rng, framing, values, wrong, item.truth, n)
     rationale = (
@@ -159,9 +168,9 @@ def build_majority_wrong(rng: random.Random, item: Item, n: int) -> Draft:
     return Draft(plans, rationale, framing, note_value=item.truth if framing == "note" else None, single_family_p=0.35)
 
 
-def build_lone_dissenter(rng: random.Random, item: Item, n: int) -> Draft:
+def build_lone_dissenter(rng: random.Random, item: Item, slot: Slot) -> Draft:
     framing = _framing(rng, CROWD_FRAMINGS)
-    wrong = item.wrongs[0]
+    wrong, n = item.wrongs[0], slot.n
     values, k = _crowd(rng, item, n, wrong, item.truth, lone=True)
     plans = _crowd_plans(rng, framing, values, wrong, item.truth, n)
     how = "; the note in the question states it too" if framing == "note" else ""
@@ -172,11 +181,11 @@ def build_lone_dissenter(rng: random.Random, item: Item, n: int) -> Draft:
     return Draft(plans, rationale, framing, note_value=item.truth if framing == "note" else None)
 
 
-def build_genuine_agreement(rng: random.Random, item: Item, n: int) -> Draft:
+def build_genuine_agreement(rng: random.Random, item: Item, slot: Slot) -> Draft:
     """The mirror of a wrong majority (the right answer and the main mistake swapped): a panel, or a false note that
     the majority rejects; as often as the wrong majorities, one agent alone holds the mistake."""
     framing = _framing(rng, CROWD_FRAMINGS)
-    wrong = item.wrongs[0]
+    wrong, n = item.wrongs[0], slot.n
     lone = n >= 3 and rng.random() < 1 / 3  # lone_correct_dissenter is a third of the wrong-majority panels
     values, k = _crowd(rng, item, n, item.truth, wrong, lone=lone)
     plans = _crowd_plans(rng, framing, values, item.truth, wrong, n)
@@ -188,8 +197,8 @@ def build_genuine_agreement(rng: random.Random, item: Item, n: int) -> Draft:
     return Draft(plans, rationale, framing, note_value=wrong if framing == "note" else None, single_family_p=0.15)
 
 
-def build_echo_cascade(rng: random.Random, item: Item, n: int) -> Draft:
-    wrong = item.wrongs[0]
+def build_echo_cascade(rng: random.Random, item: Item, slot: Slot) -> Draft:
+    wrong, n = item.wrongs[0], slot.n
     plans, k = _cascade(rng, item, n, wrong, item.truth)
     copiers = "1 agent who had read it repeated it" if k == 2 else f"{k - 1} agents who had read it repeated it"
     rationale = (
@@ -199,8 +208,8 @@ def build_echo_cascade(rng: random.Random, item: Item, n: int) -> Draft:
     return Draft(plans, rationale, "copy")
 
 
-def build_anchoring(rng: random.Random, item: Item, n: int) -> Draft:
-    wrong = item.wrongs[0]
+def build_anchoring(rng: random.Random, item: Item, slot: Slot) -> Draft:
+    wrong, n = item.wrongs[0], slot.n
     plans, k = _anchored(rng, item, n, wrong, item.truth)
     rationale = (
         f"The question carries a false note that points to {wrong}; {k} of {n} agents adopt it, so the shared "
@@ -214,10 +223,11 @@ def _split(rng: random.Random, n: int, parts: int) -> list[int]:
     return [b - a for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
 
 
-def build_disagreement(rng: random.Random, item: Item, n: int) -> Draft:
-    framing = _framing(rng, DISAGREEMENT_FRAMINGS)
+def build_disagreement(rng: random.Random, item: Item, slot: Slot) -> Draft:
+    """No answer reaches 60%; the rare variant holds no right answer at all."""
+    framing, n = _framing(rng, DISAGREEMENT_FRAMINGS), slot.n
+    with_truth = not slot.rare
     for _ in range(1000):
-        with_truth = rng.random() < 0.9
         pool = [item.truth, *item.wrongs] if with_truth else list(item.wrongs)
         parts = rng.randint(2, min(len(pool), n))
         values = [item.truth, *rng.sample(item.wrongs, parts - 1)] if with_truth else rng.sample(pool, parts)
@@ -242,11 +252,11 @@ def build_disagreement(rng: random.Random, item: Item, n: int) -> Draft:
     return Draft(plans, rationale, framing, note_value=note_value, single_family_p=0.2)
 
 
-def build_unsupported(rng: random.Random, item: Item, n: int) -> Draft:
+def build_unsupported(rng: random.Random, item: Item, slot: Slot) -> Draft:
     """The mirror of a false consensus with nothing independent behind it (an echo cascade, an adopted note), on the
     right answer."""
     framing = _framing(rng, UNSUPPORTED_FRAMINGS)
-    truth, wrong = item.truth, item.wrongs[0]
+    truth, wrong, n = item.truth, item.wrongs[0], slot.n
     if framing == "copy":
         plans, k = _cascade(rng, item, n, truth, wrong)
         rationale = (
@@ -263,7 +273,7 @@ def build_unsupported(rng: random.Random, item: Item, n: int) -> Draft:
                  evidence_allowed=False, single_family_p=0.4)  # fmt: skip
 
 
-Builder = Callable[[random.Random, Item, int], Draft]
+Builder = Callable[[random.Random, Item, Slot], Draft]
 # category -> (builder, where its items come from)
 BUILDERS: dict[str, tuple[Builder, str]] = {
     "majority_wrong_fact": (build_majority_wrong, "fact"),
