@@ -12,6 +12,10 @@ Label scheme (checked for every case before it is emitted):
   lone_correct_dissenter, numeric_consensus_error.  Low: genuine_agreement_correct.  Medium:
   genuine_disagreement (no consensus) and correct_but_unsupported (right, but nothing independent behind it).
 
+The set is a smoke test and a demonstration of every label edge, not a measure of a detector's quality; it is built
+so that its surface (answer counts, agent order, wording, the shape of a panel) says nothing of a case's risk, and
+passes ``fcb audit-dataset harness/data/embedded_cases.jsonl --split-by source-item`` (``plans`` says how).
+
 Modules (this one holds the entry points, ``generate``, ``write`` and ``main``, and the balance of categories):
 - ``items``: the Item (a question, its truth, plausible wrong answers) and the matching rule
 - ``facts``: the fact tables
