@@ -12,11 +12,17 @@ Label scheme (checked for every case before it is emitted):
   lone_correct_dissenter, numeric_consensus_error.  Low: genuine_agreement_correct.  Medium:
   genuine_disagreement (no consensus) and correct_but_unsupported (right, but nothing independent behind it).
 
+The set is a smoke test and a demonstration of every label edge, not a measure of a detector's quality; it is built
+so that its surface (answer counts, agent order, wording, the shape of a panel) says nothing of a case's risk, and
+passes ``fcb audit-dataset harness/data/embedded_cases.jsonl --split-by source-item`` (``plans`` says how).
+
 Modules (this one holds the entry points, ``generate``, ``write`` and ``main``, and the balance of categories):
 - ``items``: the Item (a question, its truth, plausible wrong answers) and the matching rule
 - ``facts``: the fact tables
 - ``computed``: the items whose answers are computed
-- ``assembly``: templates, category plans, panels, provenance metadata and labels
+- ``wording``: the answer templates and notes, each construct in several families shared by every category
+- ``plans``: who answers what, in which mode, for each category (its framings)
+- ``assembly``: panel sizes, agent order, provenance metadata, rendering and labels
 - ``__main__``: ``python -m harness.datasets.embedded``
 
 Run ``python -m harness.datasets.embedded [--out PATH] [--seed N]`` to regenerate the shipped JSONL file.
@@ -31,12 +37,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.datasets.embedded.assembly import BUILDERS, Deck, assemble, panel_size
+from harness.datasets.embedded.assembly import SIZES_PER_CATEGORY, Deck, assemble, category_slots
 from harness.datasets.embedded.computed import NON_NUMERIC_GENERATORS, NUMERIC_GENERATORS, draw_item
 from harness.datasets.embedded.facts import FACT_ITEMS, check_fact_tables
+from harness.datasets.embedded.plans import BUILDERS
 
 DEFAULT_SEED = 20261130
-CASES_PER_CATEGORY = 30
+CASES_PER_CATEGORY = len(SIZES_PER_CATEGORY)  # 30
+MINIMUM_ANSWERS = {"lone_correct_dissenter": 3}  # one right against at least 60% wrong
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "data" / "embedded_cases.jsonl"
 
 
@@ -47,17 +55,18 @@ def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
     facts = Deck(rng, FACT_ITEMS)
     computed = Deck(rng, (*NUMERIC_GENERATORS, *NON_NUMERIC_GENERATORS))
     numeric = Deck(rng, NUMERIC_GENERATORS)
+    slots = {c: category_slots(rng, MINIMUM_ANSWERS.get(c, 2)) for c in BUILDERS}
     plan = [c for c in BUILDERS for _ in range(CASES_PER_CATEGORY)]
     rng.shuffle(plan)  # interleave categories so that ids reveal nothing
     cases = []
     for number, category in enumerate(plan, start=1):
-        builder, minimum, source = BUILDERS[category]
+        builder, source = BUILDERS[category]
         if source == "mixed":
             source = "fact" if rng.random() < 0.5 else "computed"
         item = (
             facts.deal() if source == "fact" else draw_item(rng, (numeric if source == "numeric" else computed).deal())
         )
-        draft = builder(rng, item, panel_size(rng, minimum))
+        draft = builder(rng, item, slots[category].pop())
         cases.append(assemble(rng, number, category, item, draft))
     return cases
 

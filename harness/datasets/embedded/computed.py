@@ -55,7 +55,6 @@ def _gen_precedence(rng: random.Random) -> Item:
             (str(swapped), ""),
         ],
         numeric=True,
-        premise="expressions like this are worked strictly from left to right",
         evidence=("By the standard order of operations, multiplication is carried out before addition.",),
         tags=("operator_precedence",),
     )
@@ -70,7 +69,7 @@ def _gen_percent_of(rng: random.Random) -> Item:
         f"{pct}% of {base} is {{}}",
         [
             (_num(part), f"{base} x {pct} / 100 = {_num(part)}"),
-            (_num(part / 10), ""),
+            (_num(part / 10), f"{base} x {pct} / 1000 = {_num(part / 10)}"),
             (_num(base - part), f"taking {pct}% away from {base} leaves {_num(base - part)}"),
         ],
         numeric=True,
@@ -93,7 +92,6 @@ def _gen_percent_change(rng: random.Random) -> Item:
             (change.lstrip("-"), ""),
         ],
         numeric=True,
-        premise=f"a {pct}% rise followed by a {pct}% cut always cancels out exactly",
         tags=("percentages",),
     )
 
@@ -112,7 +110,6 @@ def _gen_average_speed(rng: random.Random) -> Item:
             (_num(harmonic / 2), ""),
         ],
         numeric=True,
-        premise="the average speed of a round trip is simply the mean of the two speeds",
         evidence=("Average speed is total distance travelled divided by total time taken.",),
         tags=("averages",),
     )
@@ -130,7 +127,6 @@ def _gen_sum_to_n(rng: random.Random) -> Item:
             (str(n * n // 2), ""),
         ],
         numeric=True,
-        premise="the sum of the whole numbers from 1 to n is n(n - 1)/2",
         evidence=("The sum 1 + 2 + ... + n equals n(n + 1)/2.",),
         tags=("series",),
     )
@@ -148,7 +144,6 @@ def _gen_miles(rng: random.Random) -> Item:
             (_q1(miles / Decimal("1.609344")), "miles convert to km by dividing by 1.609344"),
         ],
         numeric=True,
-        premise="for this task a mile counts as 1.5 km",
         evidence=("One international mile is exactly 1.609344 kilometres.",),
         tags=("unit_slip",),
     )
@@ -166,7 +161,6 @@ def _gen_inches(rng: random.Random) -> Item:
             (_num((inches / Decimal("2.54")).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)), ""),
         ],
         numeric=True,
-        premise="one inch is 2.5 cm",
         evidence=("The international inch is defined as exactly 2.54 centimetres.",),
         tags=("unit_slip",),
     )
@@ -184,7 +178,6 @@ def _gen_fahrenheit(rng: random.Random) -> Item:
             (str(celsius * 2 + 30), "double it and add thirty is the usual rule"),
         ],
         numeric=True,
-        premise="converting Celsius to Fahrenheit only needs a multiplication by 9/5",
         evidence=("To convert a Celsius temperature to Fahrenheit, multiply it by 9/5 and then add 32.",),
         tags=("temperature",),
     )
@@ -202,7 +195,6 @@ def _gen_speed_units(rng: random.Random) -> Item:
             (str(kmh * 1000 // 60), ""),
         ],
         numeric=True,
-        premise="to convert km/h to m/s you multiply by 3.6",
         evidence=("One km/h is 1000 metres per 3600 seconds, so dividing a speed in km/h by 3.6 gives m/s.",),
         tags=("unit_slip",),
     )
@@ -220,7 +212,6 @@ def _gen_kibibytes(rng: random.Random) -> Item:
             (str(kib * 1024 * 8), "every byte has eight bits"),
         ],
         numeric=True,
-        premise="one KiB is 1000 bytes",
         evidence=("A kibibyte (KiB) is exactly 1024 bytes.",),
         tags=("unit_slip",),
     )
@@ -238,7 +229,6 @@ def _gen_square_metres(rng: random.Random) -> Item:
             (str(area * 1000), ""),
         ],
         numeric=True,
-        premise="one square metre is 100 square centimetres",
         evidence=("One metre is 100 centimetres, so one square metre is 100 x 100 = 10000 square centimetres.",),
         tags=("unit_slip",),
     )
@@ -294,10 +284,9 @@ def _gen_weekday(rng: random.Random) -> Item:
         f"{_date_text(day)} was a {{}}",
         [
             (truth, f"{_date_text(reference)}, exactly two weeks earlier, was a {truth}"),
-            (later, ""),
-            (earlier, ""),
+            (later, f"{_date_text(day - dt.timedelta(days=7))}, a week before, was a {later}"),
+            (earlier, f"{_date_text(day + dt.timedelta(days=7))}, a week later, was a {earlier}"),
         ],
-        premise=f"{_date_text(day - dt.timedelta(days=7))} was a {later}",
         evidence=(f"Calendar reference: {_date_text(reference)} was a {truth}.",),
         tags=("weekday",),
     )
@@ -324,7 +313,6 @@ def _gen_days_between(rng: random.Random) -> Item:
             ),
         ],
         numeric=True,
-        premise="a day count between two dates includes both the start date and the end date",
         evidence=(*evidence, _MONTH_LENGTHS),
         tags=("date_arithmetic", *(("leap_year",) if leap_years else ())),
     )
@@ -348,7 +336,6 @@ def _gen_add_days(rng: random.Random) -> Item:
             (after, f"February {leap} has 28 days"),
             (before, ""),
         ]
-        premise = f"February {leap} has only 28 days"
         evidence = (f"{leap} is a leap year, so February {leap} has 29 days.",)
     else:
         rows = [
@@ -356,13 +343,12 @@ def _gen_add_days(rng: random.Random) -> Item:
             (before, "the start date counts as day one"),
             (after, ""),
         ]
-        premise, evidence = "the start date counts as day one", (_MONTH_LENGTHS,)
+        evidence = (_MONTH_LENGTHS,)
     return make_item(
         "dates",
         f"What date is {span} days after {_date_text(start)}? Give the answer as YYYY-MM-DD.",
         f"{span} days after {_date_text(start)} is {{}}",
         rows,
-        premise=premise,
         evidence=evidence,
         tags=("date_arithmetic", *(("leap_year",) if crosses_leap_day else ())),
     )
@@ -382,7 +368,6 @@ def _gen_leap_count(rng: random.Random) -> Item:
             (str(truth - 1), ""),
         ],
         numeric=True,
-        premise="every year divisible by 4 is a leap year, with no exceptions",
         evidence=(
             "In the Gregorian calendar a century year is a leap year only if it is divisible by 400, so "
             f"{century} is not a leap year.",
@@ -421,7 +406,6 @@ def _gen_floor_division(rng: random.Random) -> Item:
         "Python's floor division operator // rounds the quotient down toward negative infinity.",
         "floor_division",
         numeric=True,
-        premise="in Python, // simply drops the fractional part of the quotient",
     )
 
 
@@ -439,7 +423,6 @@ def _gen_modulo(rng: random.Random) -> Item:
         "In Python, the result of x % y has the same sign as y (or is zero).",
         "modulo",
         numeric=True,
-        premise="Python's % operator always returns a non-negative result",
     )
 
 
@@ -458,7 +441,6 @@ def _gen_power(rng: random.Random) -> Item:
         "In Python, ** is right-associative: a ** b ** c is evaluated as a ** (b ** c).",
         "operator_precedence",
         numeric=True,
-        premise="Python evaluates chained ** operators from left to right",
     )
 
 
@@ -474,7 +456,6 @@ def _gen_round_half(rng: random.Random) -> Item:
         "Python's built-in round() rounds a value exactly halfway between two integers to the even one.",
         "rounding",
         numeric=True,
-        premise="Python's round() always rounds .5 up",
     )
 
 
@@ -491,7 +472,6 @@ def _gen_xor(rng: random.Random) -> Item:
         "In Python, ^ is the bitwise exclusive-or operator on integers; exponentiation is written **.",
         "operators",
         numeric=True,
-        premise="in Python, ^ means exponentiation",
     )
 
 
@@ -512,7 +492,6 @@ def _gen_string_digits(rng: random.Random) -> Item:
         "In Python, + on two strings concatenates them and * between a string and an integer repeats the "
         "string; neither converts digits to numbers.",
         "strings",
-        premise="Python converts numeric strings to numbers before doing arithmetic on them",
         claims={"TypeError": "it raises a {}"},
     )
 
@@ -531,7 +510,6 @@ def _gen_sum_range(rng: random.Random) -> Item:
         "range(start, stop) starts at start and stops before stop; the stop value itself is never included.",
         "off_by_one",
         numeric=True,
-        premise="in Python, range(a, b) includes b",
     )
 
 
@@ -551,7 +529,6 @@ def _gen_len_range(rng: random.Random) -> Item:
         ],
         "range(start, stop, step) yields start, start + step, and so on, for every value below stop.",
         "off_by_one",
-        premise="in Python, range(start, stop, step) has exactly (stop - start) // step values",
         numeric=True,
     )
 
@@ -589,7 +566,6 @@ def _gen_aliasing(rng: random.Random) -> Item:
             (str(2 * n), ""),
         ],
         numeric=True,
-        premise="assigning y = x makes y an independent copy of the list",
         evidence=(
             "Assigning a list to a second name does not copy it: both names refer to the same list object, "
             "so a change made through one name is visible through the other.",
@@ -620,7 +596,6 @@ def _gen_price_pair(rng: random.Random) -> Item:
             (str(2 * cheap), "taking the difference off the total leaves the price"),
             (str(cheap + gap), ""),
         ],
-        premise="the cheaper item costs the total minus the price difference",
         numeric=True,
         tags=("trick_question",),
     )
@@ -659,7 +634,6 @@ def _gen_doubling(rng: random.Random) -> Item:
             (str(day // 2), "half the area means half the time"),
             (str(day - 2), ""),
         ],
-        premise="anything that doubles daily is half done at the halfway day",
         numeric=True,
         tags=("trick_question",),
     )
@@ -677,7 +651,6 @@ def _gen_fence_posts(rng: random.Random) -> Item:
             (str(gaps), "dividing the length by the spacing gives the count"),
             (str(gaps + 2), "an extra post is needed for each end"),
         ],
-        premise="the number of posts is the fence length divided by the spacing",
         numeric=True,
         tags=("off_by_one",),
     )
@@ -695,7 +668,6 @@ def _gen_tablets(rng: random.Random) -> Item:
             (str(count * every), "each tablet accounts for one interval"),
             (str((count - 2) * every), ""),
         ],
-        premise="the time until the last tablet is the number of tablets times the interval",
         numeric=True,
         tags=("off_by_one",),
     )
@@ -721,7 +693,6 @@ def _gen_clock(rng: random.Random) -> Item:
             ),
             (str(many * gap), ""),
         ],
-        premise="striking time is proportional to the number of strikes",
         numeric=True,
         tags=("off_by_one",),
     )
@@ -742,7 +713,6 @@ def _gen_socks(rng: random.Random) -> Item:
             ("2", "a pair is just two socks"),
             (str(colours), "one sock per colour covers every colour"),
         ],
-        premise="any two socks drawn are enough to guarantee a matching pair",
         numeric=True,
         tags=("pigeonhole",),
     )
@@ -760,7 +730,6 @@ def _gen_boxes(rng: random.Random) -> Item:
             (str(-(-eggs // size)), "every egg needs a box and the count rounds up"),
             (_num((Decimal(eggs) / size).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)), ""),
         ],
-        premise="a partly filled box counts as filled",
         numeric=True,
         tags=("division",),
     )

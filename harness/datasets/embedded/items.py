@@ -25,7 +25,6 @@ class Item:
     reasons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # value -> clauses backing it
     evidence: tuple[str, ...] = ()  # true passages that support the ground truth
     numeric: bool = False  # answers are matched as numbers rather than as key terms
-    premise: str = ""  # false statement leading to wrongs[0]; without one, anchoring asserts wrongs[0]
     claims: Mapping[str, str] = field(default_factory=dict)  # per-value overrides of ``claim``
     tags: tuple[str, ...] = ()
 
