@@ -141,9 +141,9 @@ def load_suite(path: str | Path) -> tuple[Suite, Path]:
     text = path.read_text(encoding="utf-8")
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line N, column M)"
-        line = getattr(exc, "lineno", None) or 1
-        raise UsageError(f"{path}:{line}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line N, column M)"; no lineno before 3.14
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        raise UsageError(f"{path}:{found.group(1) if found else 1}: {exc}") from None
     try:
         suite = Suite.model_validate(data)
     except ValidationError as exc:
@@ -155,13 +155,12 @@ def load_suite(path: str | Path) -> tuple[Suite, Path]:
 
 def _check_names(suite: Suite, text: str, path: Path) -> None:
     """Names unique within their list, and every gate naming a detector and a data set of the suite."""
-    for kind, items in (("detectors", suite.detectors), ("datasets", suite.datasets)):
-        seen: set[str] = set()
-        for i, item in enumerate(items):
-            if item.name in seen:
+    lists = {"detectors": [d.name for d in suite.detectors], "datasets": [d.name for d in suite.datasets]}
+    for kind, listed in lists.items():
+        for i, name in enumerate(listed):
+            if name in listed[:i]:
                 line = key_line(text, (kind, i, "name"))
-                raise UsageError(f"{path}:{line}: {kind}[{i}].name: {item.name!r} is named twice")
-            seen.add(item.name)
+                raise UsageError(f"{path}:{line}: {kind}[{i}].name: {name!r} is named twice")
     names = {"detector": {d.name for d in suite.detectors}, "dataset": {d.name for d in suite.datasets}}
     for i, gate in enumerate(suite.gates):
         for key, known in names.items():
