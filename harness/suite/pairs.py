@@ -119,10 +119,35 @@ def result_status(result: RunResult) -> tuple[str, str]:
     return RAN, f"{ops['errors']} case(s) ended in an error" if ops["errors"] else ""
 
 
+def stale(settings: EvalSettings, run_dir: Path) -> str:
+    """Why the complete run in ``run_dir`` is not this pair's any more (its cases file or detector changed since),
+    or "": a suite never presents a run of other cases or another detector as this pair's."""
+    import hashlib
+
+    from harness.redact import redact_spec
+    from harness.runfolder.manifest import read_manifest
+
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        return ""
+    identity = manifest["identity"]
+    if identity["detector"] != redact_spec(settings.detector) or identity["limit"] != settings.limit:
+        return f"holds a run of {identity['detector']} (limit {identity['limit']}), not of this suite's settings"
+    digest = hashlib.sha256()
+    with open(settings.cases, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != identity["dataset_sha256"]:
+        return f"holds a run of another version of {settings.cases} (its sha256 differs)"
+    return ""
+
+
 def run_pair(settings: EvalSettings, pair: Pair) -> None:
     """Run or resume one pair, recording its status; a refusal (`FcbError`) fails this pair alone."""
     if is_complete(pair.run_dir):
-        pair.status = SKIPPED
+        why = stale(settings, pair.run_dir)
+        pair.status = FAILED if why else SKIPPED
+        pair.message = f"{pair.run_dir} {why}; remove it to run this pair again" if why else ""
         return
     resumed = settings.resume
     try:

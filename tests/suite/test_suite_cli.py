@@ -167,7 +167,11 @@ def test_a_gate_regression_exits_1(tmp_path: Path, detector_server) -> None:
         for d, b in (("low", "perfect-run"), ("agree", "agree-run"))
     )
     path = write_suite(
-        tmp_path, detector("low", "builtin:always-low"), detector("agree", "builtin:agreement"), dataset("c", cases), gates
+        tmp_path,
+        detector("low", "builtin:always-low"),
+        detector("agree", "builtin:agreement"),
+        dataset("c", cases),
+        gates,
     )
     code, stdout, stderr = suite(path, tmp_path / "out")
     assert code == 1, stdout + stderr
@@ -183,3 +187,15 @@ def test_a_bad_suite_file_names_file_line_and_key(tmp_path: Path) -> None:
     assert code == 2
     assert f"{path}:7: detectors[0].concurency: unknown key" in stderr  # line 1 bootstrap, 3 header, 7 the key
     assert not (tmp_path / "out").exists()
+
+
+def test_a_complete_run_of_an_edited_cases_file_is_not_taken_as_done(tmp_path: Path) -> None:
+    files = data_sets(tmp_path)
+    path = write_suite(tmp_path, detector("agree", "builtin:agreement"), dataset("a", files["a"]))
+    out = tmp_path / "out"
+    assert suite(path, out)[0] == 0
+    write_cases(files["a"], 13, seed=7)  # one case more: the run in the folder is of the old file
+    code, stdout, stderr = suite(path, out)
+    assert code == 1
+    assert status_of(stdout, "a", "agree") == "failed"
+    assert "another version of" in stderr and "remove it" in stderr

@@ -120,6 +120,6 @@ def test_a_toml_syntax_error_keeps_its_line(tmp_path: Path) -> None:
 
 
 def test_key_line_finds_keys_by_table_position() -> None:
-    text = '[[a]]\nx = 1\n[[a]]\ny = 2\nx = 3\n[[b]]\nx = 4\n'
+    text = "[[a]]\nx = 1\n[[a]]\ny = 2\nx = 3\n[[b]]\nx = 4\n"
     assert [key_line(text, ("a", 0, "x")), key_line(text, ("a", 1, "x")), key_line(text, ("b", 0, "x"))] == [2, 5, 7]
     assert key_line(text, ("a", 1, "z")) == 3  # absent: the table's header
