@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.errors import FcbError, RunLoadError
+from harness.errors import FcbError, RunLoadError, UsageError
 from harness.run.runner import INTERRUPTED, run
 from harness.run.settings import EvalSettings
 from harness.runfolder.names import PREDICTIONS
@@ -59,6 +59,8 @@ def pair_settings(suite: Suite, base: Path, det: SuiteDetector, ds: SuiteDataset
     spec, options = (None, DetectorOptions())
     if det.config:
         spec, options = load_detector_config(resolve(base, det.config))
+    if not (det.spec or spec):
+        raise UsageError(f"detector {det.name}: {det.config} names no detector; give spec in the suite file")
     options = override(
         options,
         concurrency=det.concurrency,
@@ -75,7 +77,7 @@ def pair_settings(suite: Suite, base: Path, det: SuiteDetector, ds: SuiteDataset
     )
     return EvalSettings(
         cases=cases_path(base, ds),
-        detector=det.spec or spec or "",
+        detector=det.spec or spec or "",  # not empty: checked above
         options=options,
         out=str(run_dir),
         resume=(run_dir / PREDICTIONS).exists(),

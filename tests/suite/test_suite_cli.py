@@ -199,3 +199,30 @@ def test_a_complete_run_of_an_edited_cases_file_is_not_taken_as_done(tmp_path: P
     assert code == 1
     assert status_of(stdout, "a", "agree") == "failed"
     assert "another version of" in stderr and "remove it" in stderr
+
+
+def test_the_response_cache_is_honoured(tmp_path: Path, detector_server) -> None:
+    server: Server = detector_server()
+    files = data_sets(tmp_path)
+    path = write_suite(
+        tmp_path, detector("web", server.url, 'cache = true\ncache_dir = "replies"'), dataset("a", files["a"])
+    )
+    assert suite(path, tmp_path / "first")[0] == 0
+    assert server.stats()["count"] == 12
+    assert (tmp_path / "replies").is_dir()  # relative to the suite file's folder
+    code, _, stderr = suite(path, tmp_path / "second")  # a new run folder, every reply from the cache
+    assert code == 0, stderr
+    assert server.stats()["count"] == 12
+    assert board_value(tmp_path / "second", "a", "web") == pytest.approx(web_macro_f1(files["a"]), abs=1e-12)
+
+
+def test_a_detector_config_file_gives_the_spec_and_settings(tmp_path: Path, detector_server) -> None:
+    server: Server = detector_server()
+    files = data_sets(tmp_path)
+    (tmp_path / "web.toml").write_text(f'detector = "{server.url}"\nconcurrency = 1\n')
+    path = write_suite(tmp_path, '[[detectors]]\nname = "web"\nconfig = "web.toml"\n\n', dataset("b", files["b"]))
+    code, _, stderr = suite(path, tmp_path / "out")
+    assert code == 0, stderr
+    assert server.stats()["count"] == 9 and server.stats()["max_in_flight"] == 1
+    run = json.loads((tmp_path / "out" / "runs" / "b" / "web" / "run.json").read_text())
+    assert run["settings"]["concurrency"] == 1 and run["identity"]["detector"] == server.url
