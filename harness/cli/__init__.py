@@ -12,6 +12,7 @@ Command modules (``fcb NAME``; ``build_dataset`` is ``build-dataset``):
 - ``compare``: a run against a baseline; ``baseline``: save a run as a baseline
 - ``leaderboard``: rank detectors from run folders; ``history``: each run's metric over time
 - ``export``: a run for other tools (``--to parquet``)
+- ``suite``: detectors x data sets from a TOML file, run or resumed, then leaderboards and items per data set
 - ``items``: case-level analysis over several detectors' runs (difficulty, discrimination, suspect labels)
 - ``serve``: serve a detector over HTTP
 - ``audit_dataset``: check a benchmark for shortcuts; ``build_dataset``: build the real-data benchmark
@@ -44,6 +45,7 @@ from harness.cli import (
     schema,
     serve,
     stats,
+    suite,
     validate,
     view,
 )
@@ -63,6 +65,7 @@ COMMANDS = [
     history,
     items,
     export,
+    suite,
     merge,
     build_dataset,
     audit_dataset,

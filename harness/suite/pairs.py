@@ -1,0 +1,184 @@
+"""Run every (detector, data set) pair of a suite that is not complete yet, each in its own run folder.
+
+A pair's folder is ``OUT/runs/DATASET/DETECTOR``: a finished run there is skipped, an unfinished one (a journal
+without a complete ``metrics.json``) is resumed through the runner's resume, anything else starts. One pair failing
+(a detector that does not load, a failed preflight) is recorded and the others still run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from harness.errors import FcbError, RunLoadError, UsageError
+from harness.run.runner import INTERRUPTED, run
+from harness.run.settings import EvalSettings
+from harness.runfolder.names import PREDICTIONS
+from harness.runfolder.read import read_metrics
+from harness.suite.spec import EMBEDDED, Suite, SuiteDataset, SuiteDetector, resolve
+from harness.types import BUDGET_STOP, RunResult
+
+SKIPPED, RAN, RESUMED = "complete (skipped)", "ran", "resumed"
+FAILED, STOPPED, STOPPED_INTERRUPTED = "failed", "stopped", "interrupted"
+GOOD = (SKIPPED, RAN, RESUMED)
+
+
+@dataclass
+class Pair:
+    """One (detector, data set) pair and what became of it."""
+
+    detector: str
+    dataset: str
+    run_dir: Path
+    status: str = ""
+    message: str = ""
+    gate: str = ""  # "", "passed" or "regressed"
+
+    @property
+    def ok(self) -> bool:
+        return self.status in GOOD and self.gate != "regressed"
+
+
+def cases_path(base: Path, dataset: SuiteDataset) -> str:
+    if dataset.cases == EMBEDDED:
+        from harness.cases.reader import embedded_cases_path
+
+        return str(embedded_cases_path())
+    return resolve(base, dataset.cases)
+
+
+def pair_settings(suite: Suite, base: Path, det: SuiteDetector, ds: SuiteDataset, run_dir: Path) -> EvalSettings:
+    """The `EvalSettings` ``fcb eval`` would build from the same flags: a detector config file first, the suite's
+    keys over it (`override`, as flags over a config)."""
+    from harness.detectors.config import load_detector_config, override
+    from harness.detectors.options import DetectorOptions
+    from harness.detectors.reply import parse_risk_field
+
+    spec, options = (None, DetectorOptions())
+    if det.config:
+        spec, options = load_detector_config(resolve(base, det.config))
+    if not (det.spec or spec):
+        raise UsageError(f"detector {det.name}: {det.config} names no detector; give spec in the suite file")
+    options = override(
+        options,
+        concurrency=det.concurrency,
+        timeout=det.timeout,
+        retries=det.retries,
+        risk_field=parse_risk_field(det.risk_field) if det.risk_field else None,
+        cache=det.cache,
+        cache_dir=resolve(base, det.cache_dir) if det.cache_dir else None,
+        batch_size=det.batch_size,
+        rpm=det.rpm,
+        tpm=det.tpm,
+        max_requests=det.max_requests,
+        max_cost=det.max_cost,
+    )
+    return EvalSettings(
+        cases=cases_path(base, ds),
+        detector=det.spec or spec or "",  # not empty: checked above
+        options=options,
+        out=str(run_dir),
+        resume=(run_dir / PREDICTIONS).exists(),
+        limit=ds.limit,
+        categories=tuple(ds.categories),
+        tags=tuple(ds.tags),
+        skip_invalid=ds.skip_invalid,
+        strict=ds.strict,
+        anonymize_agents=det.anonymize_agents,
+        n_boot=suite.bootstrap,
+        seed=suite.seed,
+        name=det.name,
+        preflight=det.preflight,
+        max_consecutive_errors=det.max_consecutive_errors,
+        engine=det.engine,
+        workers=det.workers,
+        ray_address=det.ray_address,
+        num_cpus=det.num_cpus,
+        num_gpus=det.num_gpus,
+    )
+
+
+def is_complete(run_dir: Path) -> bool:
+    try:
+        return bool(read_metrics(run_dir)["complete"])
+    except RunLoadError:  # absent or unreadable: not complete, so it runs (or resumes) and is rewritten
+        return False
+
+
+def result_status(result: RunResult) -> tuple[str, str]:
+    """(status, message) of a run that returned, by the rules of ``fcb eval``'s exit code."""
+    ops = result.figures["operational"]
+    if result.stopped == INTERRUPTED or (result.stopped is None and result.figures["n_not_run"]):
+        return STOPPED_INTERRUPTED, "interrupted; run the suite again to resume it"
+    if result.stopped and result.stopped.startswith(BUDGET_STOP):
+        return STOPPED, result.stopped.removeprefix(BUDGET_STOP)
+    if result.stopped:
+        return STOPPED, f"stopped after {result.stopped}"
+    if ops["cases"] and ops["errors"] == ops["cases"]:
+        return FAILED, f"every case errored ({ops['errors']} of {ops['cases']})"
+    return RAN, f"{ops['errors']} case(s) ended in an error" if ops["errors"] else ""
+
+
+def stale(settings: EvalSettings, run_dir: Path) -> str:
+    """Why the complete run in ``run_dir`` is not this pair's any more (its cases file or detector changed since),
+    or "": a suite never presents a run of other cases or another detector as this pair's."""
+    import hashlib
+
+    from harness.redact import redact_spec
+    from harness.runfolder.manifest import read_manifest
+
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        return ""
+    identity = manifest["identity"]
+    if identity["detector"] != redact_spec(settings.detector) or identity["limit"] != settings.limit:
+        return f"holds a run of {identity['detector']} (limit {identity['limit']}), not of this suite's settings"
+    digest = hashlib.sha256()
+    with open(settings.cases, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != identity["dataset_sha256"]:
+        return f"holds a run of another version of {settings.cases} (its sha256 differs)"
+    return ""
+
+
+def run_pair(settings: EvalSettings, pair: Pair) -> None:
+    """Run or resume one pair, recording its status; a refusal (`FcbError`) fails this pair alone."""
+    if is_complete(pair.run_dir):
+        why = stale(settings, pair.run_dir)
+        pair.status = FAILED if why else SKIPPED
+        pair.message = f"{pair.run_dir} {why}; remove it to run this pair again" if why else ""
+        return
+    resumed = settings.resume
+    try:
+        result = asyncio.run(run(settings))
+    except FcbError as exc:
+        pair.status, pair.message = FAILED, str(exc)
+        return
+    pair.status, pair.message = result_status(result)
+    if pair.status == RAN and resumed:
+        pair.status = RESUMED
+
+
+def run_suite(suite: Suite, base: Path, out: Path, quiet: bool = False) -> list[Pair]:
+    """Every pair, data set by data set; stops early only on an interruption (Ctrl-C), which it re-raises."""
+    pairs: list[Pair] = []
+    total = len(suite.detectors) * len(suite.datasets)
+    for ds in suite.datasets:
+        for det in suite.detectors:
+            pair = Pair(det.name, ds.name, out / "runs" / ds.name / det.name)
+            pairs.append(pair)
+            if not quiet:
+                print(f"[{len(pairs)}/{total}] {det.name} on {ds.name}", file=sys.stderr)
+            try:
+                settings = pair_settings(suite, base, det, ds, pair.run_dir)
+            except FcbError as exc:  # a detector config file that cannot be read
+                pair.status, pair.message = FAILED, str(exc)
+                continue
+            pair.run_dir.parent.mkdir(parents=True, exist_ok=True)
+            run_pair(replace(settings, progress="bar" if sys.stderr.isatty() and not quiet else False), pair)
+            if pair.status == STOPPED_INTERRUPTED:
+                return pairs
+    return pairs

@@ -1,0 +1,176 @@
+"""The suite file: a TOML document naming detectors, data sets and gates, checked by a pydantic model.
+
+Every refusal reads ``FILE:LINE: key: message``. tomllib gives no positions for keys, so the line is found by
+searching the file's text (`key_line`): the n-th ``[[detectors]]`` header, then the first ``key =`` after it; a
+missing key points at its table's header.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.errors import UsageError
+
+EMBEDDED = "embedded"
+NAME = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)]  # a folder name too
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+class SuiteDetector(BaseModel):
+    """One detector: a spec as ``fcb eval -d`` takes, and the settings ``fcb eval`` offers as flags."""
+
+    model_config = _STRICT
+    name: NAME
+    spec: str | None = None  # None: the spec of ``config`` (a detector config file), as ``fcb eval``
+    config: str | None = None  # --detector-config
+    concurrency: int | None = Field(None, ge=1)
+    timeout: float | None = Field(None, gt=0)
+    retries: int | None = Field(None, ge=0)
+    rpm: int | None = Field(None, ge=1)
+    tpm: int | None = Field(None, ge=1)
+    max_requests: int | None = Field(None, ge=1)
+    max_cost: float | None = Field(None, gt=0)
+    risk_field: str | None = None
+    batch_size: int | None = Field(None, ge=1)
+    cache: bool | None = None
+    cache_dir: str | None = None
+    engine: Literal["local", "processes", "ray"] = "local"
+    workers: int | None = Field(None, ge=1)
+    ray_address: str | None = None
+    num_cpus: float | None = Field(None, gt=0)
+    num_gpus: float | None = Field(None, ge=0)
+    anonymize_agents: bool = False
+    preflight: bool = True
+    max_consecutive_errors: int = Field(25, ge=0)
+
+    @model_validator(mode="after")
+    def _spec_or_config(self) -> SuiteDetector:
+        if self.spec is None and self.config is None:
+            raise ValueError("give spec (as fcb eval -d takes) or config (a detector config file)")
+        return self
+
+
+class SuiteDataset(BaseModel):
+    """One data set: a cases file, ``"embedded"``, or a built benchmark's split (``.../test.jsonl``)."""
+
+    model_config = _STRICT
+    name: NAME
+    cases: str
+    limit: int | None = Field(None, ge=1)
+    categories: list[str] = []
+    tags: list[str] = []
+    skip_invalid: bool = False
+    strict: bool = False
+
+
+class SuiteGate(BaseModel):
+    """A baseline a detector's run on a data set must not regress from, compared as ``fcb compare`` does."""
+
+    model_config = _STRICT
+    detector: str
+    dataset: str
+    baseline: str
+    max_drop: float = Field(0.01, ge=0)
+    alpha: float = Field(0.05, gt=0, lt=1)
+
+
+class Suite(BaseModel):
+    """The whole suite file."""
+
+    model_config = _STRICT
+    detectors: list[SuiteDetector] = Field(min_length=1)
+    datasets: list[SuiteDataset] = Field(min_length=1)
+    gates: list[SuiteGate] = []
+    bootstrap: int = Field(1000, ge=0)
+    seed: int = 0
+    strongest: int = Field(3, ge=1)  # fcb items --strongest
+
+
+def key_line(text: str, loc: tuple[int | str, ...]) -> int:
+    """The line of ``loc`` (("detectors", 1, "timeout")) in the TOML text, found by searching: tomllib keeps no
+    positions. The n-th ``[[table]]`` header, then the first ``key =`` after it; else the header; else line 1."""
+    lines = text.splitlines()
+    start, line = 0, 1
+    if len(loc) >= 2 and isinstance(loc[0], str) and isinstance(loc[1], int):
+        headers = [i for i, s in enumerate(lines) if re.match(rf"\s*\[\[\s*{re.escape(loc[0])}\s*\]\]", s)]
+        if loc[1] < len(headers):
+            start = headers[loc[1]]
+            line = start + 1
+        keys = [k for k in loc[2:] if isinstance(k, str)]
+        end = next((h for h in headers if h > start), len(lines)) if loc[1] < len(headers) else len(lines)
+    else:
+        keys = [k for k in loc[:1] if isinstance(k, str)]
+        end = next((i for i, s in enumerate(lines) if s.lstrip().startswith("[")), len(lines))
+    if keys:
+        pattern = re.compile(rf"\s*[\"']?{re.escape(keys[0])}[\"']?\s*=")
+        found = next((i for i in range(start, end) if pattern.match(lines[i])), None)
+        if found is not None:
+            return found + 1
+        if not (len(loc) >= 2 and isinstance(loc[1], int)):  # a top-level table: its header
+            found = next((i for i, s in enumerate(lines) if re.match(rf"\s*\[+\s*{re.escape(keys[0])}\b", s)), None)
+            line = found + 1 if found is not None else line
+    return line
+
+
+def _key_name(loc: tuple[int | str, ...]) -> str:
+    """``detectors[1].timeout``: where a problem is, as the file's reader would name it."""
+    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc]
+    return "".join(parts).lstrip(".") or "(document)"
+
+
+def _message(error: Any) -> str:
+    kind, msg = error["type"], error["msg"]
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "missing (required)"
+    if kind.endswith("_type") or kind in {"int_from_float", "bool_parsing"}:
+        return f"{msg} (got {type(error['input']).__name__} {error['input']!r})"
+    return msg.removeprefix("Value error, ")
+
+
+def load_suite(path: str | Path) -> tuple[Suite, Path]:
+    """The suite file, checked, and the folder its relative paths are read from. Raises `UsageError` as
+    ``FILE:LINE: key: message`` for the first problems (all of them, one a line)."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line N, column M)"; no lineno before 3.14
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        raise UsageError(f"{path}:{found.group(1) if found else 1}: {exc}") from None
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"{path}:{key_line(text, e['loc'])}: {_key_name(e['loc'])}: {_message(e)}" for e in exc.errors()]
+        raise UsageError("\n".join(lines)) from None
+    _check_names(suite, text, path)
+    return suite, path.parent
+
+
+def _check_names(suite: Suite, text: str, path: Path) -> None:
+    """Names unique within their list, and every gate naming a detector and a data set of the suite."""
+    lists = {"detectors": [d.name for d in suite.detectors], "datasets": [d.name for d in suite.datasets]}
+    for kind, listed in lists.items():
+        for i, name in enumerate(listed):
+            if name in listed[:i]:
+                line = key_line(text, (kind, i, "name"))
+                raise UsageError(f"{path}:{line}: {kind}[{i}].name: {name!r} is named twice")
+    names = {"detector": {d.name for d in suite.detectors}, "dataset": {d.name for d in suite.datasets}}
+    for i, gate in enumerate(suite.gates):
+        for key, known in names.items():
+            if (value := getattr(gate, key)) not in known:
+                line = key_line(text, ("gates", i, key))
+                raise UsageError(
+                    f"{path}:{line}: gates[{i}].{key}: {value!r} is no {key} of this suite ({', '.join(sorted(known))})"
+                )
+
+
+def resolve(base: Path, value: str) -> str:
+    """A path of the suite file, relative to its folder (as a detector config's prompt is)."""
+    return str(value if Path(value).is_absolute() else base / value)
