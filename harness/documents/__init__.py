@@ -52,6 +52,7 @@ from harness.documents.boards import (
 from harness.documents.fields import Doc, ErrorKind, Limits, Risk
 from harness.documents.run import (
     Bootstrap,
+    Calibration,
     CategoryAccuracy,
     ClassScores,
     ConfusionMatrix,
@@ -69,6 +70,7 @@ from harness.documents.run import (
     Operational,
     PerClass,
     Predicted,
+    ReliabilityBin,
     RunManifest,
     ScopeDocument,
     ScoreMetrics,
@@ -86,6 +88,7 @@ __all__ = [  # the documents and their parts, imported from here
     "BoardDataset",
     "BoardMethod",
     "Bootstrap",
+    "Calibration",
     "CategoryAccuracy",
     "CategoryDelta",
     "ClassScores",
@@ -115,6 +118,7 @@ __all__ = [  # the documents and their parts, imported from here
     "Operational",
     "PerClass",
     "Predicted",
+    "ReliabilityBin",
     "Risk",
     "RunManifest",
     "ScopeDocument",
