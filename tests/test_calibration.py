@@ -294,5 +294,6 @@ def test_report_md_states_the_ece_its_interval_its_bins_and_the_diagram() -> Non
     assert len(cells) == 15  # every bin, the empty ones too
     assert [int(c[2]) for c in cells] == HAND_COUNTS
     assert cells[0][1] == "[0.000, 0.067]" and cells[2][1] == "(0.133, 0.200]" and cells[14][1] == "(0.933, 1.000]"
-    assert cells[14][3:] == ["0.975", "0.500", "0.475"]  # mean score, share high, |share - mean|
+    assert cells[14][3:] == ["0.975", "0.500", "0.475"]  # mean score, share high, gap |share - mean|
+    assert all(len(row) == 6 for row in table)  # no cell split by a pipe in a header or a value
     assert cells[1][3:] == ["n/a", "n/a", "n/a"]  # an empty bin

@@ -270,7 +270,9 @@ def calibration_section(m: Metrics) -> str:
     """The calibration figures: what they count (or that there are none), the diagram and its table."""
     out = f"<h2>Calibration</h2><p class='note' id='calibration-note'>{esc(calibration_note(m))}</p>"
     if cal := calibration_of(m):
-        out += f"<div class='row'><div>{reliability_svg(cal['diagram'])}</div>"
+        legend = ("<p class='note'>Bars: each bin's share of high risk, over the bin's scores; dots: at the bin's mean "
+                  "score; dashed: where a calibrated score lies. Hover a bar for its count.</p>")  # fmt: skip
+        out += f"<div class='row'><div>{reliability_svg(cal['diagram'])}{legend}</div>"
         out += f"<div>{table(CALIBRATION_HEADER, calibration_rows(m), 'num calibration')}</div></div>"
     return out
 

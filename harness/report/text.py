@@ -54,7 +54,8 @@ def headline_rows(m: Metrics) -> list[list[str]]:
     return rows
 
 
-CALIBRATION_HEADER = ["bin", "scores", "cases", "mean score", "share high", "|share - mean|"]
+CALIBRATION_HEADER = ["bin", "scores", "cases", "mean score", "share high", "gap"]
+"""The reliability diagram's columns; gap is |share high - mean score| (no pipe: it would split a Markdown cell)."""
 
 
 def calibration_of(m: Metrics) -> Calibration | None:
@@ -90,9 +91,9 @@ def calibration_note(m: Metrics) -> str:
     return (
         f"ECE {_num(cal['ece'])}{interval} over {cal['bins']} equal-width bins of the score, high risk against the "
         f"rest, on the {s['n_scored']} cases of {m['n_cases']} whose reply carried a risk_score (errored cases "
-        "and replies without a score are left out, as for ROC-AUC). ECE = sum over bins of cases / "
-        f"{s['n_scored']} x |share high - mean score|; a bin holds the scores above its lower edge up to its "
-        "upper one (the first holds 0 too). A calibrated score lies on the diagonal: share high = mean score."
+        f"and replies without a score are left out, as for ROC-AUC). ECE = sum over bins of cases / {s['n_scored']} "
+        "x gap, the gap being |share high - mean score|; a bin holds the scores above its lower edge up to its upper "
+        "one (the first holds 0 too). A calibrated score lies on the diagonal: share high = mean score."
     )
 
 
