@@ -250,12 +250,21 @@ def test_the_interval_of_a_larger_run_is_reproducible_and_holds_the_resample_val
     assert 0.0 < lo < hi < 1.0 and math.isfinite(hi)
 
 
-def test_a_binning_that_disagrees_with_scikit_learn_s_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    # scikit-learn puts 0.2 (an edge of 15 bins) in (0.1333, 0.2]; counting it in the bin above would pair our
-    # counts with its means wrongly: refused, never reported
-    monkeypatch.setattr(cal, "bin_ids", lambda s, n: np.searchsorted(cal.bin_edges(n)[1:-1], s, side="right"))
-    with pytest.raises(ValueError, match="bins"):
-        cal.calibration(np.array([1.0, 0.0]), np.array([0.2, 0.25]), 15, None)
+@pytest.mark.parametrize("n_bins", [15, 10, 6, 3, 1])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_diagram_s_filled_bins_are_scikit_learn_s_calibration_curve(n_bins: int, seed: int) -> None:
+    # calibration_curve(strategy="uniform") leaves empty bins out and gives no counts: its means must be those of
+    # our bins with cases, in order, scores on every edge of n_bins (as Python and as numpy write them), 0 and 1 too
+    rng = np.random.default_rng(100 + seed)
+    edges = [k / n_bins for k in range(n_bins + 1)] + list(np.linspace(0, 1, n_bins + 1))
+    s = np.concatenate([rng.random(int(rng.integers(1, 200))), rng.choice(edges, size=int(rng.integers(0, 40)))])
+    y = (rng.random(len(s)) < 0.5).astype(float)
+    share, mean = calibration_curve(y, s, n_bins=n_bins, strategy="uniform")
+    filled = [b for b in cal.reliability(y, s, n_bins) if b["count"]]
+    assert len(filled) == len(mean)
+    assert [b["mean_score"] for b in filled] == pytest.approx(list(mean), abs=1e-12)
+    assert [b["share_high"] for b in filled] == pytest.approx(list(share), abs=1e-12)
+    assert sum(b["count"] for b in filled) == len(s)
 
 
 # --------------------------------------------------------------------------------------------------------------
