@@ -38,15 +38,14 @@ def bin_ids(scores: np.ndarray, n_bins: int) -> np.ndarray:
 
 
 def ece(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> float:
-    """The ECE of ``scores`` against ``y_high`` (1 for high risk, 0 for the rest); NaN without cases."""
-    draws = np.arange(len(scores))[None, :]
-    return float(ece_resamples(y_high, scores, n_bins, [draws])[0]) if len(scores) else float("nan")
+    """The ECE of ``scores`` (at least one) against ``y_high`` (1 for high risk, 0 for the rest)."""
+    return float(ece_resamples(y_high, scores, n_bins, [np.arange(len(scores))[None, :]])[0])
 
 
 def ece_resamples(y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: Iterable[np.ndarray]) -> np.ndarray:
-    """The ECE of each resample: ``draws`` yields index arrays of shape (resamples, n), a resample a row (the cases
-    drawn, with replacement). n_b/N * |o_b - m_b| is |the sum of (y - s) over the bin| / N, so one weighted count a
-    bin and resample gives every ECE at once, without a loop over resamples."""
+    """The ECE of each resample: ``draws`` yields at least one index array of shape (resamples, n), a resample a row
+    (the cases drawn, with replacement). n_b/N * |o_b - m_b| is |the sum of (y - s) over the bin| / N, so one
+    weighted count a bin and resample gives every ECE at once, without a loop over resamples."""
     ids, gap = bin_ids(scores, n_bins), y_high - scores
     out = []
     for idx in draws:
@@ -54,7 +53,7 @@ def ece_resamples(y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: It
         offsets = n_bins * np.arange(rows)[:, None]
         sums = np.bincount((ids[idx] + offsets).ravel(), weights=gap[idx].ravel(), minlength=n_bins * rows)
         out.append(np.abs(sums.reshape(rows, n_bins)).sum(axis=1) / idx.shape[1])
-    return np.concatenate(out) if out else np.empty(0)
+    return np.concatenate(out)
 
 
 def reliability(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> list[dict[str, Any]]:
@@ -67,16 +66,16 @@ def reliability(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> list[dic
     hundreds of times) for three bincounts."""
     ids = bin_ids(scores, n_bins)
     counts = np.bincount(ids, minlength=n_bins)
-    score_sums = np.bincount(ids, weights=scores, minlength=n_bins)
-    high_sums = np.bincount(ids, weights=y_high, minlength=n_bins)
+    seen = np.maximum(counts, 1)  # an empty bin's sums are 0: divided by 1, and shown as None below
+    mean_score = np.bincount(ids, weights=scores, minlength=n_bins) / seen
+    share_high = np.bincount(ids, weights=y_high, minlength=n_bins) / seen
     edges = bin_edges(n_bins)
-    diagram: list[dict[str, Any]] = []
-    for k in range(n_bins):
-        n = int(counts[k])
-        diagram.append({"lower": float(edges[k]), "upper": float(edges[k + 1]), "count": n,
-                        "mean_score": float(score_sums[k] / n) if n else None,
-                        "share_high": float(high_sums[k] / n) if n else None})  # fmt: skip
-    return diagram
+    return [
+        {"lower": float(edges[k]), "upper": float(edges[k + 1]), "count": int(counts[k]),
+         "mean_score": float(mean_score[k]) if counts[k] else None,  # an empty bin has none: never 0 or NaN
+         "share_high": float(share_high[k]) if counts[k] else None}
+        for k in range(n_bins)
+    ]  # fmt: skip
 
 
 def calibration(
