@@ -293,9 +293,8 @@ def brier(y_binary: np.ndarray, scores: np.ndarray) -> float | None:
 
 
 def score_metrics(
-    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_bins: int = DEFAULT_BINS, n_boot: int = 0,
-    seed: int = 0,
-) -> dict[str, Any] | None:  # fmt: skip
+    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_bins: int, n_boot: int, seed: int
+) -> dict[str, Any] | None:
     """ROC-AUC, average precision, Brier score and calibration (ECE over ``n_bins`` equal-width bins, with an
     interval over ``n_boot`` resamples of the scored cases, and the reliability diagram: `harness.calibration`) of
     ``risk_score`` for high risk versus the rest.
@@ -311,7 +310,7 @@ def score_metrics(
         return None
     y = np.array([p[0] for p in pairs], dtype=float)
     s = np.array([p[1] for p in pairs], dtype=float)
-    draws = resample_indices(len(s), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(s))) if n_boot > 0 else None
+    draws = resample_indices(len(s), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(s))) if n_boot else None
     return {
         "n_scored": len(pairs),
         "roc_auc": roc_auc(y, s),

@@ -3,10 +3,10 @@ against the run's journal before anyone reads them.
 
 ``metrics.json`` is a summary; the journal (``predictions.jsonl``) is the run's source of truth, and every figure
 checked here is a pure function of it (`harness.metrics` and `harness.calibration`, the very functions the run
-computed them with). A
-document whose figures do not follow from its journal (edited by hand, faked, or left stale by a resume killed
-before it rewrote it) is refused, naming the file and the figure: a leaderboard must never rank a number the run
-did not earn. A baseline file is checked the same way against its per-case letters.
+computed them with). A document whose figures do not follow from its journal (edited by hand, faked, or left stale
+by a resume killed before it rewrote it) is refused, naming the file and the figure: a leaderboard must never rank
+a number the run did not earn. A baseline file is checked the same way against its per-case letters (it keeps no
+scores: its ECE is not shown).
 """
 
 from __future__ import annotations
