@@ -6,8 +6,8 @@ Encoding used throughout: ``y_true`` holds 0, 1, 2 for low, medium, high; ``y_pr
 Undefined values, one policy: a figure that is undefined is None in Python and null in JSON, never 0 and never
 NaN. Undefined means its denominator is empty: accuracy, macro-F1 and error rate of no cases; high-risk recall
 without high-risk cases; false-alarm rate without low-risk cases; kappa without cases or without variation;
-ROC-AUC without both classes; average precision without positives; Brier score and the whole ``scores`` block
-without scored cases; a group's accuracy and interval without cases. The array functions, which also take
+ROC-AUC without both classes; average precision without positives; Brier score, ECE and the whole ``scores``
+block without scored cases; a group's accuracy and interval without cases. The array functions, which also take
 batches of bootstrap resamples and are named after the figure they compute (`accuracy`, `macro_f1`,
 `weighted_kappa`, `high_risk_recall`, `false_alarm_rate`, `error_rate`: the keys of `HEADLINE_METRICS`), give NaN
 where a figure is undefined, every one of them alike; `defined` turns that into None for a document. One stated
@@ -21,11 +21,12 @@ Each figure has one implementation, here: the shortcut audit's macro-F1 over cat
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, cast
 
 import numpy as np
 
+from harness.calibration import DEFAULT_BINS, calibration
 from harness.cases.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.documents import Metrics
 from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome
@@ -187,6 +188,15 @@ def memory_chunk(n: int, budget: int = 250_000) -> int:
     return max(1, min(100, budget // max(n, 1)))
 
 
+def resample_indices(n: int, *, n_boot: int, seed: int, chunk: int) -> Iterator[np.ndarray]:
+    """The bootstrap's draws: ``n_boot`` resamples of n cases (with replacement), as index arrays of ``chunk`` rows
+    (the last may have fewer). Every interval of a run draws from here: they depend only on (n, n_boot, seed,
+    chunk)."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_boot, chunk):
+        yield rng.integers(0, n, size=(min(chunk, n_boot - start), n))
+
+
 def paired_bootstrap_confusions(
     y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int = 1000, seed: int = 0, chunk: int = 100,
     shape: tuple[int, int] = (3, 4),
@@ -196,20 +206,19 @@ def paired_bootstrap_confusions(
     Pairing matters: the difference between two detectors is measured on identical case draws, so case
     difficulty cancels out. The draws depend only on (n, n_boot, seed, chunk).
     """
-    n = len(y_true)
     rows, cols = shape
     cells = rows * cols
-    rng = np.random.default_rng(seed)
     codes = [y_true * cols + y_pred for y_pred in y_preds]
     out = np.empty((len(codes), n_boot, rows, cols), dtype=np.int64)
-    for start in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - start)
-        idx = rng.integers(0, n, size=(b, n))
+    start = 0
+    for idx in resample_indices(len(y_true), n_boot=n_boot, seed=seed, chunk=chunk):
+        b = len(idx)
         offsets = cells * np.arange(b)[:, None]
         for k, c in enumerate(codes):
             out[k, start : start + b] = np.bincount((c[idx] + offsets).ravel(), minlength=cells * b).reshape(
                 b, rows, cols
             )
+        start += b
     return out
 
 
@@ -283,10 +292,14 @@ def brier(y_binary: np.ndarray, scores: np.ndarray) -> float | None:
     return float(np.mean((scores - y_binary) ** 2)) if len(scores) else None
 
 
-def score_metrics(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, Any] | None:
-    """ROC-AUC, average precision and Brier score of ``risk_score`` for high risk versus the rest.
+def score_metrics(
+    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_bins: int, n_boot: int, seed: int
+) -> dict[str, Any] | None:
+    """ROC-AUC, average precision, Brier score and calibration (ECE over ``n_bins`` equal-width bins, with an
+    interval over ``n_boot`` resamples of the scored cases, and the reliability diagram: `harness.calibration`) of
+    ``risk_score`` for high risk versus the rest.
 
-    Only cases with a score take part; None when no detector answer carried one.
+    Only cases with a score take part (an errored case has none); None when no detector answer carried one.
     """
     pairs = [
         (lab.expected_risk == "high", out.score)
@@ -297,11 +310,13 @@ def score_metrics(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) ->
         return None
     y = np.array([p[0] for p in pairs], dtype=float)
     s = np.array([p[1] for p in pairs], dtype=float)
+    draws = resample_indices(len(s), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(s))) if n_boot else None
     return {
         "n_scored": len(pairs),
         "roc_auc": roc_auc(y, s),
         "average_precision": average_precision(y, s),
         "brier": brier(y, s),
+        "calibration": calibration(y, s, n_bins, draws),
     }
 
 
@@ -474,6 +489,7 @@ def compute(
     n_boot: int = 1000,
     seed: int = 0,
     prices: tuple[float | None, float | None] = (None, None),
+    ece_bins: int = DEFAULT_BINS,
 ) -> Metrics:
     """Every metric of a run. ``labels`` are the cases in scope; ``outcomes`` those that finished, by case id."""
     y_true, y_pred = encode(labels, outcomes)
@@ -488,7 +504,7 @@ def compute(
         },
         **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
         "headline_real": headline_real(labels, outcomes, n_boot=n_boot, seed=seed),
-        "scores": score_metrics(labels, outcomes),
+        "scores": score_metrics(labels, outcomes, n_bins=ece_bins, n_boot=n_boot, seed=seed),
         "per_category": per_category(labels, outcomes),
         "breakdowns": breakdowns(labels, outcomes),
         "operational": operational(

@@ -90,6 +90,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--overwrite", action="store_true", help="replace the run that --out holds (not with --resume)")
     p.add_argument("--bootstrap", type=non_negative_int, metavar="N", help="bootstrap resamples (default 1000)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--ece-bins",
+        type=positive_int,
+        metavar="N",
+        help="equal-width bins of the expected calibration error of risk_score (default 15, as Guo et al. 2017)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument(
@@ -241,6 +247,7 @@ def _settings(args: argparse.Namespace) -> Any:
         progress=False if args.quiet else ("bar" if sys.stderr.isatty() else "lines"),
         n_boot=args.bootstrap if args.bootstrap is not None else base.n_boot,
         seed=args.seed if args.seed is not None else base.seed,
+        ece_bins=args.ece_bins if args.ece_bins is not None else base.ece_bins,
         name=args.name or base.name,
         categories=tuple(args.category) or base.categories,
         tags=tuple(args.tag) or base.tags,

@@ -54,6 +54,7 @@ from harness.documents.fields import Doc, ErrorKind, Limits, Risk
 from harness.documents.items import ItemsCase, ItemsDetector, ItemsDocument, ItemsMethod, ItemsSummary, ItemsSuspect
 from harness.documents.run import (
     Bootstrap,
+    Calibration,
     CategoryAccuracy,
     ClassScores,
     ConfusionMatrix,
@@ -71,6 +72,7 @@ from harness.documents.run import (
     Operational,
     PerClass,
     Predicted,
+    ReliabilityBin,
     RunManifest,
     ScopeDocument,
     ScoreMetrics,
@@ -88,6 +90,7 @@ __all__ = [  # the documents and their parts, imported from here
     "BoardDataset",
     "BoardMethod",
     "Bootstrap",
+    "Calibration",
     "CategoryAccuracy",
     "CategoryDelta",
     "ClassScores",
@@ -123,6 +126,7 @@ __all__ = [  # the documents and their parts, imported from here
     "Operational",
     "PerClass",
     "Predicted",
+    "ReliabilityBin",
     "Risk",
     "RunManifest",
     "ScopeDocument",

@@ -115,11 +115,32 @@ class CategoryAccuracy(GroupAccuracy):
     predicted: Predicted
 
 
+class ReliabilityBin(TypedDict):
+    """One bin of the reliability diagram: scores s with lower < s <= upper (the first bin holds 0 too)."""
+
+    lower: Share
+    upper: Share
+    count: Count
+    mean_score: Annotated[Rate, Doc("the mean risk_score of the bin's cases; null for an empty bin")]
+    share_high: Annotated[Rate, Doc("the share of high-risk cases among them; null for an empty bin")]
+
+
+class Calibration(TypedDict):
+    """The calibration of risk_score as the probability of high risk (`harness.calibration`)."""
+
+    bins: Annotated[Positive, Doc("the number of equal-width bins of [0, 1] (fcb eval --ece-bins, 15 by default)")]
+    ece: Annotated[Share, Doc("expected calibration error: sum over bins of count / n_scored * |share_high - "
+                              "mean_score|")]  # fmt: skip
+    ece_ci95: NotRequired[Interval]  # absent when the run drew no bootstrap resamples
+    diagram: list[ReliabilityBin]
+
+
 class ScoreMetrics(TypedDict):
     n_scored: Positive
     roc_auc: Rate
     average_precision: Rate
     brier: Rate
+    calibration: NotRequired[Calibration]  # absent from documents written before calibration was reported
 
 
 class ErrorMessage(TypedDict):
@@ -265,6 +286,7 @@ class Settings(TypedDict):
     strict: bool
     bootstrap_resamples: Count
     seed: int
+    ece_bins: NotRequired[Positive]  # absent from documents written before calibration was reported (15 then)
     name: NotRequired[str | None]
     categories: NotRequired[list[str]]
     tags: NotRequired[list[str]]

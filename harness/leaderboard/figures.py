@@ -2,10 +2,11 @@
 against the run's journal before anyone reads them.
 
 ``metrics.json`` is a summary; the journal (``predictions.jsonl``) is the run's source of truth, and every figure
-checked here is a pure function of it (`harness.metrics`, the very functions the run computed them with). A
-document whose figures do not follow from its journal (edited by hand, faked, or left stale by a resume killed
-before it rewrote it) is refused, naming the file and the figure: a leaderboard must never rank a number the run
-did not earn. A baseline file is checked the same way against its per-case letters.
+checked here is a pure function of it (`harness.metrics` and `harness.calibration`, the very functions the run
+computed them with). A document whose figures do not follow from its journal (edited by hand, faked, or left stale
+by a resume killed before it rewrote it) is refused, naming the file and the figure: a leaderboard must never rank
+a number the run did not earn. A baseline file is checked the same way against its per-case letters (it keeps no
+scores: its ECE is not shown).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.calibration import ece
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.errors import RunLoadError
 from harness.metrics import confusion, defined, headline_batch, present_classes
@@ -53,6 +55,23 @@ def journal_figures(
     errors = int((y_pred == len(RISKS)).sum())
     figures |= {("operational", "cases"): len(y_true), ("operational", "errors"): errors}
     return figures
+
+
+def score_figures(metrics: Mapping[str, Any], y_true: np.ndarray, scores: np.ndarray) -> dict[Path, Any]:
+    """``scores.n_scored`` and the ECE (`harness.calibration.ece`, over the bins the document states) from the
+    journal's scores (NaN where a case has none), when the document states an ECE: what a leaderboard shows of them.
+    A document that states one over a journal without scores is contradicted at ``scores``."""
+    found, bins = _lookup(metrics, ("scores", "calibration", "bins"))
+    if not found:
+        return {}
+    scored = ~np.isnan(scores)
+    if not scored.any():
+        return {("scores",): None}
+    y_high = (y_true[scored] == RISKS.index("high")).astype(float)
+    return {
+        ("scores", "n_scored"): int(scored.sum()),
+        ("scores", "calibration", "ece"): ece(y_high, scores[scored], bins),
+    }
 
 
 def latency_figures(latencies: np.ndarray) -> dict[Path, Any]:

@@ -24,6 +24,9 @@ from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
 
 COLUMNS = ("accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate")
 LATENCY = "operational.latency_s.p95"
+ECE = "ece"
+ECE_BINS = "ece_bins"
+"""Row values: the median ECE of risk_score over a detector's runs (checked against their journals) and its bins."""
 RANK_METRICS: tuple[str, ...] = (*HEADLINE_METRICS, *(f"{m}{REAL_SUFFIX}" for m in HEADLINE_METRICS))
 """Metrics a board can be ranked on: the headline ones on all cases, and on the natural + assembled cases."""
 
@@ -87,9 +90,23 @@ def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> R
     """A row from a detector's runs: every column is the median over them."""
     names = (*metric_pair(metric), *COLUMNS, LATENCY)
     values = {name: _median([r.metric(name) for r in runs]) for name in names}
+    values |= _ece_values(runs)
     higher_better = HEADLINE_METRICS.get(metric_pair(metric)[0], True)
     ordered = sorted(runs, key=lambda r: (r.metric(metric) is None, r.metric(metric) or 0.0), reverse=not higher_better)
-    return Row(detector, runs, values, ordered[(len(ordered) - 1) // 2], incomplete)
+    row = Row(detector, runs, values, ordered[(len(ordered) - 1) // 2], incomplete)
+    if values[ECE] is None and len({bins for _, bins in filter(None, (r.ece() for r in runs))}) > 1:
+        row.note = f"the runs of {detector} binned their ECE differently (fcb eval --ece-bins): no median is shown"
+    return row
+
+
+def _ece_values(runs: list[Run]) -> dict[str, float | None]:
+    """The median ECE over the runs that report one, and its bin count; None for both when there is none, or when
+    the runs used different bin counts (a median of figures over different bins would mean nothing)."""
+    found = [e for e in (r.ece() for r in runs) if e is not None]
+    bins = {b for _, b in found}
+    if len(bins) != 1:
+        return {ECE: None, ECE_BINS: None}
+    return {ECE: statistics.median(e for e, _ in found), ECE_BINS: bins.pop()}
 
 
 def assign_ranks(rows: list[Row], boot: np.ndarray, *, higher_better: bool, alpha: float) -> None:
@@ -157,10 +174,11 @@ def build_board(
             unranked.append(row)
         row.fingerprint_id = fp_id
         if versions[label] > 1:
-            row.note = (
+            merged = (
                 f"{label} ran as {versions[label]} different detectors (code fingerprints differ: an edited file, "
                 f"or another detector at the same URL); their runs are not merged"
             )
+            row.note = f"{merged}. {row.note}" if row.note else merged
     if ranked:
         _rank(ranked, metric, n_boot=n_boot, seed=seed, alpha=alpha)
     if metric.endswith(REAL_SUFFIX) and not board.real_cases:

@@ -11,7 +11,7 @@ import orjson
 from tabulate import tabulate
 
 from harness.documents import LeaderboardBoard
-from harness.leaderboard.rank import COLUMNS, LATENCY, Board, Row, metric_pair
+from harness.leaderboard.rank import COLUMNS, ECE, ECE_BINS, LATENCY, Board, Row, metric_pair
 from harness.leaderboard.runs import REAL_SUFFIX
 from harness.report.markdown import md_text
 
@@ -45,13 +45,25 @@ def shows_real(board: Board) -> bool:
     return board.real_cases is not None or board.metric.endswith(REAL_SUFFIX)
 
 
+def shows_ece(board: Board) -> bool:
+    """The ECE column is shown when a row has an ECE (a detector that gave risk_score)."""
+    return any(r.values.get(ECE) is not None for r in board.rows)
+
+
 def header(board: Board) -> list[str]:
     base, _ = metric_pair(board.metric)
     cols = [h.format(metric=base) for h in HEADER]
+    if shows_ece(board):
+        cols.insert(cols.index("p95 latency"), "ECE of risk_score (bins)")
     if shows_real(board):
         cases = "no" if board.real_cases is None else board.real_cases
         cols.insert(3, f"{base}, {REAL_LABEL} ({cases} cases) [95% CI]")
     return cols
+
+
+def _ece_cell(row: Row) -> str:
+    ece, bins = row.values.get(ECE), row.values.get(ECE_BINS)
+    return "n/a" if ece is None else f"{ece:.3f} ({bins:.0f} bins)"
 
 
 def _with_ci(value: float | None, ci: tuple[float, float] | None) -> str:
@@ -78,6 +90,8 @@ def row_cells(row: Row, board: Board, shown: Callable[[str], str] = str) -> list
         _runs(row),
         row.date[:10],
     ]
+    if shows_ece(board):
+        cells.insert(HEADER.index("p95 latency"), _ece_cell(row))
     if shows_real(board):
         cells.insert(3, _with_ci(v[real], row.cis.get(real)))
     return cells
@@ -161,6 +175,9 @@ def to_csv(boards: list[Board]) -> str:
             "real_value",
             "real_ci_low",
             "real_ci_high",
+            # the median expected calibration error of risk_score and its bin count (empty without scores)
+            "ece",
+            "ece_bins",
         ]
     )
     for board in boards:
@@ -187,6 +204,8 @@ def to_csv(boards: list[Board]) -> str:
                     board.real_cases,
                     r.values[real],
                     *(r.cis.get(real) or (None, None)),
+                    r.values[ECE],
+                    r.values[ECE_BINS],
                 ]
             )
     return out.getvalue()

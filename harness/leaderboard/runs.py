@@ -19,7 +19,7 @@ import orjson
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
-from harness.leaderboard.figures import check_figures, journal_figures, latency_figures
+from harness.leaderboard.figures import check_figures, journal_figures, latency_figures, score_figures
 from harness.metrics import CODE, ERROR
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
 from harness.runfolder.names import METRICS as METRICS_FILE
@@ -30,6 +30,8 @@ from harness.types import RISKS
 
 REAL_SUFFIX = "_real"
 """A metric name ending in this is the metric on the natural and assembled cases only."""
+ECE_PATH = "scores.calibration"
+"""Where ``metrics.json`` keeps the calibration of risk_score (`harness.calibration`)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class Run:
     y_true: np.ndarray  # 0..2
     y_pred: np.ndarray  # 0..2, or 3 for an error
     origins: np.ndarray | None = None  # str, from the cases' origin tags; None for runs of untagged cases
+    scores: np.ndarray | None = None  # float, NaN where a case has no risk_score; None for a baseline (keeps none)
 
     @property
     def detector(self) -> str:
@@ -97,6 +100,14 @@ class Run:
             node = node[key]
         return node if isinstance(node, int | float) else None
 
+    def ece(self) -> tuple[float, int] | None:
+        """(ECE, its bin count) as checked against the journal; None without one: no scores, a document written
+        before calibration was reported, or a baseline (it keeps no scores to check it against)."""
+        ece, bins = self.metric(f"{ECE_PATH}.ece"), self.metric(f"{ECE_PATH}.bins")
+        if self.scores is None or ece is None or bins is None:
+            return None
+        return float(ece), int(bins)
+
 
 def read_run(path: str | Path) -> Run:
     """Read a run folder, or a baseline file, through `harness.runfolder` (every file checked against its
@@ -110,6 +121,7 @@ def read_run(path: str | Path) -> Run:
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
     origins = np.array([r.get("origin", UNKNOWN_ORIGIN) for r in rows], dtype=object)
+    scores = np.array([np.nan if r["score"] is None else r["score"] for r in rows], dtype=float)
     run = Run(
         path=path,
         doc=doc,
@@ -118,8 +130,10 @@ def read_run(path: str | Path) -> Run:
         y_true=np.array([CODE[r["expected"]] for r in rows], dtype=np.int64),
         y_pred=np.array([ERROR if r["risk"] is None else CODE[r["risk"]] for r in rows], dtype=np.int64),
         origins=origins if (origins != UNKNOWN_ORIGIN).any() else None,
+        scores=scores,
     )
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
+    figures |= score_figures(doc["metrics"], run.y_true, scores)
     asked = [float(r.get("latency_s", 0.0)) for r in rows if r.get("cached") is not True]  # as metrics.operational
     figures |= latency_figures(np.array(asked, dtype=float))
     if (scope := read_scope(path)) is not None:

@@ -25,13 +25,24 @@ import orjson
 
 from harness.cases.lines import raw_lines
 from harness.cases.validate import content_hash
-from harness.documents import BaselineDocument, CompareDocument, GroupAccuracy, MetricsDocument
+from harness.documents import (
+    BaselineDocument,
+    CompareDocument,
+    GroupAccuracy,
+    Metrics,
+    MetricsDocument,
+    ReliabilityBin,
+)
 from harness.errors import ReportError  # noqa: F401 - importable from here as before
 from harness.files import atomic_write, open_regular
 from harness.report.text import (
+    CALIBRATION_HEADER,
     CATEGORY_HEADER,
     ERROR_HEADER,
     REAL_LABEL,
+    calibration_note,
+    calibration_of,
+    calibration_rows,
     category_rows,
     class_rows,
     error_message_rows,
@@ -219,6 +230,53 @@ def bars_svg(rows: Sequence[tuple[str, float | None, Sequence[float] | None, int
     return "".join(parts)
 
 
+def reliability_svg(diagram: Sequence[ReliabilityBin], size: int = 300) -> str:
+    """The reliability diagram as inline SVG: per bin with cases, a bar over the bin as high as the observed share
+    of high risk and a dot at (mean score, share high); the diagonal is where a calibrated score lies."""
+    pad = 36
+    side = size - 2 * pad
+
+    def x(v: float) -> float:
+        return pad + v * side
+
+    def y(v: float) -> float:
+        return pad + (1 - v) * side
+
+    parts = [f'<svg class="reliability" width="{size}" height="{size}" role="img" aria-label="reliability diagram">',
+             f'<rect x="{pad}" y="{pad}" width="{side}" height="{side}" fill="#fff" stroke="#999"/>',
+             f'<path d="M{x(0)} {y(0)}L{x(1)} {y(1)}" stroke="#999" stroke-dasharray="4 3"/>']  # fmt: skip
+    for b in diagram:
+        if not b["count"] or b["mean_score"] is None or b["share_high"] is None:
+            continue
+        share, mean = b["share_high"], b["mean_score"]
+        tip = (f"scores {b['lower']:.3f} to {b['upper']:.3f}: {b['count']} case(s), mean score {mean:.3f}, "
+               f"share high {share:.3f}")  # fmt: skip
+        parts.append(
+            f'<rect class="bin" data-count="{b["count"]}" x="{x(b["lower"]):.1f}" y="{y(share):.1f}" '
+            f'width="{(b["upper"] - b["lower"]) * side:.1f}" height="{share * side:.1f}" fill="rgba(76,114,176,.35)" '
+            f'stroke="#4c72b0"><title>{esc(tip)}</title></rect>'
+            f'<circle cx="{x(mean):.1f}" cy="{y(share):.1f}" r="3" fill="#b42318"><title>{esc(tip)}</title></circle>'
+        )
+    for tick in (0, 0.5, 1):
+        parts.append(f'<text class="tick" x="{x(tick):.1f}" y="{size - pad + 14}" text-anchor="middle">{tick:g}</text>')
+        parts.append(f'<text class="tick" x="{pad - 4}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:g}</text>')
+    parts.append(f'<text x="{size / 2}" y="{size - 4}" text-anchor="middle">mean risk_score</text>')
+    parts.append(f'<text x="10" y="{size / 2}" transform="rotate(-90 10 {size / 2})" text-anchor="middle">'
+                 "share high</text></svg>")  # fmt: skip
+    return "".join(parts)
+
+
+def calibration_section(m: Metrics) -> str:
+    """The calibration figures: what they count (or that there are none), the diagram and its table."""
+    out = f"<h2>Calibration</h2><p class='note' id='calibration-note'>{esc(calibration_note(m))}</p>"
+    if cal := calibration_of(m):
+        legend = ("<p class='note'>Bars: each bin's share of high risk, over the bin's scores; dots: at the bin's mean "
+                  "score; dashed: where a calibrated score lies. Hover a bar for its count.</p>")  # fmt: skip
+        out += f"<div class='row'><div>{reliability_svg(cal['diagram'])}{legend}</div>"
+        out += f"<div>{table(CALIBRATION_HEADER, calibration_rows(m), 'num calibration')}</div></div>"
+    return out
+
+
 def group_section(title: str, groups: Mapping[str, GroupAccuracy]) -> str:
     rows = [(k, v["accuracy"], v.get("ci95"), v["n"]) for k, v in groups.items()]
     return f"<h3>{esc(title)}</h3>{bars_svg(rows)}" if rows else ""
@@ -240,6 +298,7 @@ def run_sections(doc: MetricsDocument) -> str:
     out.append("<p class='note'>Click a cell to list its cases below.</p></div><div>")
     out.append(f"<h2>Per class</h2>{table(['risk', 'precision', 'recall', 'F1', 'support'], class_rows(m), 'num')}")
     out.append("</div></div>")
+    out.append(calibration_section(m))
     cats = [(c, v["accuracy"], v.get("ci95"), v["n"]) for c, v in m["per_category"].items()]
     out.append(f"<h2>Per category</h2>{bars_svg(cats)}{table(CATEGORY_HEADER, category_rows(m), 'num')}")
     breakdowns = m.get("breakdowns", {})

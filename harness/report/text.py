@@ -9,7 +9,7 @@ from typing import Any, Final
 import orjson
 from tabulate import tabulate
 
-from harness.documents import GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
+from harness.documents import Calibration, GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
 from harness.files import atomic_write
 from harness.report.markdown import md_text
 from harness.runfolder.names import METRICS, REPORT
@@ -49,7 +49,52 @@ def headline_rows(m: Metrics) -> list[list[str]]:
             ["average precision, high vs rest", _num(s["average_precision"]), ""],
             ["Brier score, high vs rest", _num(s["brier"]), ""],
         ]
+        if cal := s.get("calibration"):
+            rows.append([f"ECE, high vs rest ({cal['bins']} bins)", _num(cal["ece"]), _ci(cal.get("ece_ci95"), _num)])
     return rows
+
+
+CALIBRATION_HEADER = ["bin", "scores", "cases", "mean score", "share high", "gap"]
+"""The reliability diagram's columns; gap is |share high - mean score| (no pipe: it would split a Markdown cell)."""
+
+
+def calibration_of(m: Metrics) -> Calibration | None:
+    """The calibration block, or None: no scores, or a document written before calibration was reported."""
+    scores = m.get("scores")
+    return scores.get("calibration") if scores else None
+
+
+def calibration_rows(m: Metrics) -> list[list[Any]]:
+    """The reliability diagram as rows, one a bin (empty bins too: their means are n/a); none without scores."""
+    cal = calibration_of(m)
+    if not cal:
+        return []
+    rows = []
+    for k, b in enumerate(cal["diagram"]):
+        span = f"{'[' if k == 0 else '('}{b['lower']:.3f}, {b['upper']:.3f}]"
+        mean, share = b["mean_score"], b["share_high"]
+        gap = None if mean is None or share is None else abs(share - mean)
+        rows.append([k + 1, span, b["count"], _num(mean), _num(share), _num(gap)])
+    return rows
+
+
+def calibration_note(m: Metrics) -> str:
+    """What the calibration figures count, or that there are none (never a 0 standing for no score)."""
+    s = m.get("scores")
+    if not s:
+        return ("No reply carried a risk_score: no ROC-AUC, average precision, Brier score or calibration (ECE) "
+                "for this run.")  # fmt: skip
+    cal = s.get("calibration")
+    if not cal:
+        return "This run's metrics were written before calibration was reported (fcb eval --resume writes them again)."
+    interval = f" {_ci(cal['ece_ci95'], _num)}" if cal.get("ece_ci95") else ""
+    return (
+        f"ECE {_num(cal['ece'])}{interval} over {cal['bins']} equal-width bins of the score, high risk against the "
+        f"rest, on the {s['n_scored']} cases of {m['n_cases']} whose reply carried a risk_score (errored cases "
+        f"and replies without a score are left out, as for ROC-AUC). ECE = sum over bins of cases / {s['n_scored']} "
+        "x gap, the gap being |share high - mean score|; a bin holds the scores above its lower edge up to its upper "
+        "one (the first holds 0 too). A calibrated score lies on the diagonal: share high = mean score."
+    )
 
 
 REAL_LABEL = "natural + assembled"
@@ -255,6 +300,9 @@ def render_markdown(doc: MetricsDocument) -> str:
         tabulate(class_rows(m), headers=["risk", "precision", "recall", "F1", "support"], tablefmt=fmt),
         "",
     ]
+    out += ["## Calibration", "", calibration_note(m), ""]
+    if cal_rows := calibration_rows(m):
+        out += [tabulate(cal_rows, headers=CALIBRATION_HEADER, tablefmt=fmt, disable_numparse=True), ""]
     out += ["## Per category", "", tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt), ""]
     for name, groups in m["breakdowns"].items():
         if name == "origin" and origin_rows(m) is None:

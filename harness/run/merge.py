@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from harness.calibration import DEFAULT_BINS
 from harness.cases.reader import scan
 from harness.documents import Identity, JournalRecord, MetricsDocument, RunManifest, Settings
 from harness.errors import RunError, RunLoadError, RunMismatchError
@@ -155,7 +156,8 @@ def merge_runs(
         },
     )
     wall = max(sum(s["wall_s"] for s in m["sessions"]) for m in manifests)  # shards run side by side
-    metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings["bootstrap_resamples"], seed=settings["seed"])
+    metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings["bootstrap_resamples"], seed=settings["seed"],
+                      ece_bins=settings.get("ece_bins", DEFAULT_BINS))  # fmt: skip
     complete = not metrics["n_not_run"] and not scanned.invalid_lines and not identity["limit"]
     document: MetricsDocument = {
         **first_doc,

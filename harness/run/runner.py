@@ -370,7 +370,8 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         sent = len(outcomes) - before  # the cases this session answered: a stopped run sent fewer than it had
         wall = add_session(run_dir, manifest, started=started_at, wall_s=ended - started, cases=sent)
         prices = (settings.options.price_prompt_per_mtok, settings.options.price_completion_per_mtok)
-        metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed, prices=prices)
+        metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed, prices=prices,
+                          ece_bins=settings.ece_bins)  # fmt: skip
         complete = stopped is None and not metrics["n_not_run"] and len(labels) == len(scope)
         # a shard is only a part of the data set: it counts as complete once merged with the others (fcb merge)
         whole = complete and not scanned.invalid_lines and settings.shard is None

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from harness.calibration import DEFAULT_BINS
 from harness.detectors.options import DetectorOptions
 from harness.documents import Settings
 from harness.errors import UsageError
@@ -32,6 +33,7 @@ class EvalSettings:
     progress: bool | str = False  # True or "bar": a tqdm bar; "lines": a plain line every 10 s or 5%
     n_boot: int = 1000
     seed: int = 0
+    ece_bins: int = DEFAULT_BINS  # equal-width bins of the expected calibration error (harness.calibration)
     name: str | None = None  # shown in reports and leaderboards instead of the spec
     categories: tuple[str, ...] = ()  # only cases of these categories (a subset: its own data set)
     tags: tuple[str, ...] = ()  # only cases with one of these tags
@@ -82,6 +84,7 @@ def settings_record(settings: EvalSettings) -> Settings:
         "strict": settings.strict,
         "bootstrap_resamples": settings.n_boot,
         "seed": settings.seed,
+        "ece_bins": settings.ece_bins,
         "name": settings.name,
         "categories": list(settings.categories),
         "tags": list(settings.tags),
@@ -98,6 +101,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
     flags = {k: record.pop(k) for k in ("limit", "anonymize_agents", "skip_invalid", "strict")}
     flags["shard"] = parse_shard(record.pop("shard"))
     n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")
+    ece_bins = record.pop("ece_bins", DEFAULT_BINS)  # absent from runs written before calibration was reported
     name = record.pop("name", None)  # the last three are absent from runs of older versions
     categories, tags = tuple(record.pop("categories", ())), tuple(record.pop("tags", ()))
     engine = {key: record.pop(key) for key in ENGINE_FIELDS if key in record}
@@ -110,6 +114,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
         resume=True,
         n_boot=n_boot,
         seed=seed,
+        ece_bins=ece_bins,
         name=name,
         categories=categories,
         tags=tags,

@@ -71,6 +71,31 @@ def test_the_ranked_figures_are_the_journal_s(runs: Path) -> None:
         )
 
 
+def test_the_ece_shown_is_the_journal_s(runs: Path) -> None:
+    # weak is builtin:always-low: every score 0, all in the first bin, so its ECE is the share of high-risk cases.
+    # good is builtin:agreement: its ECE over 15 bins worked out here (a bin: the inner edges k/15 below a score).
+    board = _board(runs)[0]
+    rows = {r["detector"]: r for r in board["rows"]}
+    weak = read_jsonl(runs / "weak" / "predictions.jsonl")
+    assert rows["weak"]["values"]["ece"] == pytest.approx(sum(r["expected"] == "high" for r in weak) / N, abs=1e-12)
+    good = read_jsonl(runs / "good" / "predictions.jsonl")
+    groups: dict[int, list[tuple[float, float]]] = {}
+    for r in good:
+        groups.setdefault(sum(r["score"] > k / 15 for k in range(1, 15)), []).append(
+            (r["expected"] == "high", r["score"])
+        )
+    ece = sum(len(g) / N * abs(sum(y for y, _ in g) / len(g) - sum(s for _, s in g) / len(g)) for g in groups.values())
+    assert rows["good"]["values"]["ece"] == pytest.approx(ece, abs=1e-12)
+    assert rows["good"]["values"]["ece_bins"] == rows["weak"]["values"]["ece_bins"] == 15
+    md = run_cli("leaderboard", str(runs), "--bootstrap", "50").stdout
+    assert "ECE of risk_score (bins)" in md and f"{ece:.3f} (15 bins)" in md
+    csv_text = run_cli("leaderboard", str(runs), "--format", "csv", "--bootstrap", "50").stdout
+    header, *lines = filter(None, csv_text.splitlines())
+    assert header.endswith(",ece,ece_bins") and len(lines) == 2 and all(line.endswith(",15") for line in lines)
+    history = run_cli("history", str(runs), "--metric", "ece", "--detector", "good")
+    assert history.returncode == 0 and f"{ece:.4f} (15 bins)" in history.stdout, history.stderr
+
+
 FAKES = {  # a figure of metrics.json and a value its journal does not give
     "macro_f1": 0.99,
     "accuracy": 0.99,
@@ -81,6 +106,8 @@ FAKES = {  # a figure of metrics.json and a value its journal does not give
     "confusion_matrix.counts": [[N, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
     "operational.latency_s.p95": 0.0001234,
     "per_category.genuine_disagreement.accuracy": 1.0,
+    "scores.calibration.ece": 0.0123,
+    "scores.n_scored": N - 2,
 }
 
 
@@ -104,6 +131,14 @@ def test_a_figure_its_journal_does_not_give_is_refused_by_every_reader(
         assert code == 2, (args, out, err)
         assert said in err and "but its journal (predictions.jsonl) gives" in err, err
         assert "Traceback" not in err
+
+
+def test_an_ece_over_a_journal_without_scores_is_refused(runs: Path, tmp_path: Path) -> None:
+    faked = _copy(runs, tmp_path, "good")
+    journal = faked / "predictions.jsonl"
+    journal.write_text("".join(json.dumps({**r, "score": None}) + "\n" for r in read_jsonl(journal)))
+    proc = run_cli("leaderboard", str(faked))
+    assert proc.returncode == 2 and f"{faked / 'metrics.json'}: metrics.scores: " in proc.stderr, proc.stderr
 
 
 def test_a_run_marked_complete_with_cases_missing_from_its_journal_is_refused(runs: Path, tmp_path: Path) -> None:

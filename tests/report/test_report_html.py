@@ -1,8 +1,9 @@
 """report.html opened in headless Chromium (Debian's, as the leaderboard test): it runs no failing script and makes
-no request; filtering to a category and clicking a confusion-matrix cell list exactly the cases they should (counts
-worked out here from the cases file and the test detector's rule, not from the harness); a case opens with its
-answers, and an errored one with its traceback. ``fcb compare --format html`` shows flipped cases with both
-predictions. Screenshots go to results/test-artifacts/ for a person to look at."""
+no request; the reliability diagram shows the bins, counts, shares of high and ECE worked out from the cases;
+filtering to a category and clicking a confusion-matrix cell list exactly the cases they should (counts worked out
+here from the cases file and the test detector's rule, not from the harness); a case opens with its answers, and an
+errored one with its traceback. ``fcb compare --format html`` shows flipped cases with both predictions.
+Screenshots go to results/test-artifacts/ for a person to look at."""
 
 from __future__ import annotations
 
@@ -83,6 +84,7 @@ def test_report_html_filters_and_opens_cases(tmp_path: Path, browser_page: Page)
     page = browser_page
     _open(page, page_path)
     assert _listed(page)[0] == len(cases)
+    _check_reliability_diagram(page, cases)
 
     category = "echo_cascade"
     page.select_option("#f-cat", category)
@@ -129,6 +131,28 @@ def test_report_html_filters_and_opens_cases(tmp_path: Path, browser_page: Page)
     assert page.errors == []  # type: ignore[attr-defined]
     assert page.requests == [page_path.as_uri()]  # type: ignore[attr-defined]
     assert shot.stat().st_size > 10_000
+
+
+def _check_reliability_diagram(page: Page, cases: list[dict]) -> None:
+    """The detector scores 0.1 (two answers) and 0.9 (four or more), and none on three (an error): two bins of 15
+    hold cases, (0.0667, 0.1333] and (0.8667, 0.9333]. Counts, shares and the ECE worked out from the cases file."""
+    low = [c for c in cases if len(c["answers"]) == 2]
+    high = [c for c in cases if len(c["answers"]) >= 4]
+    n = len(low) + len(high)
+    share = [sum(c["expected_risk"] == "high" for c in group) / len(group) for group in (low, high)]
+    ece = len(low) / n * abs(share[0] - 0.1) + len(high) / n * abs(share[1] - 0.9)
+    assert page.is_visible("svg.reliability")
+    bars = page.eval_on_selector_all("svg.reliability rect.bin", "r => r.map(x => x.dataset.count)")
+    assert bars == [str(len(low)), str(len(high))]
+    dots = page.eval_on_selector_all("svg.reliability circle", "c => c.map(x => x.getBoundingClientRect().y)")
+    assert len(dots) == 2 and (dots[0] > dots[1]) == (share[0] < share[1])  # a higher share is drawn higher
+    note = page.text_content("#calibration-note") or ""
+    assert f"ECE {ece:.3f} [" in note and "over 15 equal-width bins" in note and f"on the {n} cases of" in note
+    rows = page.eval_on_selector_all(
+        "table.calibration tbody tr", "r => r.map(x => Array.from(x.cells).map(c => c.textContent))"
+    )
+    assert len(rows) == 15 and [r[2] for r in rows if r[2] != "0"] == [str(len(low)), str(len(high))]
+    assert [r[4] for r in rows if r[2] != "0"] == [f"{share[0]:.3f}", f"{share[1]:.3f}"]
 
 
 def test_compare_html_shows_flipped_cases_with_both_predictions(tmp_path: Path, request) -> None:

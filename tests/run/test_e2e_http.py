@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -89,3 +90,48 @@ def test_cli_against_http_detector_matches_independent_computation(tmp_path: Pat
     assert sorted(r["id"] for r in journal) == sorted(c["id"] for c in cases)
     assert all(r["response"] == {"note": "test server"} for r in journal if r["error"] is None)
     assert (run_dir / "report.md").read_text().count("## Per category") == 1
+
+
+def plain_ece(y: list[float], s: list[float], n_bins: int) -> tuple[float, list[int]]:
+    """(ECE, count per bin), written out here: a score's bin is the number of inner edges k/n_bins strictly below
+    it; ECE = sum over bins of n_b/N * |share of high - mean score|."""
+    groups: list[list[tuple[float, float]]] = [[] for _ in range(n_bins)]
+    for yi, si in zip(y, s, strict=True):
+        groups[sum(si > k / n_bins for k in range(1, n_bins))].append((yi, si))
+    ece = sum(len(g) / len(s) * abs(np.mean([a for a, _ in g]) - np.mean([b for _, b in g])) for g in groups if g)
+    return float(ece), [len(g) for g in groups]
+
+
+def test_the_ece_in_metrics_json_is_the_one_its_journal_gives(tmp_path: Path, detector_server) -> None:
+    cases_path = write_cases(tmp_path / "cases.jsonl", 240)
+    server = detector_server("--garbage-every", "11")  # some replies are not JSON: errored cases, without a score
+    for n_bins in (15, 7):
+        run_dir = tmp_path / f"run-{n_bins}"
+        bins_flag = () if n_bins == 15 else ("--ece-bins", str(n_bins))  # 15 is the default
+        proc = run_cli("eval", str(cases_path), "-d", server.url, "--out", str(run_dir), "-q", "--retries", "0",
+                       "--bootstrap", "200", "--seed", "5", *bins_flag)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        journal = read_jsonl(run_dir / "predictions.jsonl")
+        scored = [r for r in journal if r["score"] is not None]
+        errored = sum(r["error"] is not None for r in journal)
+        assert errored and len(scored) == len(journal) - errored  # the server gives every answer a score
+        assert {0.0, 1.0, 0.2} & {r["score"] for r in scored}  # scores on the edges of 15 bins happen
+        y = [1.0 if r["expected"] == "high" else 0.0 for r in scored]
+        s = [r["score"] for r in scored]
+        want, counts = plain_ece(y, s, n_bins)
+
+        block = json.loads((run_dir / "metrics.json").read_text())["metrics"]["scores"]
+        assert block["n_scored"] == len(scored)
+        calibration = block["calibration"]
+        assert calibration["bins"] == n_bins and calibration["ece"] == pytest.approx(want, abs=1e-12)
+        assert [b["count"] for b in calibration["diagram"]] == counts
+        # the interval: 200 resamples of the scored cases (journal order), drawn as harness.metrics documents
+        rng = np.random.default_rng(5)
+        values = [plain_ece([y[i] for i in idx], [s[i] for i in idx], n_bins)[0]
+                  for rows in (100, 100) for idx in rng.integers(0, len(s), size=(rows, len(s)))]  # fmt: skip
+        assert calibration["ece_ci95"] == pytest.approx(list(np.percentile(values, [2.5, 97.5])), abs=1e-12)
+
+        assert json.loads((run_dir / "run.json").read_text())["settings"]["ece_bins"] == n_bins
+        report = (run_dir / "report.md").read_text()
+        assert f"ECE, high vs rest ({n_bins} bins) | {want:.3f} |" in re.sub(" +", " ", report)
+        assert f"over {n_bins} equal-width bins" in report

@@ -23,7 +23,7 @@ from harness.detectors.options import DetectorOptions
 from harness.errors import RunError, RunMismatchError
 from harness.metrics import compute
 from harness.run.outputs import metrics_document, open_run_dir, run_identity, write_outputs
-from harness.run.settings import EvalSettings, settings_record
+from harness.run.settings import EvalSettings, resumed_settings, settings_record
 from harness.runfolder.journal import JournalWriter, outcome_of, record
 from harness.runfolder.manifest import new_manifest, write_manifest
 from harness.runfolder.scope import write_scope
@@ -205,6 +205,20 @@ def test_a_resume_reads_the_run_s_manifest_and_checks_its_identity(tmp_path: Pat
     changed = EvalSettings(cases=str(tmp_path / "cases.jsonl"), detector=SPEC, out=str(run), limit=6, resume=True)
     with pytest.raises(RunMismatchError, match="limit was 5, now 6"):
         open_run_dir(changed, _identity(changed))
+
+
+def test_a_resumed_run_keeps_its_ece_bins_and_a_run_from_before_them_gets_15(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    first = EvalSettings(cases=str(tmp_path / "cases.jsonl"), detector=SPEC, out=str(run), ece_bins=7)
+    stored = new_manifest(_identity(first), str(tmp_path / "cases.jsonl"), settings_record(first))
+    assert stored["settings"]["ece_bins"] == 7
+    write_manifest(run, stored)
+    (run / "predictions.jsonl").write_bytes(b"")
+    assert resumed_settings(run).ece_bins == 7
+    del stored["settings"]["ece_bins"]  # run.json of a version that did not report calibration
+    write_manifest(run, stored)
+    assert resumed_settings(run).ece_bins == 15
 
 
 # ---- metrics.json ------------------------------------------------------------------------------------------------
