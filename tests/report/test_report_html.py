@@ -203,10 +203,14 @@ def _eval(cases: Path, run: Path) -> None:
 
 def _open_case(page: Page, case_id: str) -> str:
     page.keyboard.press("Escape")  # an open detail panel covers the table
+    # The text filter applies 150 ms after typing and redraws the rows: a click whose row is redrawn between its
+    # mouse-down and mouse-up is lost. So the rows drawn before are marked, and the click waits for the redraw.
+    page.evaluate("document.querySelectorAll('#cases tbody tr').forEach(tr => { tr.dataset.stale = '1'; })")
     page.fill("#f-text", case_id)
     page.wait_for_function(
         "id => document.querySelector('#count').textContent.startsWith('1 ') && "
-        "document.querySelector('#cases tbody td').textContent === id",
+        "document.querySelector('#cases tbody td').textContent === id && "
+        "!document.querySelector('#cases tbody tr').dataset.stale",
         arg=case_id,
     )
     page.click("#cases tbody tr >> nth=0")
