@@ -92,6 +92,11 @@ class RateLimits:
         self._tpm = tpm
         self._tokens: AsyncLimiter | None = None
 
+    @property
+    def active(self) -> bool:
+        """Whether any limit was set: without one, `acquire` has nothing to wait for."""
+        return self._requests is not None or bool(self._tpm)
+
     async def acquire(self, tokens: int = 0) -> None:
         if self._requests is not None:
             await self._requests.acquire()
@@ -138,6 +143,14 @@ class AdaptiveGate:
 
     def __post_init__(self) -> None:
         self.limit = float(self.ceiling)
+
+    def enter_now(self) -> float:
+        """Takes a place at once when nothing need wait (no pause, no pace, a free place) and returns the send time;
+        0.0 when `enter` must wait."""
+        if self.pace or self.in_flight >= int(self.limit) or self.paused_until > time.monotonic():
+            return 0.0
+        self.in_flight += 1
+        return time.monotonic()
 
     async def enter(self) -> float:
         """Waits for a free place, for any pause to end and for the pace; returns the send time, for `throttled`."""
@@ -237,21 +250,28 @@ class Budget:
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1e6
 
-    async def reserve(self, worst_cost: float) -> None:
-        """Counts one request and reserves its worst cost, or raises `BudgetSpent`. A request that does not fit
-        while others are in flight waits for them: their replies usually cost less than was reserved."""
+    def reserve_now(self, worst_cost: float) -> bool:
+        """Counts one request and reserves its worst cost when it fits now (True); False when it fits only once
+        requests in flight come back (`reserve` waits for them); raises `BudgetSpent` when it cannot fit."""
         if self.max_requests is not None and self.spent_requests + self._in_flight + 1 > self.max_requests:
             raise BudgetSpent(f"--max-requests {self.max_requests} reached ({self.spent_requests} sent)")
-        while self.max_cost is not None and self.spent_cost + self._reserved + worst_cost > self.max_cost:
+        if self.max_cost is not None and self.spent_cost + self._reserved + worst_cost > self.max_cost:
             if not self._in_flight:
                 raise BudgetSpent(
                     f"--max-cost {self.max_cost:g} USD reached (${self.spent_cost:.4f} spent; the next request may "
                     f"cost up to ${worst_cost:.4f})"
                 )
-            self._settled = self._settled or asyncio.Event()
-            await self._settled.wait()
+            return False
         self._in_flight += 1
         self._reserved += worst_cost
+        return True
+
+    async def reserve(self, worst_cost: float) -> None:
+        """`reserve_now`, waiting while it does not fit: the replies in flight usually cost less than was
+        reserved."""
+        while not self.reserve_now(worst_cost):
+            self._settled = self._settled or asyncio.Event()
+            await self._settled.wait()
 
     def settle(self, worst_cost: float, cost: float) -> None:
         """A reserved request came back having cost ``cost`` (0 for a refused one)."""

@@ -225,6 +225,13 @@ class Transport:
         ``--max-cost``; ``usage`` reads what a reply did cost. Raises `BudgetSpent` before an attempt that would
         pass a cap.
         """
+        try:  # the first attempt outside tenacity: most replies come at once, and its loop costs more than a reply
+            return await self._post(body, interpret, worst_tokens, usage), 1
+        except _Transient as exc:  # tenacity decides whether to try again, as for any later attempt
+            first = [exc]
+        except DetectorError as exc:
+            exc.attempts = 1
+            raise exc.with_traceback(None) from None
         attempts = failures = 0
         throttled_s = 0.0
 
@@ -243,11 +250,12 @@ class Transport:
             async for attempt in retrying:
                 with attempt:
                     attempts += 1
+                    if first:  # the first attempt's failure, counted by tenacity and waited on as any other
+                        raise first.pop()
                     return await self._post(body, interpret, worst_tokens, usage), attempts
             raise AssertionError("unreachable: tenacity either returns or re-raises")
         except _Transient as exc:
-            error = DetectorError(exc.kind, exc.message, attempts, raw=exc.raw, status=exc.status,
-                                  connect_failed=exc.connect_failed)  # fmt: skip
+            error = _final(exc, attempts)
         except DetectorError as exc:
             exc.attempts = attempts
             error = exc.with_traceback(None)
@@ -297,11 +305,13 @@ class Transport:
 
     async def _post(self, body: bytes, interpret: Interpret[T], worst: tuple[int, int], usage: Usage | None) -> T:
         worst_cost = self.budget.cost(*worst)
-        await self.budget.reserve(worst_cost)  # BudgetSpent when it does not fit: nothing is sent
+        if not self.budget.reserve_now(worst_cost):  # BudgetSpent when it cannot fit: nothing is sent
+            await self.budget.reserve(worst_cost)  # a cost cap near: waits for the replies in flight
         cost = 0.0
         try:
-            await self._rates.acquire(sum(worst))
-            sent_at = await self.gate.enter()
+            if self._rates.active:
+                await self._rates.acquire(sum(worst))
+            sent_at = self.gate.enter_now() or await self.gate.enter()
             try:
                 result = await self._attempt(body, interpret, sent_at)
             finally:
@@ -362,6 +372,8 @@ class Transport:
         declared = resp.content_length
         if declared is not None and declared > cap:
             raise DetectorError("invalid_response", f"response of {declared:,} bytes exceeds the {cap:,}-byte cap")
+        if declared is not None and declared <= SMALL_REPLY_BYTES:  # the usual reply: small, its length said
+            return await resp.read()  # aiohttp reads no more than the declared length
         body, reserved = bytearray(), 0
         try:
             async for chunk in resp.content.iter_any():
@@ -378,6 +390,12 @@ class Transport:
             body.clear()
             if reserved:
                 self._budget.give(reserved)
+
+
+def _final(exc: _Transient, attempts: int) -> DetectorError:
+    """The case's error once a transient failure is not tried again."""
+    return DetectorError(exc.kind, exc.message, attempts, raw=exc.raw, status=exc.status,
+                         connect_failed=exc.connect_failed)  # fmt: skip
 
 
 class _FirstRetry:

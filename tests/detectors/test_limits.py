@@ -272,3 +272,37 @@ def test_a_cost_cap_waits_for_replies_in_flight_and_stops_within_one_request() -
 def test_limits_below_one_are_refused(field: str, value: float) -> None:
     with pytest.raises(UsageError, match=field.replace("_", "-")):
         DetectorOptions(**{field: value})
+
+
+def test_reserve_now_counts_at_once_what_fits_and_leaves_to_reserve_what_must_wait() -> None:
+    budget = Budget(max_cost=1.0)
+    assert budget.reserve_now(0.75) is True  # fits: counted with no await (the transport's fast path)
+    assert budget.reserve_now(0.5) is False  # 0.75 + 0.5 > 1 while a request is in flight: wait, count nothing
+    assert (budget._in_flight, budget._reserved) == (1, 0.75)
+    budget.settle(0.75, 0.25)
+    assert budget.reserve_now(0.75) is True  # 0.25 + 0.75 == 1: exactly the cap
+    budget.settle(0.75, 0.75)
+    with pytest.raises(BudgetSpent, match="--max-cost"):  # $1 spent, nothing in flight: can never fit
+        budget.reserve_now(0.01)
+    capped = Budget(max_requests=1)
+    assert capped.reserve_now(0) is True
+    with pytest.raises(BudgetSpent, match="--max-requests 1"):  # 0 sent + 1 in flight + 1 > 1
+        capped.reserve_now(0)
+
+
+def test_enter_now_takes_a_place_only_when_nothing_would_wait() -> None:
+    gate = AdaptiveGate(2)
+    assert gate.enter_now() > 0 and gate.enter_now() > 0
+    assert gate.enter_now() == 0.0 and gate.in_flight == 2  # full: `enter` must queue it
+    gate.leave()
+    assert gate.enter_now() > 0 and gate.in_flight == 2
+    gate.leave()
+    gate.pause(30)
+    assert gate.enter_now() == 0.0 and gate.in_flight == 1  # paused by an exhausted x-ratelimit header
+    paced = AdaptiveGate(8, pace=5.0)
+    assert paced.enter_now() == 0.0 and paced.in_flight == 0  # a pace set after a 429: `enter` spaces the sends
+
+
+def test_rate_limits_are_active_only_when_one_was_given() -> None:
+    assert not RateLimits(None, None).active
+    assert RateLimits(60, None).active and RateLimits(None, 1000).active
