@@ -74,6 +74,7 @@ validate: $(RUNTIME)
 
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests benchmarks
+	$(BIN)/ruff format --check harness tests benchmarks
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
