@@ -23,9 +23,10 @@ import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from aiolimiter import AsyncLimiter
+if TYPE_CHECKING:
+    from aiolimiter import AsyncLimiter
 
 MAX_PAUSE_S = 120.0
 RATE_SAMPLE = 20  # the replies over which the rate that replies come back is measured
@@ -107,6 +108,7 @@ class RateLimits:
 
 
 def _bucket(per_minute: int, at_least: int) -> AsyncLimiter:
+    from aiolimiter import AsyncLimiter  # here: its import reads package metadata, 30 ms that a run without limits skips
     capacity = max(per_minute / 120, at_least)
     return AsyncLimiter(capacity, time_period=capacity * 60 / per_minute)
 
