@@ -30,7 +30,7 @@ PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
 from limits import bench_limits  # noqa: E402  (benchmarks/limits.py: runs against a rate-limited stand-in)
-from throughput import SERVER, bench_throughput, free_port  # noqa: E402  (benchmarks/throughput.py: the 50 ms server)
+from throughput import SERVER, bench_items, bench_throughput, free_port  # noqa: E402  (benchmarks/throughput.py: the 50 ms server)
 
 from harness.datasets.synthetic import make_case, write_cases, write_realistic_cases  # noqa: E402
 
@@ -556,6 +556,7 @@ SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "scale": bench_scale,
     "limits": bench_limits,
     "throughput": bench_throughput,
+    "items": bench_items,
 }
 
 

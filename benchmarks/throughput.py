@@ -115,3 +115,37 @@ def bench_throughput(tmp: Path) -> dict[str, Any]:
         server.terminate()
         server.wait(timeout=10)
     return out
+
+
+ITEM_CASES = 2000
+ITEM_CONCURRENCY = 64
+
+
+def bench_items(tmp: Path) -> dict[str, Any]:
+    """Issue 30's cost target: ``--epochs 3 --probe order,names`` against the 50 ms detector at concurrency 64 must
+    keep the requests per second within 10% of a plain run's. Requests a second are counted by the run's own clock
+    (``run.json``'s session, first request to last reply) over the journal's lines, one per request asked."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(port), str(LATENCY_S)])
+    url = f"http://127.0.0.1:{port}/v1/consensus"
+    cases = write_realistic_cases(tmp / "cases.jsonl", ITEM_CASES, seed=7)
+    out: dict[str, Any] = {"cases": ITEM_CASES, "concurrency": ITEM_CONCURRENCY, "latency_s": LATENCY_S,
+                           "ideal_requests_per_s": ITEM_CONCURRENCY / LATENCY_S}  # fmt: skip
+    try:
+        _wait_for(port)
+        items = ["--epochs", "3", "--probe", "order,names"]
+        for name, extra in (("plain", []), ("epochs 3, probe order,names", items)):
+            run = tmp / name.split(",")[0].replace(" ", "-")
+            command = [sys.executable, "-m", "harness", "eval", str(cases), "-d", url, "--concurrency",
+                       str(ITEM_CONCURRENCY), "-q", "--bootstrap", "0", "--out", str(run), *extra]  # fmt: skip
+            subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+            sending_s = json.loads((run / "run.json").read_text())["sessions"][0]["wall_s"]
+            requests = sum(1 for _ in (run / "predictions.jsonl").open("rb"))
+            out[name] = {"requests": requests, "sending_s": round(sending_s, 3),
+                         "requests_per_s": round(requests / sending_s, 1)}  # fmt: skip
+        plain, asked = out["plain"]["requests_per_s"], out["epochs 3, probe order,names"]["requests_per_s"]
+        out["items_over_plain"] = round(asked / plain, 3)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return out
