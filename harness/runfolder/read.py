@@ -9,6 +9,7 @@ half-written or foreign folder is refused the same way everywhere: ``fcb`` exits
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
@@ -16,9 +17,10 @@ from harness.documents import JournalRecord, MetricsDocument
 from harness.errors import RunLoadError
 from harness.files import read_regular
 from harness.runfolder.checked import read_document
-from harness.runfolder.journal import checked_records
+from harness.runfolder.journal import checked_records, is_item_record, item_key, refuse_items
 from harness.runfolder.names import METRICS, PREDICTIONS
 from harness.runfolder.scope import read_scope
+from harness.types import ItemKey
 
 UNFINISHED = "a run that has not finished has none (fcb eval --resume {run})"
 MAX_JOURNAL_BYTES = 16 << 30
@@ -36,7 +38,24 @@ def journal_records(run_dir: str | Path, *, scoped: bool = True) -> dict[str, Jo
     crash, is left out and left in place), each line checked (`RunLoadError` names the file, line and field).
 
     With ``scoped`` only the lines the run itself counted are read (``scope.json``): a line for an id outside it,
-    or for an older content of a case, is left out as the run left it out."""
+    or for an older content of a case, is left out as the run left it out. The journal of a run with epochs or
+    probes is refused (`RunLoadError` naming its first item line): `item_records` reads it."""
+    records: dict[str, JournalRecord] = {}
+    path = Path(run_dir) / PREDICTIONS
+    for line_no, rec in _scoped_records(run_dir, scoped):
+        if is_item_record(rec):
+            raise RunLoadError(refuse_items(path, line_no, rec))
+        records[rec["id"]] = rec
+    return records
+
+
+def item_records(run_dir: str | Path, *, scoped: bool = True) -> dict[ItemKey, JournalRecord]:
+    """A finished run's journal records by item (case id, epoch, variant), read as `journal_records` reads them;
+    a plain run's journal gives one item a case, (id, 1, None)."""
+    return {item_key(rec): rec for _, rec in _scoped_records(run_dir, scoped)}
+
+
+def _scoped_records(run_dir: str | Path, scoped: bool) -> Iterator[tuple[int, JournalRecord]]:
     path = Path(run_dir) / PREDICTIONS
     try:
         lines = read_regular(path, MAX_JOURNAL_BYTES).split(b"\n")[:-1]  # after the last newline: unfinished
@@ -45,8 +64,6 @@ def journal_records(run_dir: str | Path, *, scoped: bool = True) -> dict[str, Jo
     except OSError as exc:
         raise RunLoadError(f"{path}: {exc.strerror or exc}") from None
     scope = read_scope(run_dir) if scoped else None
-    records: dict[str, JournalRecord] = {}
-    for rec in checked_records(path, lines):
+    for line_no, rec in enumerate(checked_records(path, lines), start=1):
         if scope is None or (rec["id"], rec["hash"]) in scope:
-            records[rec["id"]] = rec
-    return records
+            yield line_no, rec
