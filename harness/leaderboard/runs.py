@@ -24,7 +24,7 @@ from harness.metrics import CODE, ERROR
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
 from harness.runfolder.names import METRICS as METRICS_FILE
 from harness.runfolder.names import PREDICTIONS
-from harness.runfolder.read import journal_records, read_metrics
+from harness.runfolder.read import case_records, read_metrics
 from harness.runfolder.scope import read_scope
 from harness.types import RISKS
 
@@ -117,7 +117,7 @@ def read_run(path: str | Path) -> Run:
     if path.is_file() and path.suffix == ".json":
         return read_baseline_run(path)
     doc = read_metrics(path)
-    records = journal_records(path)
+    records = case_records(path)
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
     origins = np.array([r.get("origin", UNKNOWN_ORIGIN) for r in rows], dtype=object)

@@ -51,7 +51,7 @@ from harness.report.text import (
 )
 from harness.runfolder.baseline import decode_cases, read_baseline
 from harness.runfolder.names import REPORT_HTML
-from harness.runfolder.read import journal_records, read_metrics
+from harness.runfolder.read import case_records, read_metrics
 from harness.types import RISKS
 
 COLUMNS = [*RISKS, "error"]
@@ -357,7 +357,7 @@ def _title_lines(doc: MetricsDocument) -> list[str]:
 def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | IO[bytes] | None = None) -> tuple[str, str]:
     """(the page of one run, a note when some or all case text is missing), from its metrics document, its journal
     and its cases file: ``cases`` (a path, or the run's own copy of the file), by default the file the run read."""
-    records = journal_records(run_dir)
+    records = case_records(run_dir)
     dataset = doc["dataset"]
     rows, note = explorer_cases([records], cases or dataset.get("path"), sha256=file_sha256_of(dataset))
     label = doc["detector"].get("label") or doc["detector"]["spec"]
@@ -409,7 +409,7 @@ def run_records(path: str | Path) -> tuple[dict[str, Any], Mapping[str, Any]]:
     if path.is_file():
         baseline = read_baseline(path)
         return _baseline_records(baseline), baseline["doc"]["dataset"]
-    return dict(journal_records(path)), read_metrics(path)["dataset"]
+    return dict(case_records(path)), read_metrics(path)["dataset"]
 
 
 def confusion_counts(rows: Sequence[dict[str, Any]], run: int) -> list[list[int]]:

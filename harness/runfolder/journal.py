@@ -246,26 +246,30 @@ def checked_records(path: Path, lines: Iterable[bytes]) -> Iterator[JournalRecor
 
 
 def in_file_order(path: str | Path, ids: list[str]) -> None:
-    """Rewrite a journal (atomically) so that its records follow ``ids``, the cases file's order, one per case.
+    """Rewrite a journal (atomically) so that its records follow ``ids``, the cases file's order, one per item.
 
-    Cases are sent in a shuffled order and finish in any order; the journal a run leaves is still in file order.
-    A later line for an id replaces an earlier one (as `read_journal` reads it); lines for other ids are kept, after.
+    Cases are sent in a shuffled order and finish in any order; the journal a run leaves is still in file order,
+    a case's items by epoch, then the request as it is before the probes' variants (in `PROBES` order). A later
+    line for an item replaces an earlier one (as `read_items` reads it); lines for other ids are kept, after.
     """
     path = Path(path)
     lines = path.read_bytes().splitlines(keepends=True) if path.exists() else []
-    by_id: dict[str, bytes] = {}
+    by_item: dict[tuple[int, Any, int], bytes] = {}
     others: list[bytes] = []
     rank = {case_id: i for i, case_id in enumerate(ids)}
     for line in lines:
         rec = orjson.loads(line)
         case_id = rec.get("id") if isinstance(rec, dict) else None
         if case_id in rank:
-            by_id[case_id] = line
+            by_item[(rank[case_id], rec.get("epoch", 1), _VARIANT_RANK.get(rec.get("variant"), 0))] = line
         else:
             others.append(line)
-    ordered = [by_id[i] for i in sorted(by_id, key=rank.__getitem__)] + others
+    ordered = [by_item[k] for k in sorted(by_item)] + others
     if ordered != lines:
         atomic_write(path, b"".join(ordered))
+
+
+_VARIANT_RANK: dict[str | None, int] = {None: 0, **{probe: i for i, probe in enumerate(PROBES, start=1)}}
 
 
 def open_own(path: Path, flags: int) -> int:

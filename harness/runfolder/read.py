@@ -9,16 +9,17 @@ half-written or foreign folder is refused the same way everywhere: ``fcb`` exits
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from harness.documents import JournalRecord, MetricsDocument
+from harness.epochs import reduce_case
 from harness.errors import RunLoadError
 from harness.files import read_regular
 from harness.runfolder.checked import read_document
-from harness.runfolder.journal import checked_records, is_item_record, item_key, refuse_items
-from harness.runfolder.names import METRICS, PREDICTIONS
+from harness.runfolder.journal import ITEM_FIELDS, checked_records, is_item_record, item_key, outcome_of, refuse_items
+from harness.runfolder.names import MANIFEST, METRICS, PREDICTIONS
 from harness.runfolder.scope import read_scope
 from harness.types import ItemKey
 
@@ -67,3 +68,35 @@ def _scoped_records(run_dir: str | Path, scoped: bool) -> Iterator[tuple[int, Jo
     for line_no, rec in enumerate(checked_records(path, lines), start=1):
         if scope is None or (rec["id"], rec["hash"]) in scope:
             yield line_no, rec
+
+
+def case_records(run_dir: str | Path, *, scoped: bool = True, reducer: str | None = None) -> dict[str, JournalRecord]:
+    """One record a case, for readers that show or pair runs case by case (reports, leaderboards, compare): a plain
+    run's `journal_records`; for a run with epochs or probes, its items reduced (`reduced_records`) by ``reducer``,
+    by default the run's own ``--epoch-reducer`` (its ``run.json``). Never epoch 1 taken for the case."""
+    items = item_records(run_dir, scoped=scoped)
+    if not any(is_item_record(rec) for rec in items.values()):
+        return {key.case_id: rec for key, rec in items.items()}
+    if reducer is None:
+        manifest = read_document(Path(run_dir) / MANIFEST, "run")
+        reducer = manifest["settings"].get("epoch_reducer", "mode")
+    return reduced_records(items, reducer)
+
+
+def reduced_records(items: Mapping[ItemKey, JournalRecord], reducer: str) -> dict[str, JournalRecord]:
+    """One record a case from its items' records: the record of the epoch whose outcome the reduction kept (the
+    earliest epoch that gave the reduced verdict; the lowest epoch for an error or with ``first``), its score the
+    reduced score (`harness.epochs.reduce_case`), without item fields. Variants are left out."""
+    by_case: dict[str, list[JournalRecord]] = {}
+    for key, rec in sorted(items.items(), key=lambda kv: kv[0].epoch):
+        if key.variant is None:
+            by_case.setdefault(key.case_id, []).append(rec)
+    out: dict[str, JournalRecord] = {}
+    for case_id, recs in by_case.items():
+        reduced = reduce_case([outcome_of(r) for r in recs], reducer)
+        base = next((r for r in recs if reducer == "mode" and r["risk"] == reduced.risk), recs[0])
+        one: dict[str, Any] = {k: v for k, v in base.items() if k not in ITEM_FIELDS}
+        if reduced.risk is not None:
+            one["score"] = reduced.score
+        out[case_id] = cast(JournalRecord, one)
+    return out
