@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -39,8 +39,8 @@ from harness.types import CaseLabels, ItemKey, Outcome
 EPOCH_FIGURES = ("accuracy", "macro_f1", "high_risk_recall", "false_alarm_rate", "error_rate")
 """The headline figures computed for each epoch (`EpochHeadline`)."""
 
-INFORMATIVE = "saw_other_answers"
-INDEPENDENT = "independent"
+INFORMATIVE: Final = "saw_other_answers"
+INDEPENDENT: Final = "independent"
 
 
 def _code(outcome: Outcome) -> int:

@@ -12,6 +12,17 @@ from tabulate import tabulate
 from harness.documents import Calibration, GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
 from harness.files import atomic_write
 from harness.report.markdown import md_text
+from harness.report.repeats import (
+    AGREEMENT_HEADER,
+    EPOCH_HEADER,
+    PROBE_HEADER,
+    PROBES_NOTE,
+    agreement_rows,
+    epoch_rows,
+    epochs_note,
+    probe_category_rows,
+    probe_rows,
+)
 from harness.runfolder.names import METRICS, REPORT
 from harness.schema_messages import printable
 
@@ -303,6 +314,7 @@ def render_markdown(doc: MetricsDocument) -> str:
     out += ["## Calibration", "", calibration_note(m), ""]
     if cal_rows := calibration_rows(m):
         out += [tabulate(cal_rows, headers=CALIBRATION_HEADER, tablefmt=fmt, disable_numparse=True), ""]
+    out += _repeats_markdown(m, fmt)
     out += ["## Per category", "", tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt), ""]
     for name, groups in m["breakdowns"].items():
         if name == "origin" and origin_rows(m) is None:
@@ -319,6 +331,23 @@ def render_markdown(doc: MetricsDocument) -> str:
     if problems := doc["dataset"].get("problems"):
         out += ["## Problems in the cases file", "", *(f"- {md_text(p)}" for p in problems), ""]
     return "\n".join(out)
+
+
+def _repeats_markdown(m: Metrics, fmt: str) -> list[str]:
+    """The epochs and probes sections (`harness.report.repeats`); none for a plain run."""
+    out: list[str] = []
+    if rows := epoch_rows(m):
+        out += ["## Epochs", "", epochs_note(m), "", tabulate(rows, headers=EPOCH_HEADER, tablefmt=fmt,
+                                                              disable_numparse=True), ""]  # fmt: skip
+        out += ["Self-agreement:", "", tabulate(agreement_rows(m), headers=AGREEMENT_HEADER, tablefmt=fmt,
+                                                disable_numparse=True), ""]  # fmt: skip
+    if rows := probe_rows(m):
+        header, cat_rows = probe_category_rows(m)
+        out += ["## Probes", "", PROBES_NOTE, "", tabulate(rows, headers=PROBE_HEADER, tablefmt=fmt,
+                                                          disable_numparse=True), ""]  # fmt: skip
+        out += ["Flip rate per category:", "", tabulate(cat_rows, headers=header, tablefmt=fmt,
+                                                        disable_numparse=True), ""]  # fmt: skip
+    return out
 
 
 def write_reports(run_dir: str | Path, doc: MetricsDocument) -> None:
