@@ -111,3 +111,29 @@ def test_a_probe_only_journal_is_refused_at_its_first_variant_line(tmp_path: Pat
     with pytest.raises(RunLoadError, match=r"predictions\.jsonl:2: variant: "):
         read_journal(path)
     assert list(item_records(tmp_path, scoped=False)) == [ItemKey("A", 1, None), ItemKey("A", 1, "names")]
+
+
+def test_readers_of_one_record_a_case_get_the_reduced_record_never_epoch_one_alone(tmp_path: Path) -> None:
+    from harness.runfolder.read import case_records, reduced_records
+
+    lab, other = labels("A"), labels("B", expected="low")
+    _write(
+        tmp_path / "predictions.jsonl",
+        [
+            record(lab, Prediction("low", score=0.2, extra={"why": "one"}), None, 1, 0.5, {"epoch": 1}),
+            record(lab, Prediction("high", score=0.8, extra={"why": "two"}), None, 1, 0.5, {"epoch": 2}),
+            record(lab, Prediction("high", score=0.5, extra={"why": "three"}), None, 1, 0.5, {"epoch": 3}),
+            record(lab, Prediction("low"), None, 1, 0.5, {"epoch": 1, "variant": "names"}),
+            record(other, None, DetectorError("timeout", "slow"), 1, 0.5, {"epoch": 1}),
+            record(other, None, DetectorError("http_status", "503"), 1, 0.5, {"epoch": 2}),
+            record(other, None, DetectorError("timeout", "slow"), 1, 0.5, {"epoch": 3}),
+        ],
+    )
+    mode = case_records(tmp_path, scoped=False, reducer="mode")
+    assert mode["A"]["risk"] == "high" and mode["A"]["response"] == {"why": "two"}  # the earliest epoch saying high
+    assert mode["A"]["score"] == pytest.approx(0.5)  # (0.2 + 0.8 + 0.5) / 3
+    assert not {"epoch", "variant", "permutation"} & set(mode["A"])
+    assert record_problem(mode["A"]) is None
+    assert mode["B"]["error"] == {"kind": "timeout", "message": "slow"}  # all errored: the lowest epoch's error
+    first = reduced_records(item_records(tmp_path, scoped=False), "first")
+    assert (first["A"]["risk"], first["A"]["score"]) == ("low", 0.2)
