@@ -75,11 +75,21 @@ def case_records(run_dir: str | Path, *, scoped: bool = True, reducer: str | Non
     run's `journal_records`; for a run with epochs or probes, its items reduced (`reduced_records`) by ``reducer``,
     by default the run's own ``--epoch-reducer`` (its ``run.json``). Never epoch 1 taken for the case."""
     items = item_records(run_dir, scoped=scoped)
-    if not any(is_item_record(rec) for rec in items.values()):
-        return {key.case_id: rec for key, rec in items.items()}
-    if reducer is None:
+    if reducer is None and has_items(items):
         manifest = read_document(Path(run_dir) / MANIFEST, "run")
         reducer = manifest["settings"].get("epoch_reducer", "mode")
+    return records_by_case(items, reducer or "mode")
+
+
+def has_items(items: Mapping[ItemKey, JournalRecord]) -> bool:
+    """Whether records read by `item_records` are those of a run with epochs or probes."""
+    return any(is_item_record(rec) for rec in items.values())
+
+
+def records_by_case(items: Mapping[ItemKey, JournalRecord], reducer: str) -> dict[str, JournalRecord]:
+    """One record a case from `item_records`: a plain run's records as they are, else `reduced_records`."""
+    if not has_items(items):
+        return {key.case_id: rec for key, rec in items.items()}
     return reduced_records(items, reducer)
 
 

@@ -96,3 +96,8 @@ def test_shards_of_an_epochs_run_merge_to_the_whole_run_s_figures(tmp_path: Path
     doc = json.loads((tmp_path / "merged" / "metrics.json").read_text())
     assert doc["complete"] and _without_timing(doc) == _without_timing(whole)
     assert len(read_jsonl(tmp_path / "merged" / "predictions.jsonl")) == 4 * N
+    # readers that pair runs case by case take the reduced verdicts, and check the item-level operational figures
+    for command in (["leaderboard", str(tmp_path / "whole")], ["compare", str(tmp_path / "whole"),
+                                                                  str(tmp_path / "merged")]):  # fmt: skip
+        proc = run_cli(*command)
+        assert proc.returncode == 0, proc.stderr
