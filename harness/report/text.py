@@ -179,13 +179,14 @@ def operational_rows(m: Metrics) -> list[list[Any]]:
     ops = m["operational"]
     lat = ops["latency_s"]
     kinds = ", ".join(f"{k} {n}" for k, n in ops["errors_by_kind"].items()) or "none"
+    unit = "items" if "epochs" in m or "probes" in m else "cases"  # a run with epochs or probes counts each request
     return [
-        ["cases run", ops["cases"]],
+        [f"{unit} run", ops["cases"]],
         ["cases not run", m["n_not_run"]],
         ["errors", f"{ops['errors']} ({kinds})"],
         ["retries", ops["retries"]],
         ["wall time", f"{ops['wall_s']:.2f} s"],
-        ["throughput", f"{ops['cases_per_s']:.1f} cases/s" if ops["cases_per_s"] else "n/a"],
+        ["throughput", f"{ops['cases_per_s']:.1f} {unit}/s" if ops["cases_per_s"] else "n/a"],
         [
             "latency p50 / p90 / p99",
             " / ".join(f"{1000 * lat[k]:.1f} ms" for k in ("p50", "p90", "p99")) if lat else "n/a",
@@ -283,10 +284,22 @@ def render_summary(doc: MetricsDocument) -> str:
             headers=["model_family", "n", "accuracy", "95% CI"],
             tablefmt=fmt,
         ),
+        *_repeats_summary(m, fmt),
         tabulate(operational_rows(m), tablefmt=fmt),
         *_error_table(m, fmt),
     ]
     return "\n\n".join(parts)
+
+
+def _repeats_summary(m: Metrics, fmt: str) -> list[str]:
+    """Self-agreement over the epochs and each probe's flip rate, when the run has them."""
+    out = []
+    if rows := agreement_rows(m):
+        out.append(tabulate(rows, headers=[f"epochs: {AGREEMENT_HEADER[0]}", *AGREEMENT_HEADER[1:]], tablefmt=fmt,
+                            disable_numparse=True))  # fmt: skip
+    if rows := probe_rows(m):
+        out.append(tabulate(rows, headers=PROBE_HEADER, tablefmt=fmt, disable_numparse=True))
+    return out
 
 
 def render_markdown(doc: MetricsDocument) -> str:

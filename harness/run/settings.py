@@ -13,6 +13,7 @@ from harness.documents import Settings
 from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
+from harness.types import PROBES, REDUCERS
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,16 @@ class EvalSettings:
     ray_address: str | None = None
     num_cpus: float | None = None
     num_gpus: float | None = None
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.epochs, int) and self.epochs >= 1):
+            raise UsageError(f"epochs {self.epochs!r}: a whole number of 1 or more")
+        if self.epoch_reducer not in REDUCERS:
+            raise UsageError(f"epoch reducer {self.epoch_reducer!r}: one of {', '.join(REDUCERS)}")
+        if unknown := [p for p in self.probes if p not in PROBES]:
+            raise UsageError(f"probe {unknown[0]!r}: one of {', '.join(PROBES)}")
+        if len(set(self.probes)) != len(self.probes):
+            raise UsageError(f"probes {list(self.probes)}: each probe once")
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(self.engine, self.workers, self.ray_address, self.num_cpus, self.num_gpus)
