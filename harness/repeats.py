@@ -67,11 +67,11 @@ def spread(values: Sequence[float | None]) -> dict[str, float | None]:
     return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if len(arr) > 1 else None}
 
 
-def verdict_matrix(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], n_epochs: int) -> np.ndarray:
+def verdict_matrix(case_ids: Sequence[str], items: Mapping[ItemKey, Outcome], n_epochs: int) -> np.ndarray:
     """Verdict codes (0-2 low..high, 3 error), one row a case with an outcome in every epoch: (cases, n_epochs)."""
     rows = []
-    for lab in labels:
-        outs = [items.get(ItemKey(lab.case_id, e)) for e in range(1, n_epochs + 1)]
+    for case_id in case_ids:
+        outs = [items.get(ItemKey(case_id, e)) for e in range(1, n_epochs + 1)]
         if all(o is not None for o in outs):
             rows.append([_code(cast(Outcome, o)) for o in outs])
     return np.array(rows, dtype=np.int64).reshape(len(rows), n_epochs)
@@ -135,7 +135,9 @@ def epochs_block(
         "reducer": reducer,  # type: ignore[typeddict-item]  # one of REDUCERS: checked by the CLI and EvalSettings
         "per_epoch": per_epoch,
         "spread": {name: spread([e[name] for e in per_epoch]) for name in EPOCH_FIGURES},  # type: ignore[literal-required,misc]
-        "self_agreement": self_agreement(verdict_matrix(labels, items, n_epochs), n_boot=n_boot, seed=seed),
+        "self_agreement": self_agreement(
+            verdict_matrix([lab.case_id for lab in labels], items, n_epochs), n_boot=n_boot, seed=seed
+        ),
     }
 
 
@@ -152,19 +154,19 @@ def flip_rate(pairs: np.ndarray, flips: np.ndarray, *, n_boot: int, seed: int) -
     return {"n": n, "flips": k, "flip_rate": k / n if n else None, "ci95": list(interval) if interval else None}
 
 
-def _case_pairs(
-    lab: CaseLabels, items: Mapping[ItemKey, Outcome], probe: str, n_epochs: int
+def case_pairs(
+    case_id: str, items: Mapping[ItemKey, Outcome], probe: str, n_epochs: int
 ) -> tuple[int, int, int, list[float], bool]:
     """One case's pairs compared, flips, pairs left out, score changes, and whether it got any variant."""
     pairs = flips = left_out = 0
     changes: list[float] = []
     asked = False
     for epoch in range(1, n_epochs + 1):
-        variant = items.get(ItemKey(lab.case_id, epoch, probe))
+        variant = items.get(ItemKey(case_id, epoch, probe))
         if variant is None:
             continue
         asked = True
-        plain = items.get(ItemKey(lab.case_id, epoch))
+        plain = items.get(ItemKey(case_id, epoch))
         if plain is None or plain.risk is None or variant.risk is None:
             left_out += 1
             continue
@@ -180,7 +182,7 @@ def probe_block(
     noise: float | None, n_boot: int, seed: int,
 ) -> Probe:  # fmt: skip
     """One probe's figures (see the module)."""
-    rows = [_case_pairs(lab, items, probe, n_epochs) for lab in labels]
+    rows = [case_pairs(lab.case_id, items, probe, n_epochs) for lab in labels]
     pairs = np.array([r[0] for r in rows], dtype=float)
     flips = np.array([r[1] for r in rows], dtype=float)
     changes = np.array([c for r in rows for c in r[3]], dtype=float)

@@ -72,7 +72,7 @@ def three_epochs() -> dict[ItemKey, Outcome]:
 
 
 def test_self_agreement_counts_cases_with_every_epoch_and_an_error_as_a_verdict() -> None:
-    verdicts = verdict_matrix(LABS, three_epochs(), 3)
+    verdicts = verdict_matrix([lab.case_id for lab in LABS], three_epochs(), 3)
     assert verdicts.tolist() == [[2, 2, 2], [0, 2, 0], [2, 3, 1]]
     block = self_agreement(verdicts, n_boot=0, seed=0)
     assert block["n_cases"] == 3

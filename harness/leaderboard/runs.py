@@ -19,9 +19,10 @@ import orjson
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
-from harness.leaderboard.figures import check_figures, journal_figures, latency_figures, score_figures
+from harness.leaderboard.figures import check_figures, item_figures, journal_figures, latency_figures, score_figures
 from harness.metrics import CODE, ERROR
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
+from harness.runfolder.journal import outcome_of
 from harness.runfolder.names import METRICS as METRICS_FILE
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import has_items, item_records, read_metrics, records_by_case
@@ -136,10 +137,14 @@ def read_run(path: str | Path) -> Run:
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
     figures |= score_figures(doc["metrics"], run.y_true, scores)
     asked = [float(r.get("latency_s", 0.0)) for r in rows if r.get("cached") is not True]  # as metrics.operational
-    if has_items(items):  # operational figures count every item asked
+    if has_items(items):  # operational figures count every item asked; the epochs and probes figures follow
         asked = [float(r.get("latency_s", 0.0)) for r in items.values() if r.get("cached") is not True]
         errors = sum(1 for r in items.values() if r["error"] is not None)
         figures |= {("operational", "cases"): len(items), ("operational", "errors"): errors}
+        outcomes = {key: outcome_of(rec) for key, rec in items.items()}
+        expected = {str(i): int(code) for i, code in zip(ids, run.y_true, strict=True)}
+        settings = doc["settings"]
+        figures |= item_figures(outcomes, expected, settings.get("epochs", 1), settings.get("probes", []))
     figures |= latency_figures(np.array(asked, dtype=float))
     if (scope := read_scope(path)) is not None:
         figures[("n_not_run",)] = len(scope) - len(records)

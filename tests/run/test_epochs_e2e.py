@@ -96,6 +96,19 @@ def test_shards_of_an_epochs_run_merge_to_the_whole_run_s_figures(tmp_path: Path
     doc = json.loads((tmp_path / "merged" / "metrics.json").read_text())
     assert doc["complete"] and _without_timing(doc) == _without_timing(whole)
     assert len(read_jsonl(tmp_path / "merged" / "predictions.jsonl")) == 4 * N
+    board = run_cli("leaderboard", str(tmp_path / "whole"), "--format", "json")
+    assert board.returncode == 0, board.stderr
+    values = json.loads(board.stdout)[0]["rows"][0]["values"]
+    stated = whole["metrics"]
+    assert values["self_agreement"] == stated["epochs"]["self_agreement"]["all_agree"] == 1.0  # the server is pure
+    assert values["names_flip_rate"] == stated["probes"]["names"]["flip_rate"]
+    assert values["order_flip_rate"] is None and values["epoch_sd"] == 0.0
+    faked = json.loads((tmp_path / "whole" / "metrics.json").read_text())
+    faked["metrics"]["probes"]["names"]["flips"] += 1  # a figure the journal does not give is refused
+    (tmp_path / "whole" / "metrics.json").write_text(json.dumps(faked))
+    refused = run_cli("leaderboard", str(tmp_path / "whole"))
+    assert refused.returncode == 2 and "metrics.probes.names.flips" in refused.stderr
+    (tmp_path / "whole" / "metrics.json").write_text(json.dumps(whole))
     # readers that pair runs case by case take the reduced verdicts, and check the item-level operational figures
     for command in (["leaderboard", str(tmp_path / "whole")], ["compare", str(tmp_path / "whole"),
                                                                   str(tmp_path / "merged")]):  # fmt: skip
