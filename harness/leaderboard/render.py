@@ -166,6 +166,7 @@ def to_markdown(boards: list[Board]) -> str:
 
 
 def to_csv(boards: list[Board]) -> str:
+    repeats = any(shows_repeats(b) for b in boards)  # without them, the columns of a board of plain runs as ever
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
@@ -195,9 +196,8 @@ def to_csv(boards: list[Board]) -> str:
             # the median expected calibration error of risk_score and its bin count (empty without scores)
             "ece",
             "ece_bins",
-            # runs with --epochs or --probe (empty without): the sd over epochs of the metric, self-agreement, flips
-            "epoch_sd",
-            *REPEATS,
+            # runs with --epochs or --probe: the sd over epochs of the metric, self-agreement, flip rates
+            *(["epoch_sd", *REPEATS] if repeats else []),
         ]
     )
     for board in boards:
@@ -226,8 +226,7 @@ def to_csv(boards: list[Board]) -> str:
                     *(r.cis.get(real) or (None, None)),
                     r.values[ECE],
                     r.values[ECE_BINS],
-                    r.values.get(EPOCH_SD),
-                    *(r.values.get(name) for name in REPEATS),
+                    *([r.values.get(EPOCH_SD), *(r.values.get(name) for name in REPEATS)] if repeats else []),
                 ]
             )
     return out.getvalue()
