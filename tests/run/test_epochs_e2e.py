@@ -114,3 +114,19 @@ def test_shards_of_an_epochs_run_merge_to_the_whole_run_s_figures(tmp_path: Path
                                                                   str(tmp_path / "merged")]):  # fmt: skip
         proc = run_cli(*command)
         assert proc.returncode == 0, proc.stderr
+
+
+def test_the_request_cap_counts_items_and_a_resume_finishes_them(tmp_path: Path, detector_server) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 10)
+    server = detector_server()
+    run = tmp_path / "capped"
+    args = ["-d", server.url, "-q", "--epochs", "3", "--max-requests", "14", "--concurrency", "1"]
+    proc = run_cli("eval", str(cases), "--out", str(run), *args)
+    assert proc.returncode == 130 and "--max-requests 14 reached" in proc.stderr
+    assert server.stats()["count"] == 14 and len(read_jsonl(run / "predictions.jsonl")) == 14  # 14 items of 30
+    doc = json.loads((run / "metrics.json").read_text())
+    assert doc["complete"] is False  # some cases have some of their epochs only
+    resumed = run_cli("eval", "--resume", str(run), "--max-requests", "30", "-q")
+    assert resumed.returncode == 0, resumed.stderr
+    assert server.stats()["count"] == 30
+    assert json.loads((run / "metrics.json").read_text())["complete"] is True
