@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from harness.errors import RunLoadError
@@ -137,3 +138,31 @@ def test_readers_of_one_record_a_case_get_the_reduced_record_never_epoch_one_alo
     assert mode["B"]["error"] == {"kind": "timeout", "message": "slow"}  # all errored: the lowest epoch's error
     first = reduced_records(item_records(tmp_path, scoped=False), "first")
     assert (first["A"]["risk"], first["A"]["score"]) == ("low", 0.2)
+
+
+def test_an_items_journal_is_rewritten_case_by_case_then_epoch_then_variant(tmp_path: Path) -> None:
+    from harness.runfolder.journal import in_file_order
+
+    path = tmp_path / "predictions.jsonl"
+    a, b = labels("A"), labels("B")
+    order = {"variant": "order", "permutation": [1, 0]}
+    finished = [  # as a shuffled send order finishes them; B's epoch 1 answered twice (a resume): the later wins
+        record(b, Prediction("low"), None, 1, 0.5, {"epoch": 2}),
+        record(a, Prediction("low"), None, 1, 0.5, {"epoch": 2, **order}),
+        record(b, Prediction("low"), None, 1, 0.5, {"epoch": 1}),
+        record(a, Prediction("high"), None, 1, 0.5, {"epoch": 1, "variant": "names"}),
+        record(a, Prediction("low"), None, 1, 0.5, {"epoch": 1}),
+        record(b, Prediction("high"), None, 1, 0.5, {"epoch": 1}),
+        record(a, Prediction("low"), None, 1, 0.5, {"epoch": 1, **order}),
+        record(a, Prediction("low"), None, 1, 0.5, {"epoch": 2}),
+    ]
+    _write(path, finished)
+    in_file_order(path, ["A", "B"])
+    keys = [
+        (r["id"], r["epoch"], r.get("variant"), r["risk"]) for r in map(orjson.loads, path.read_bytes().splitlines())
+    ]
+    assert keys == [
+        ("A", 1, None, "low"), ("A", 1, "order", "low"), ("A", 1, "names", "high"),
+        ("A", 2, None, "low"), ("A", 2, "order", "low"),
+        ("B", 1, None, "high"), ("B", 2, None, "low"),
+    ]  # fmt: skip
