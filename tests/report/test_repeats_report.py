@@ -70,6 +70,8 @@ def test_a_probed_run_s_report_and_explorer_show_the_flips(tmp_path: Path) -> No
     assert (order["flips"], order["n"]) == (len(expected), 32)
     assert re.search(rf"\| order +\| 16 +\| 32 +\| {order['flips']} +\|", report)  # cases, pairs, flips
     assert "items run" in report
+    page = (run / "report.html").read_text()
+    assert "<h2>Epochs</h2>" in page and "<h2>Probes</h2>" in page and "<h3>Self-agreement</h3>" in page
 
 
 def test_a_plain_run_s_report_has_no_epochs_or_probes(tmp_path: Path) -> None:
@@ -78,3 +80,4 @@ def test_a_plain_run_s_report_has_no_epochs_or_probes(tmp_path: Path) -> None:
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## Epochs" not in report and "## Probes" not in report and "cases run" in report
     assert item_views(tmp_path / "run") == {}
+    assert "<h2>Probes</h2>" not in (tmp_path / "run" / "report.html").read_text()
