@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypedDict, runtime_checkable
 
 from harness.documents import Metrics, MetricsDocument
 
@@ -189,6 +189,27 @@ class Outcome:
     completion_tokens: int = 0
     error_message: str | None = None
     cached: bool = False  # the answer came from the response cache: its latency and tokens are counted apart
+    # which item of the case this is (`ItemKey`): epoch 1 and no variant for a run without --epochs or --probe; a
+    # case's outcome reduced over its epochs (`harness.epochs.reduce_items`) has epoch 0
+    epoch: int = 1
+    variant: str | None = None
+
+
+PROBES: tuple[str, ...] = ("order", "names", "evidence-order")
+"""The probes (``fcb eval --probe``), each a variant of a request: its answers in another order, its agent ids
+renamed, its evidence passages in another order (`harness.cases.variants`)."""
+
+REDUCERS: tuple[str, ...] = ("mode", "first")
+"""How a case's epochs reduce to one verdict (``fcb eval --epoch-reducer``; `harness.epochs.reduce_items`)."""
+
+
+class ItemKey(NamedTuple):
+    """One unit of work of a run: a case, asked in epoch ``epoch`` (1..N), as it is (``variant`` None) or as a
+    probe's variant (one of `PROBES`). The journal, the response cache and resume key answers by it."""
+
+    case_id: str
+    epoch: int = 1
+    variant: str | None = None
 
 
 BUDGET_STOP = "budget: "

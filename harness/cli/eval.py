@@ -16,7 +16,7 @@ from harness.cli.common import (
     default_cases,
     print_problems,
 )
-from harness.cli.options import fraction, non_negative_int, positive_float, positive_int
+from harness.cli.options import fraction, non_negative_int, positive_float, positive_int, probe_list
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
 from harness.types import BUDGET_STOP, RunResult
@@ -96,6 +96,22 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="N",
         help="equal-width bins of the expected calibration error of risk_score (default 15, as Guo et al. 2017)",
     )
+    p.add_argument(
+        "--epochs", type=positive_int, metavar="N", help="ask every case N times; the headline on one verdict a case"
+    )
+    p.add_argument(
+        "--epoch-reducer",
+        choices=["mode", "first"],
+        help="how a case's epochs make its verdict: mode (default; a tie to the earliest epoch's) or first",
+    )
+    p.add_argument(
+        "--probe",
+        type=probe_list,
+        metavar="P[,P]",
+        help="also ask variants of each request and report how often the verdict flips: order, names, "
+        "evidence-order, or all",
+    )
+    p.add_argument("--probe-seed", type=int, metavar="S", help="seed of the probes' variants (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument(
@@ -248,6 +264,10 @@ def _settings(args: argparse.Namespace) -> Any:
         n_boot=args.bootstrap if args.bootstrap is not None else base.n_boot,
         seed=args.seed if args.seed is not None else base.seed,
         ece_bins=args.ece_bins if args.ece_bins is not None else base.ece_bins,
+        epochs=args.epochs if args.epochs is not None else base.epochs,
+        epoch_reducer=args.epoch_reducer or base.epoch_reducer,
+        probes=args.probe if args.probe is not None else base.probes,
+        probe_seed=args.probe_seed if args.probe_seed is not None else base.probe_seed,
         name=args.name or base.name,
         categories=tuple(args.category) or base.categories,
         tags=tuple(args.tag) or base.tags,

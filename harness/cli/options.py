@@ -43,3 +43,16 @@ def fraction(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{text} is not a rate between 0 and 1")
     return value
+
+
+def probe_list(text: str) -> tuple[str, ...]:
+    """``--probe order,names`` (or ``all``) as the probes named, in `harness.types.PROBES` order."""
+    from harness.types import PROBES
+
+    names = {n.strip() for n in text.split(",") if n.strip()}
+    if "all" in names:
+        return PROBES
+    unknown = sorted(names - set(PROBES))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: probes are {', '.join(PROBES)} (comma-separated) or all")
+    return tuple(p for p in PROBES if p in names)

@@ -190,7 +190,22 @@
       if (p.raw) out += "<h3>Raw reply</h3><pre>" + esc(p.raw) + "</pre>";
     } else {
       if (p.resp && p.resp.reason) out += "<p>reason: " + esc(p.resp.reason) + "</p>";
+      out += itemsHtml(p);
       out += "<h3>Whole reply</h3><pre>" + esc(JSON.stringify({ false_consensus_risk: p.r, risk_score: p.s, ...(p.resp || {}) }, null, 2)) + "</pre>";
+    }
+    return out;
+  }
+
+  // A run with --epochs or --probe: each epoch's verdict, and each variant whose verdict differs from the request's.
+  function itemsHtml(p) {
+    let out = "";
+    if (p.ep && p.ep.length > 1) out += "<p>epochs: " + p.ep.map((r) => esc(r === null ? "error" : r)).join(", ") + "</p>";
+    if (p.fl && p.fl.length) {
+      out += '<h3>Verdict changed under a probe</h3><table class="flips"><thead><tr><th>variant</th><th>epoch</th>' +
+        "<th>as it is</th><th>variant</th><th>order sent</th></tr></thead><tbody>" +
+        p.fl.map((f) => "<tr><td>" + esc(f.v) + "</td><td>" + esc(f.e) + "</td><td>" + esc(f.from) + "</td><td><b>" +
+          esc(f.to) + "</b></td><td>" + (f.perm ? esc(f.perm.map((i) => i + 1).join(", ")) : "") + "</td></tr>").join("") +
+        "</tbody></table>";
     }
     return out;
   }

@@ -52,6 +52,17 @@ from harness.documents.boards import (
 )
 from harness.documents.fields import Doc, ErrorKind, Limits, Risk
 from harness.documents.items import ItemsCase, ItemsDetector, ItemsDocument, ItemsMethod, ItemsSummary, ItemsSuspect
+from harness.documents.repeats import (
+    EpochHeadline,
+    Epochs,
+    EpochSpread,
+    FlipRate,
+    Probe,
+    ProbeName,
+    Probes,
+    Reducer,
+    SelfAgreement,
+)
 from harness.documents.run import (
     Bootstrap,
     Calibration,
@@ -101,8 +112,12 @@ __all__ = [  # the documents and their parts, imported from here
     "Dataset",
     "DetectorInfo",
     "Doc",
+    "EpochHeadline",
+    "EpochSpread",
+    "Epochs",
     "ErrorKind",
     "ErrorMessage",
+    "FlipRate",
     "Flipped",
     "FlippedCase",
     "GroupAccuracy",
@@ -126,11 +141,16 @@ __all__ = [  # the documents and their parts, imported from here
     "Operational",
     "PerClass",
     "Predicted",
+    "Probe",
+    "ProbeName",
+    "Probes",
+    "Reducer",
     "ReliabilityBin",
     "Risk",
     "RunManifest",
     "ScopeDocument",
     "ScoreMetrics",
+    "SelfAgreement",
     "Session",
     "Settings",
     "Subset",

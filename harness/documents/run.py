@@ -29,6 +29,7 @@ from harness.documents.fields import (
     configure,
     titled,
 )
+from harness.documents.repeats import Epochs, ProbeName, Probes, Reducer
 
 # ---- predictions.jsonl: one record per finished case ---------------------------------------------------------------
 
@@ -51,6 +52,12 @@ class JournalRecord(TypedDict):
     category: Text
     expected: Risk
     origin: NotRequired[Literal["natural", "assembled", "constructed"]]  # only for cases with an origin_* tag
+    epoch: NotRequired[Annotated[Positive, Doc("which time the case was asked (1..N); only in runs with --epochs N "
+                                               "> 1, where (id, epoch, variant) keys a line")]]  # fmt: skip
+    variant: NotRequired[Annotated[ProbeName, Doc("the probe whose variant of the request was asked (fcb eval "
+                                                  "--probe); absent for the request as it is")]]  # fmt: skip
+    permutation: NotRequired[Annotated[list[Count], Doc("order and evidence-order variants: the case's index of each "
+                                                        "answer (passage) in the order sent")]]  # fmt: skip
     attempts: Annotated[Count, Doc("0 only for a reply replayed from the response cache (cached: true)")]
     latency_s: Seconds
     cached: NotRequired[bool]
@@ -210,6 +217,8 @@ class Metrics(Headline):
     per_category: dict[str, CategoryAccuracy]
     breakdowns: dict[str, dict[str, GroupAccuracy]]
     operational: Operational
+    epochs: NotRequired[Epochs]  # only in runs with --epochs N > 1
+    probes: NotRequired[Probes]  # only in runs with --probe
 
 
 class Subset(TypedDict):
@@ -274,6 +283,9 @@ class Identity(TypedDict):
     risk_field: Text
     fingerprint: NotRequired[dict[str, Any]]
     subset: NotRequired[Subset]
+    epochs: NotRequired[Annotated[Positive, Limits(ge=2)]]  # the items a run asks: absent for one epoch, no probe
+    probes: NotRequired[list[ProbeName]]
+    probe_seed: NotRequired[int]
 
 
 class Settings(TypedDict):
@@ -287,6 +299,10 @@ class Settings(TypedDict):
     bootstrap_resamples: Count
     seed: int
     ece_bins: NotRequired[Positive]  # absent from documents written before calibration was reported (15 then)
+    epochs: NotRequired[Annotated[Positive, Limits(ge=2)]]  # absent for one epoch (and before epochs existed)
+    epoch_reducer: NotRequired[Reducer]
+    probes: NotRequired[list[ProbeName]]  # absent without --probe
+    probe_seed: NotRequired[int]
     name: NotRequired[str | None]
     categories: NotRequired[list[str]]
     tags: NotRequired[list[str]]

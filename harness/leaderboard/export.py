@@ -26,7 +26,7 @@ from harness.errors import RunLoadError, UsageError
 from harness.files import atomic_write
 from harness.leaderboard.runs import Run, read_run
 from harness.report.html import case_texts, file_sha256_of
-from harness.runfolder.read import journal_records
+from harness.runfolder.read import case_records
 
 CASE_FIELDS = ("question", "ground_truth", "majority_correct", "rationale")
 """Scalar fields of a case, each a column under its own name (``id``, ``category`` and ``expected_risk`` too)."""
@@ -158,7 +158,7 @@ def export_parquet(run_dir: str | Path, out: str | Path | None = None, cases: st
         raise UsageError(f"{run_dir}: a baseline file keeps no replies; export a run folder")
     _pyarrow()  # before any reading: a missing library is said at once
     run = read_run(run_dir)  # every file checked, and its figures against its journal
-    records = journal_records(run_dir)
+    records = case_records(run_dir)
     rows = joined_rows(run, records, run_cases(run, records, cases))
     path = Path(out) if out else run_dir / "predictions.parquet"
     atomic_write(path, parquet_bytes(rows, metadata(run)))

@@ -12,7 +12,7 @@ scores: its ECE is not shown).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,8 @@ from harness.calibration import ece
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.errors import RunLoadError
 from harness.metrics import confusion, defined, headline_batch, present_classes
-from harness.types import RISKS
+from harness.repeats import EPOCH_FIGURES, case_pairs, self_agreement, spread, verdict_matrix
+from harness.types import RISKS, ItemKey, Outcome
 
 TOLERANCE = 1e-9
 """Relative tolerance for a rate: the same functions on the same cases give the same float, JSON keeps it exactly."""
@@ -126,3 +127,37 @@ def check_figures(
             f"{where}.{path}: {claimed!r}, but {source} gives {actual!r}; refusing a run whose figures do not follow "
             f"from its cases{hint}"
         )
+
+
+def item_figures(
+    items: Mapping[ItemKey, Outcome], expected: Mapping[str, int], n_epochs: int, probes: Sequence[str]
+) -> dict[Path, Any]:
+    """The epochs and probes figures a leaderboard shows, from a journal's items (`harness.repeats`, the functions
+    the run computed them with): each epoch's headline figures and their sd, self-agreement, and each probe's flip
+    rate. ``expected``: each case's expected risk code."""
+    figures: dict[Path, Any] = {}
+    ids = sorted(expected)
+    if n_epochs > 1:
+        for name, values in _epoch_values(items, expected, n_epochs).items():
+            figures[("epochs", "spread", name, "sd")] = spread(values)["sd"]
+        agreement = self_agreement(verdict_matrix(ids, items, n_epochs), n_boot=0, seed=0)
+        figures |= {("epochs", "self_agreement", k): agreement[k] for k in ("n_cases", "all_agree", "pairwise")}
+    for probe in probes:
+        rows = [case_pairs(i, items, probe, n_epochs) for i in ids]
+        pairs, flips = sum(r[0] for r in rows), sum(r[1] for r in rows)
+        figures |= {("probes", probe, "n"): pairs, ("probes", probe, "flips"): flips,
+                    ("probes", probe, "flip_rate"): flips / pairs if pairs else None}  # fmt: skip
+    return figures
+
+
+def _epoch_values(items: Mapping[ItemKey, Outcome], expected: Mapping[str, int], n_epochs: int) -> dict[str, list]:
+    values: dict[str, list] = {name: [] for name in EPOCH_FIGURES}
+    for epoch in range(1, n_epochs + 1):
+        outs = [(code, o) for cid, code in expected.items() if (o := items.get(ItemKey(cid, epoch))) is not None]
+        y_true = np.array([code for code, _ in outs], dtype=np.int64)
+        y_pred = np.array([len(RISKS) if o.risk is None else RISKS.index(o.risk) for _, o in outs], dtype=np.int64)
+        cm = confusion(y_true, y_pred)
+        batch = headline_batch(cm, present_classes(cm))
+        for name in EPOCH_FIGURES:
+            values[name].append(defined(batch[name]))
+    return values

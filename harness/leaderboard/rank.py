@@ -27,6 +27,14 @@ LATENCY = "operational.latency_s.p95"
 ECE = "ece"
 ECE_BINS = "ece_bins"
 """Row values: the median ECE of risk_score over a detector's runs (checked against their journals) and its bins."""
+EPOCH_SD = "epoch_sd"
+REPEATS: dict[str, str] = {
+    "self_agreement": "epochs.self_agreement.all_agree",
+    "order_flip_rate": "probes.order.flip_rate",
+    "names_flip_rate": "probes.names.flip_rate",
+}
+"""Row values of runs with epochs or probes (checked against their journals), by their path in ``metrics``; and
+`EPOCH_SD`, the sd over a run's epochs of the ranking metric (``epochs.spread.METRIC.sd``). Medians over runs."""
 RANK_METRICS: tuple[str, ...] = (*HEADLINE_METRICS, *(f"{m}{REAL_SUFFIX}" for m in HEADLINE_METRICS))
 """Metrics a board can be ranked on: the headline ones on all cases, and on the natural + assembled cases."""
 
@@ -91,6 +99,8 @@ def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> R
     names = (*metric_pair(metric), *COLUMNS, LATENCY)
     values = {name: _median([r.metric(name) for r in runs]) for name in names}
     values |= _ece_values(runs)
+    values |= {name: _median([r.metric(path) for r in runs]) for name, path in REPEATS.items()}
+    values[EPOCH_SD] = _median([r.metric(f"epochs.spread.{metric_pair(metric)[0]}.sd") for r in runs])
     higher_better = HEADLINE_METRICS.get(metric_pair(metric)[0], True)
     ordered = sorted(runs, key=lambda r: (r.metric(metric) is None, r.metric(metric) or 0.0), reverse=not higher_better)
     row = Row(detector, runs, values, ordered[(len(ordered) - 1) // 2], incomplete)

@@ -11,7 +11,7 @@ import orjson
 from tabulate import tabulate
 
 from harness.documents import LeaderboardBoard
-from harness.leaderboard.rank import COLUMNS, ECE, ECE_BINS, LATENCY, Board, Row, metric_pair
+from harness.leaderboard.rank import COLUMNS, ECE, ECE_BINS, EPOCH_SD, LATENCY, REPEATS, Board, Row, metric_pair
 from harness.leaderboard.runs import REAL_SUFFIX
 from harness.report.markdown import md_text
 
@@ -55,10 +55,24 @@ def header(board: Board) -> list[str]:
     cols = [h.format(metric=base) for h in HEADER]
     if shows_ece(board):
         cols.insert(cols.index("p95 latency"), "ECE of risk_score (bins)")
+    if shows_repeats(board):
+        at = cols.index("p95 latency")
+        cols[at:at] = [f"epoch sd of {base}", "self-agreement", "order flips", "names flips"]
     if shows_real(board):
         cases = "no" if board.real_cases is None else board.real_cases
         cols.insert(3, f"{base}, {REAL_LABEL} ({cases} cases) [95% CI]")
     return cols
+
+
+def shows_repeats(board: Board) -> bool:
+    """The epochs and probes columns are shown when a row has one of them (a run with --epochs or --probe)."""
+    return any(r.values.get(name) is not None for r in board.rows for name in (EPOCH_SD, *REPEATS))
+
+
+def _repeat_cells(row: Row) -> list[str]:
+    v = row.values
+    return [_f(v.get(EPOCH_SD)), _pct(v.get("self_agreement")), _pct(v.get("order_flip_rate")),
+            _pct(v.get("names_flip_rate"))]  # fmt: skip
 
 
 def _ece_cell(row: Row) -> str:
@@ -92,6 +106,9 @@ def row_cells(row: Row, board: Board, shown: Callable[[str], str] = str) -> list
     ]
     if shows_ece(board):
         cells.insert(HEADER.index("p95 latency"), _ece_cell(row))
+    if shows_repeats(board):
+        at = HEADER.index("p95 latency") + shows_ece(board)
+        cells[at:at] = _repeat_cells(row)
     if shows_real(board):
         cells.insert(3, _with_ci(v[real], row.cis.get(real)))
     return cells
@@ -149,6 +166,7 @@ def to_markdown(boards: list[Board]) -> str:
 
 
 def to_csv(boards: list[Board]) -> str:
+    repeats = any(shows_repeats(b) for b in boards)  # without them, the columns of a board of plain runs as ever
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
@@ -178,6 +196,8 @@ def to_csv(boards: list[Board]) -> str:
             # the median expected calibration error of risk_score and its bin count (empty without scores)
             "ece",
             "ece_bins",
+            # runs with --epochs or --probe: the sd over epochs of the metric, self-agreement, flip rates
+            *(["epoch_sd", *REPEATS] if repeats else []),
         ]
     )
     for board in boards:
@@ -206,6 +226,7 @@ def to_csv(boards: list[Board]) -> str:
                     *(r.cis.get(real) or (None, None)),
                     r.values[ECE],
                     r.values[ECE_BINS],
+                    *([r.values.get(EPOCH_SD), *(r.values.get(name) for name in REPEATS)] if repeats else []),
                 ]
             )
     return out.getvalue()

@@ -19,12 +19,13 @@ import orjson
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
-from harness.leaderboard.figures import check_figures, journal_figures, latency_figures, score_figures
+from harness.leaderboard.figures import check_figures, item_figures, journal_figures, latency_figures, score_figures
 from harness.metrics import CODE, ERROR
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
+from harness.runfolder.journal import outcome_of
 from harness.runfolder.names import METRICS as METRICS_FILE
 from harness.runfolder.names import PREDICTIONS
-from harness.runfolder.read import journal_records, read_metrics
+from harness.runfolder.read import has_items, item_records, read_metrics, records_by_case
 from harness.runfolder.scope import read_scope
 from harness.types import RISKS
 
@@ -117,7 +118,8 @@ def read_run(path: str | Path) -> Run:
     if path.is_file() and path.suffix == ".json":
         return read_baseline_run(path)
     doc = read_metrics(path)
-    records = journal_records(path)
+    items = item_records(path)  # a run with epochs or probes: its items reduced to one record a case, as it counted
+    records = records_by_case(items, doc["settings"].get("epoch_reducer", "mode"))
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
     origins = np.array([r.get("origin", UNKNOWN_ORIGIN) for r in rows], dtype=object)
@@ -135,6 +137,14 @@ def read_run(path: str | Path) -> Run:
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
     figures |= score_figures(doc["metrics"], run.y_true, scores)
     asked = [float(r.get("latency_s", 0.0)) for r in rows if r.get("cached") is not True]  # as metrics.operational
+    if has_items(items):  # operational figures count every item asked; the epochs and probes figures follow
+        asked = [float(r.get("latency_s", 0.0)) for r in items.values() if r.get("cached") is not True]
+        errors = sum(1 for r in items.values() if r["error"] is not None)
+        figures |= {("operational", "cases"): len(items), ("operational", "errors"): errors}
+        outcomes = {key: outcome_of(rec) for key, rec in items.items()}
+        expected = {str(i): int(code) for i, code in zip(ids, run.y_true, strict=True)}
+        settings = doc["settings"]
+        figures |= item_figures(outcomes, expected, settings.get("epochs", 1), settings.get("probes", []))
     figures |= latency_figures(np.array(asked, dtype=float))
     if (scope := read_scope(path)) is not None:
         figures[("n_not_run",)] = len(scope) - len(records)

@@ -35,6 +35,19 @@ from harness.documents import (
 )
 from harness.errors import ReportError  # noqa: F401 - importable from here as before
 from harness.files import atomic_write, open_regular
+from harness.report.repeats import (
+    AGREEMENT_HEADER,
+    EPOCH_HEADER,
+    PROBE_HEADER,
+    PROBES_NOTE,
+    agreement_rows,
+    annotate,
+    epoch_rows,
+    epochs_note,
+    item_views,
+    probe_category_rows,
+    probe_rows,
+)
 from harness.report.text import (
     CALIBRATION_HEADER,
     CATEGORY_HEADER,
@@ -51,7 +64,7 @@ from harness.report.text import (
 )
 from harness.runfolder.baseline import decode_cases, read_baseline
 from harness.runfolder.names import REPORT_HTML
-from harness.runfolder.read import journal_records, read_metrics
+from harness.runfolder.read import case_records, read_metrics
 from harness.types import RISKS
 
 COLUMNS = [*RISKS, "error"]
@@ -277,6 +290,19 @@ def calibration_section(m: Metrics) -> str:
     return out
 
 
+def repeats_section(m: Metrics) -> str:
+    """The epochs and probes figures (`harness.report.repeats`); empty for a plain run."""
+    out = ""
+    if rows := epoch_rows(m):
+        out += f"<h2>Epochs</h2><p class='note'>{esc(epochs_note(m))}</p>{table(EPOCH_HEADER, rows, 'num')}"
+        out += f"<h3>Self-agreement</h3>{table(AGREEMENT_HEADER, agreement_rows(m), 'num')}"
+    if rows := probe_rows(m):
+        header, cat_rows = probe_category_rows(m)
+        out += f"<h2>Probes</h2><p class='note'>{esc(PROBES_NOTE)}</p>{table(PROBE_HEADER, rows, 'num probes')}"
+        out += f"<details><summary>Flip rate per category</summary>{table(header, cat_rows, 'num')}</details>"
+    return out
+
+
 def group_section(title: str, groups: Mapping[str, GroupAccuracy]) -> str:
     rows = [(k, v["accuracy"], v.get("ci95"), v["n"]) for k, v in groups.items()]
     return f"<h3>{esc(title)}</h3>{bars_svg(rows)}" if rows else ""
@@ -299,6 +325,7 @@ def run_sections(doc: MetricsDocument) -> str:
     out.append(f"<h2>Per class</h2>{table(['risk', 'precision', 'recall', 'F1', 'support'], class_rows(m), 'num')}")
     out.append("</div></div>")
     out.append(calibration_section(m))
+    out.append(repeats_section(m))
     cats = [(c, v["accuracy"], v.get("ci95"), v["n"]) for c, v in m["per_category"].items()]
     out.append(f"<h2>Per category</h2>{bars_svg(cats)}{table(CATEGORY_HEADER, category_rows(m), 'num')}")
     breakdowns = m.get("breakdowns", {})
@@ -357,9 +384,10 @@ def _title_lines(doc: MetricsDocument) -> list[str]:
 def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | IO[bytes] | None = None) -> tuple[str, str]:
     """(the page of one run, a note when some or all case text is missing), from its metrics document, its journal
     and its cases file: ``cases`` (a path, or the run's own copy of the file), by default the file the run read."""
-    records = journal_records(run_dir)
+    records = case_records(run_dir)
     dataset = doc["dataset"]
     rows, note = explorer_cases([records], cases or dataset.get("path"), sha256=file_sha256_of(dataset))
+    annotate(rows, item_views(run_dir))  # a run with epochs or probes: each epoch's verdict, the variants that flipped
     label = doc["detector"].get("label") or doc["detector"]["spec"]
     explorer = {"runs": [label], "cases": rows, "note": note}
     return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer), note
@@ -409,7 +437,7 @@ def run_records(path: str | Path) -> tuple[dict[str, Any], Mapping[str, Any]]:
     if path.is_file():
         baseline = read_baseline(path)
         return _baseline_records(baseline), baseline["doc"]["dataset"]
-    return dict(journal_records(path)), read_metrics(path)["dataset"]
+    return dict(case_records(path)), read_metrics(path)["dataset"]
 
 
 def confusion_counts(rows: Sequence[dict[str, Any]], run: int) -> list[list[int]]:

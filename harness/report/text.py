@@ -12,6 +12,17 @@ from tabulate import tabulate
 from harness.documents import Calibration, GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
 from harness.files import atomic_write
 from harness.report.markdown import md_text
+from harness.report.repeats import (
+    AGREEMENT_HEADER,
+    EPOCH_HEADER,
+    PROBE_HEADER,
+    PROBES_NOTE,
+    agreement_rows,
+    epoch_rows,
+    epochs_note,
+    probe_category_rows,
+    probe_rows,
+)
 from harness.runfolder.names import METRICS, REPORT
 from harness.schema_messages import printable
 
@@ -168,13 +179,14 @@ def operational_rows(m: Metrics) -> list[list[Any]]:
     ops = m["operational"]
     lat = ops["latency_s"]
     kinds = ", ".join(f"{k} {n}" for k, n in ops["errors_by_kind"].items()) or "none"
+    unit = "items" if "epochs" in m or "probes" in m else "cases"  # a run with epochs or probes counts each request
     return [
-        ["cases run", ops["cases"]],
+        [f"{unit} run", ops["cases"]],
         ["cases not run", m["n_not_run"]],
         ["errors", f"{ops['errors']} ({kinds})"],
         ["retries", ops["retries"]],
         ["wall time", f"{ops['wall_s']:.2f} s"],
-        ["throughput", f"{ops['cases_per_s']:.1f} cases/s" if ops["cases_per_s"] else "n/a"],
+        ["throughput", f"{ops['cases_per_s']:.1f} {unit}/s" if ops["cases_per_s"] else "n/a"],
         [
             "latency p50 / p90 / p99",
             " / ".join(f"{1000 * lat[k]:.1f} ms" for k in ("p50", "p90", "p99")) if lat else "n/a",
@@ -272,10 +284,22 @@ def render_summary(doc: MetricsDocument) -> str:
             headers=["model_family", "n", "accuracy", "95% CI"],
             tablefmt=fmt,
         ),
+        *_repeats_summary(m, fmt),
         tabulate(operational_rows(m), tablefmt=fmt),
         *_error_table(m, fmt),
     ]
     return "\n\n".join(parts)
+
+
+def _repeats_summary(m: Metrics, fmt: str) -> list[str]:
+    """Self-agreement over the epochs and each probe's flip rate, when the run has them."""
+    out = []
+    if rows := agreement_rows(m):
+        out.append(tabulate(rows, headers=[f"epochs: {AGREEMENT_HEADER[0]}", *AGREEMENT_HEADER[1:]], tablefmt=fmt,
+                            disable_numparse=True))  # fmt: skip
+    if rows := probe_rows(m):
+        out.append(tabulate(rows, headers=PROBE_HEADER, tablefmt=fmt, disable_numparse=True))
+    return out
 
 
 def render_markdown(doc: MetricsDocument) -> str:
@@ -303,6 +327,7 @@ def render_markdown(doc: MetricsDocument) -> str:
     out += ["## Calibration", "", calibration_note(m), ""]
     if cal_rows := calibration_rows(m):
         out += [tabulate(cal_rows, headers=CALIBRATION_HEADER, tablefmt=fmt, disable_numparse=True), ""]
+    out += _repeats_markdown(m, fmt)
     out += ["## Per category", "", tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt), ""]
     for name, groups in m["breakdowns"].items():
         if name == "origin" and origin_rows(m) is None:
@@ -319,6 +344,23 @@ def render_markdown(doc: MetricsDocument) -> str:
     if problems := doc["dataset"].get("problems"):
         out += ["## Problems in the cases file", "", *(f"- {md_text(p)}" for p in problems), ""]
     return "\n".join(out)
+
+
+def _repeats_markdown(m: Metrics, fmt: str) -> list[str]:
+    """The epochs and probes sections (`harness.report.repeats`); none for a plain run."""
+    out: list[str] = []
+    if rows := epoch_rows(m):
+        out += ["## Epochs", "", epochs_note(m), "", tabulate(rows, headers=EPOCH_HEADER, tablefmt=fmt,
+                                                              disable_numparse=True), ""]  # fmt: skip
+        out += ["Self-agreement:", "", tabulate(agreement_rows(m), headers=AGREEMENT_HEADER, tablefmt=fmt,
+                                                disable_numparse=True), ""]  # fmt: skip
+    if rows := probe_rows(m):
+        header, cat_rows = probe_category_rows(m)
+        out += ["## Probes", "", PROBES_NOTE, "", tabulate(rows, headers=PROBE_HEADER, tablefmt=fmt,
+                                                          disable_numparse=True), ""]  # fmt: skip
+        out += ["Flip rate per category:", "", tabulate(cat_rows, headers=header, tablefmt=fmt,
+                                                        disable_numparse=True), ""]  # fmt: skip
+    return out
 
 
 def write_reports(run_dir: str | Path, doc: MetricsDocument) -> None:

@@ -11,13 +11,14 @@ from typing import Any
 from harness.cases.reader import scan
 from harness.detectors import adapt
 from harness.detectors.options import DetectorOptions
+from harness.epochs import reduce_items
 from harness.errors import RunError, UsageError
 from harness.files import NotRegular, open_regular
 from harness.run.details import case_details
 from harness.run.runner import run
 from harness.run.selection import in_scope
 from harness.run.settings import ENGINE_FIELDS, EvalSettings, parse_shard, resumed_settings
-from harness.runfolder.journal import read_journal
+from harness.runfolder.journal import read_items
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
 from harness.types import Detector, RunResult
@@ -145,8 +146,9 @@ def load_result(run_dir: str | Path) -> RunResult:
         raise RunError(f"{settings.cases}: not the cases file this run evaluated (its sha256 differs)")
     _, labels, _ = in_scope(settings, scanned)
     hashes = {lab.case_id: lab.content_hash for lab in labels}
-    journaled = read_journal(path / PREDICTIONS, repair=False)
-    outcomes = [o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash]
+    journaled = read_items(path / PREDICTIONS, repair=False)
+    items = [o for key, o in journaled.items() if hashes.get(key.case_id) == o.content_hash]
+    outcomes = list(reduce_items(items, settings.epoch_reducer).values())  # one a case, as the run counted them
     problems = [str(p) for p in scanned.problems]
     details = case_details(path, settings.cases, scanned.sha256)
     return RunResult(str(path), document, labels, outcomes, bool(document["complete"]), problems,

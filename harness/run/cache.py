@@ -15,6 +15,7 @@ import hashlib
 import os
 import sqlite3
 import sys
+from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,15 @@ def detector_key(spec: str, fingerprint: dict[str, Any], risk_field: tuple[str, 
     return _digest({"spec": parse_spec(spec).identity, "fingerprint": fingerprint, "risk_field": list(risk_field)})
 
 
-def request_key(request: Request) -> str:
-    """The request half of a key: a digest of exactly what the detector is sent."""
-    return _digest(request)
+EPOCH: ContextVar[int] = ContextVar("fcb_epoch", default=1)
+"""The epoch of the request being assessed in this task (``fcb eval --epochs``; set by `harness.run.items`): the
+detector never sees it, the cache keys each epoch apart so that a repeat is never a replay of another epoch."""
+
+
+def request_key(request: Request, epoch: int = 1) -> str:
+    """The request half of a key: a digest of exactly what the detector is sent, and of its epoch after the first
+    (epoch 1's key is a plain run's: a one-epoch run and epoch 1 share their stored replies)."""
+    return _digest(request) if epoch == 1 else _digest({"epoch": epoch, "request": request})
 
 
 class ResponseCache:
@@ -199,7 +206,7 @@ class CachedDetector:
         return list(self.inner.secrets()) if isinstance(self.inner, HasSecrets) else []
 
     async def _answer(self, request: Request, call: Any) -> Prediction:
-        digest = request_key(request)
+        digest = request_key(request, EPOCH.get())
         if (stored := self.cache.get(self._key, digest)) is not None:
             return stored
         prediction = await call(request)

@@ -11,7 +11,7 @@ import orjson
 
 from harness.cases.lines import file_sha256
 from harness.errors import RunLoadError
-from harness.runfolder.read import journal_records
+from harness.runfolder.read import case_records
 
 Details = Callable[[], Mapping[str, Mapping[str, Any]]]
 
@@ -23,7 +23,7 @@ def case_details(run_dir: str | Path, cases: str | Path, sha256: str) -> Details
 
     def read() -> dict[str, dict[str, Any]]:
         try:
-            records = journal_records(run_dir)
+            records = case_records(run_dir)
         except RunLoadError:  # a run folder broken since: the figures stand, the details are left out
             records = {}
         out: dict[str, dict[str, Any]] = {}

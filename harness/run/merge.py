@@ -11,24 +11,27 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.calibration import DEFAULT_BINS
-from harness.cases.reader import scan
-from harness.documents import Identity, JournalRecord, MetricsDocument, RunManifest, Settings
+from harness.cases.reader import Scan, scan
+from harness.documents import Identity, JournalRecord, Metrics, MetricsDocument, RunManifest, Settings
+from harness.epochs import reduce_items
 from harness.errors import RunError, RunLoadError, RunMismatchError
 from harness.files import atomic_write
 from harness.metrics import compute
 from harness.report.html import write_html
 from harness.report.text import write_reports
+from harness.run.items import add_item_figures, plan_items
 from harness.run.outputs import METRICS_VERSION
 from harness.run.selection import in_shard, select
-from harness.run.settings import parse_shard, shard_text
-from harness.runfolder.journal import checked_records, outcome_of
+from harness.run.settings import EvalSettings, parse_shard, shard_text
+from harness.runfolder.journal import checked_records, item_key, outcome_of
 from harness.runfolder.manifest import read_manifest, write_manifest
 from harness.runfolder.names import METRICS, PREDICTIONS
 from harness.runfolder.read import read_metrics
 from harness.runfolder.scope import read_scope, write_scope
-from harness.types import CaseLabels, Outcome
+from harness.types import CaseLabels, ItemKey, Outcome
 
-SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset")
+SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset",
+        "epochs", "probes", "probe_seed")  # fmt: skip
 
 
 def _manifests(run_dirs: list[Path]) -> list[RunManifest]:
@@ -110,6 +113,29 @@ def _stderr(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _item_figures(
+    metrics: Metrics, identity: Identity, settings: Settings, cases: str, scanned: Scan, labels: list[CaseLabels],
+    items: dict[ItemKey, Outcome], wall: float,
+) -> int:  # fmt: skip
+    """The merged run's epochs and probes figures, as the runner adds them; returns the planned items not asked."""
+    if "epochs" not in identity and "probes" not in identity:
+        return 0
+    plan_settings = EvalSettings(
+        cases=cases,
+        detector=identity["detector"],
+        anonymize_agents=identity["anonymize_agents"],
+        epochs=identity.get("epochs", 1),
+        probes=tuple(identity.get("probes", ())),
+        probe_seed=identity.get("probe_seed", 0),
+    )
+    plan = plan_items(plan_settings, labels, scanned)
+    prices = (settings.get("price_prompt_per_mtok"), settings.get("price_completion_per_mtok"))
+    add_item_figures(metrics, labels, items, epochs=plan_settings.epochs, reducer=settings.get("epoch_reducer", "mode"),
+                     probes=plan_settings.probes, not_possible=plan.not_possible, wall_s=wall, prices=prices,
+                     n_boot=settings["bootstrap_resamples"], seed=settings["seed"])  # fmt: skip
+    return sum(1 for _, key in plan.items if key not in items)
+
+
 def merge_runs(
     run_dirs: list[str | Path],
     out: str | Path,
@@ -124,7 +150,8 @@ def merge_runs(
     cases_path = cases or manifests[0]["cases"]
     identity: Identity = {**manifests[0]["identity"], "shard": None}
     settings: Settings = {**manifests[0]["settings"], "shard": None}
-    scanned = scan(cases_path, strict=bool(identity["strict"]))
+    items_run = "epochs" in identity or "probes" in identity  # the cases are read again to plan the items
+    scanned = scan(cases_path, strict=bool(identity["strict"]), spool=items_run)
     if scanned.sha256 != identity["dataset_sha256"]:
         raise RunMismatchError(f"{cases_path}: not the data set the shards ran on (sha256 differs); pass --cases")
     subset = identity.get("subset") or {}
@@ -133,10 +160,10 @@ def merge_runs(
     first_doc = _first_metrics(dirs, warn)
     journals = [_shard_journal(d, m, selected, warn) for d, m in zip(dirs, manifests, strict=True)]
     hashes = {lab.case_id: lab.content_hash for lab in labels}
-    outcomes: dict[str, Outcome] = {}
+    outcomes: dict[ItemKey, Outcome] = {}
     for _, rec in (entry for journal in journals for entry in journal):
         if hashes.get(rec["id"]) == rec["hash"]:  # a case past --limit is in its shard but not counted
-            outcomes[rec["id"]] = outcome_of(rec)
+            outcomes[item_key(rec)] = outcome_of(rec)
     out = Path(out)
     if (out / PREDICTIONS).exists():
         raise RunMismatchError(f"{out} already holds a run")
@@ -156,9 +183,13 @@ def merge_runs(
         },
     )
     wall = max(sum(s["wall_s"] for s in m["sessions"]) for m in manifests)  # shards run side by side
-    metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings["bootstrap_resamples"], seed=settings["seed"],
+    reducer = settings.get("epoch_reducer", "mode")
+    metrics = compute(labels, reduce_items(outcomes.values(), reducer), wall_s=wall,
+                      n_boot=settings["bootstrap_resamples"], seed=settings["seed"],
                       ece_bins=settings.get("ece_bins", DEFAULT_BINS))  # fmt: skip
-    complete = not metrics["n_not_run"] and not scanned.invalid_lines and not identity["limit"]
+    unasked = _item_figures(metrics, identity, settings, cases_path, scanned, labels, outcomes, wall)
+    scanned.close()
+    complete = not metrics["n_not_run"] and not scanned.invalid_lines and not identity["limit"] and not unasked
     document: MetricsDocument = {
         **first_doc,
         "metrics_version": METRICS_VERSION,

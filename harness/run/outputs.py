@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from harness._version import __version__
 from harness.cases.reader import Scan
-from harness.documents import Identity, Metrics, MetricsDocument, RunManifest, Subset
+from harness.documents import Identity, Metrics, MetricsDocument, ProbeName, RunManifest, Subset
 from harness.errors import RunError
 from harness.redact import redact_spec
 from harness.report.html import write_html
@@ -37,6 +37,11 @@ def run_identity(settings: EvalSettings, scanned: Scan, detector_fingerprint: di
     }
     if subset := subset_choice(settings):
         identity["subset"] = subset
+    if settings.epochs > 1:  # a run resumed or merged asks the same items: absent, a plain run's identity as ever
+        identity["epochs"] = settings.epochs
+    if settings.probes:
+        identity["probes"] = cast(list[ProbeName], list(settings.probes))  # checked by the CLI
+        identity["probe_seed"] = settings.probe_seed
     return identity
 
 

@@ -13,29 +13,30 @@ import contextlib
 import errno
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.cases.reader import Scan, scan
-from harness.cases.request import build_request
 from harness.detectors import fingerprint
 from harness.detectors.functions import exception_error
 from harness.detectors.limits import Budget, BudgetSpent, HasBudget
 from harness.documents import JournalRecord
+from harness.epochs import reduce_items
 from harness.errors import InvalidCasesError, PreflightFailed, RunError, UsageError
 from harness.metrics import compute
 from harness.redact import scrub_text
-from harness.run.cache import cache_wanted, with_cache
+from harness.run.cache import EPOCH, cache_wanted, with_cache
 from harness.run.details import case_details
 from harness.run.engines import open_detector
+from harness.run.items import ItemPlan, Todo, add_item_figures, build_item, item_source, plan_items
 from harness.run.outputs import metrics_document, open_run_dir, run_identity, write_outputs
 from harness.run.progress import Progress
 from harness.run.selection import in_scope, shard_filter, subset_choice
 from harness.run.settings import EvalSettings
 from harness.run.signals import Signals
 from harness.runfolder.folder import clear_run, refuse_taken
-from harness.runfolder.journal import JournalWriter, in_file_order, outcome_of, read_journal, record
+from harness.runfolder.journal import JournalWriter, in_file_order, item_key, outcome_of, read_items, record
 from harness.runfolder.lock import run_lock
 from harness.runfolder.manifest import add_session, now, write_manifest
 from harness.runfolder.names import MANIFEST, PREDICTIONS
@@ -49,8 +50,10 @@ from harness.types import (
     HasPreflight,
     HasSecrets,
     HasTrainingItems,
+    ItemKey,
     Outcome,
     Prediction,
+    Request,
     RunResult,
 )
 
@@ -63,15 +66,9 @@ def _invalid_cases(scan_result: Scan) -> InvalidCasesError:
     return InvalidCasesError(message, scan_result.problems)
 
 
-def _pending(scanned: Scan, todo: list[CaseLabels]) -> Iterator[tuple[CaseLabels, dict[str, Any]]]:
-    # from the spool that scan filled: the file is never read a second time
-    for lab in todo:
-        yield lab, scanned.case(lab.line)
-
-
-def send_order(todo: list[CaseLabels], seed: int) -> list[CaseLabels]:
-    """The pending cases in a seeded shuffled order: a file grouped by category must not let a detector that keeps
-    state infer labels from the order. Journal and reports keep the file's order."""
+def send_order(todo: list[Any], seed: int) -> list[Any]:
+    """The pending cases (items) in a seeded shuffled order: a file grouped by category must not let a detector that
+    keeps state infer labels from the order. Journal and reports keep the file's order."""
     order = list(todo)
     random.Random(f"send-order:{seed}").shuffle(order)
     return order
@@ -119,27 +116,26 @@ class _Streak:
 
 
 async def _worker(
-    source: Iterator[tuple[CaseLabels, dict[str, Any]]],
+    source: Iterator[tuple[CaseLabels, ItemKey, Request, Mapping[str, Any]]],
     detector: Detector,
     journal: JournalWriter,
-    outcomes: dict[str, Outcome],
+    outcomes: dict[ItemKey, Outcome],
     settings: EvalSettings,
     progress: Progress,
     streak: _Streak,
     stop: Callable[[str], None],
     spent: Callable[[str], None],
 ) -> None:
-    for lab, case in source:
+    for lab, key, request, fields in source:  # built by the item stage (harness.run.items)
         started = time.perf_counter()
-        request = build_request(case, anonymize_agents=settings.anonymize_agents)
         try:
             prediction, error = await _assess(detector, request)
         except BudgetSpent as exc:  # the others finish what they sent, then meet the cap too
             spent(BUDGET_STOP + str(exc))
             return
         attempts = _attempts(prediction, error)
-        rec = record(lab, prediction, error, attempts, time.perf_counter() - started)
-        outcomes[lab.case_id] = outcome_of(journal.write(rec))  # as written: echoed secrets scrubbed
+        rec = record(lab, prediction, error, attempts, time.perf_counter() - started, fields)
+        outcomes[key] = outcome_of(journal.write(rec))  # as written: echoed secrets scrubbed
         progress.step(error is not None)
         if streak.add(error):
             stop(streak.reason())
@@ -148,17 +144,17 @@ async def _worker(
 async def _run_workers(
     settings: EvalSettings,
     detector: Detector,
-    todo: list[CaseLabels],
+    todo: Todo,
     journal: JournalWriter,
-    outcomes: dict[str, Outcome],
+    outcomes: dict[ItemKey, Outcome],
     progress: Progress,
     signals: Signals,
     scanned: Scan,
 ) -> str | None:
-    """Run the pending cases; returns None when they all ran, else why they stopped ("interrupted" or a streak)."""
+    """Run the pending items; returns None when they all ran, else why they stopped ("interrupted" or a streak)."""
     if signals.count:
         return INTERRUPTED
-    source = _pending(scanned, todo)
+    source = item_source(settings, scanned, todo)
     streak = _Streak(settings.max_consecutive_errors)
     stopped: list[str] = []
     tasks: list[asyncio.Future[None]] = []
@@ -207,12 +203,19 @@ def fatal(error: DetectorError) -> bool:
     return error.kind == "detector_exception" or error.connect_failed or error.status in FATAL_STATUSES
 
 
-async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels, scanned: Scan) -> JournalRecord:
-    """Call the first pending case alone; its journal record, or `PreflightFailed` when it cannot work."""
+async def _preflight(
+    settings: EvalSettings, detector: Detector, first: tuple[CaseLabels, ItemKey], scanned: Scan
+) -> JournalRecord:
+    """Call the first pending item alone; its journal record, or `PreflightFailed` when it cannot work."""
+    lab, key = first
     case = scanned.case(lab.line)
     started = time.perf_counter()
-    request = build_request(case, anonymize_agents=settings.anonymize_agents)
-    prediction, error = await _assess(detector, request, preflight=True)
+    request, fields = build_item(settings, case, key)
+    token = EPOCH.set(key.epoch)  # the response cache keys the epoch (harness.run.cache)
+    try:
+        prediction, error = await _assess(detector, request, preflight=True)
+    finally:
+        EPOCH.reset(token)
     if error is not None and fatal(error):
         message = scrub_text(error.message, _secrets(detector))  # the journal scrubs the same
         raise PreflightFailed(
@@ -221,7 +224,7 @@ async def _preflight(settings: EvalSettings, detector: Detector, lab: CaseLabels
             "no other case was sent (--no-preflight skips this check)"
         )
     attempts = _attempts(prediction, error)
-    return record(lab, prediction, error, attempts, time.perf_counter() - started)
+    return record(lab, prediction, error, attempts, time.perf_counter() - started, fields)
 
 
 def _cached(settings: EvalSettings, detector: Detector, detector_fingerprint: dict[str, Any], owns: bool) -> Detector:
@@ -325,11 +328,12 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             if settings.resume:  # held until the report is written: two processes never run one folder
                 _lock(held, run_dir)
             hashes = {lab.case_id: lab.content_hash for lab in labels}
-            journaled = read_journal(run_dir / PREDICTIONS) if settings.resume else {}
-            outcomes = {cid: o for cid, o in journaled.items() if hashes.get(cid) == o.content_hash}
+            journaled = read_items(run_dir / PREDICTIONS) if settings.resume else {}
+            outcomes = {k: o for k, o in journaled.items() if hashes.get(k.case_id) == o.content_hash}
             if settings.retry_errors:  # asked again; their error lines stay in the journal until a newer line wins
-                outcomes = {cid: o for cid, o in outcomes.items() if o.error_kind is None}
-            todo = send_order([lab for lab in labels if lab.case_id not in outcomes], settings.seed)
+                outcomes = {k: o for k, o in outcomes.items() if o.error_kind is None}
+            plan = plan_items(settings, labels, scanned)  # one item a case without --epochs and --probe
+            todo = send_order([(lab, key) for lab, key in plan.items if key not in outcomes], settings.seed)
             before = len(outcomes)
             if isinstance(detector, HasBudget):  # the caps count this run folder's earlier sessions too
                 _count_spent(detector.budget, journaled.values())
@@ -350,10 +354,10 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             write_manifest(run_dir, manifest)
             write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector))
-            progress = Progress(len(labels), len(outcomes), settings.progress)
+            progress = Progress(len(plan), len(plan) - len(todo), settings.progress)
             try:
                 if first is not None:  # the preflight's answer stands as its case's result: no case is asked twice
-                    outcomes[first["id"]] = outcome_of(journal.write(first))
+                    outcomes[item_key(first)] = outcome_of(journal.write(first))
                     todo = todo[1:]
                     progress.step(first["error"] is not None)
                 stopped = stopped or await _run_workers(
@@ -363,16 +367,21 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                 ended = time.perf_counter()  # closing the detector (stopping a local Ray) is not the cases' time
                 journal.close()
                 progress.close()
-            in_file_order(run_dir / PREDICTIONS, [lab.case_id for lab in labels])
+            in_file_order(run_dir / PREDICTIONS, [lab.case_id for lab in labels])  # items: case, epoch, variant
         finally:
             if owned:
                 await detector.aclose()
-        sent = len(outcomes) - before  # the cases this session answered: a stopped run sent fewer than it had
+        sent = len(outcomes) - before  # the items this session answered: a stopped run sent fewer than it had
         wall = add_session(run_dir, manifest, started=started_at, wall_s=ended - started, cases=sent)
         prices = (settings.options.price_prompt_per_mtok, settings.options.price_completion_per_mtok)
-        metrics = compute(labels, outcomes, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed, prices=prices,
+        reduced = reduce_items(outcomes.values(), settings.epoch_reducer)  # one outcome a case
+        metrics = compute(labels, reduced, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed, prices=prices,
                           ece_bins=settings.ece_bins)  # fmt: skip
-        complete = stopped is None and not metrics["n_not_run"] and len(labels) == len(scope)
+        add_item_figures(metrics, labels, outcomes, epochs=settings.epochs, reducer=settings.epoch_reducer,
+                         probes=settings.probes, not_possible=plan.not_possible, wall_s=wall, prices=prices,
+                         n_boot=settings.n_boot, seed=settings.seed)  # fmt: skip
+        unasked = _unasked(plan, outcomes)
+        complete = stopped is None and not metrics["n_not_run"] and len(labels) == len(scope) and not unasked
         # a shard is only a part of the data set: it counts as complete once merged with the others (fcb merge)
         whole = complete and not scanned.invalid_lines and settings.shard is None
         document = metrics_document(settings, scanned, digest, detector, detector_fingerprint, metrics, complete=whole)
@@ -380,5 +389,10 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         write_outputs(run_dir, document, scanned.spool)
     problems = [str(p) for p in scanned.problems]
     details = case_details(run_dir, settings.cases, scanned.sha256)
-    return RunResult(str(run_dir), document, labels, list(outcomes.values()), document["complete"], problems, stopped,
+    return RunResult(str(run_dir), document, labels, list(reduced.values()), document["complete"], problems, stopped,
                      case_details=details)  # fmt: skip
+
+
+def _unasked(plan: ItemPlan, outcomes: dict[ItemKey, Outcome]) -> int:
+    """Planned items without an outcome (several items a case: a case may have some of its epochs only)."""
+    return sum(1 for _, key in plan.items if key not in outcomes)

@@ -13,6 +13,7 @@ from harness.documents import Settings
 from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
+from harness.types import PROBES, REDUCERS
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,10 @@ class EvalSettings:
     n_boot: int = 1000
     seed: int = 0
     ece_bins: int = DEFAULT_BINS  # equal-width bins of the expected calibration error (harness.calibration)
+    epochs: int = 1  # each case asked this many times (harness.run.items); the headline on one verdict a case
+    epoch_reducer: str = "mode"  # how a case's epochs reduce to that verdict (harness.epochs)
+    probes: tuple[str, ...] = ()  # variants asked besides each request (harness.cases.variants), in PROBES order
+    probe_seed: int = 0  # the seed of the variants' generator
     name: str | None = None  # shown in reports and leaderboards instead of the spec
     categories: tuple[str, ...] = ()  # only cases of these categories (a subset: its own data set)
     tags: tuple[str, ...] = ()  # only cases with one of these tags
@@ -47,6 +52,16 @@ class EvalSettings:
     ray_address: str | None = None
     num_cpus: float | None = None
     num_gpus: float | None = None
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.epochs, int) and self.epochs >= 1):
+            raise UsageError(f"epochs {self.epochs!r}: a whole number of 1 or more")
+        if self.epoch_reducer not in REDUCERS:
+            raise UsageError(f"epoch reducer {self.epoch_reducer!r}: one of {', '.join(REDUCERS)}")
+        if unknown := [p for p in self.probes if p not in PROBES]:
+            raise UsageError(f"probe {unknown[0]!r}: one of {', '.join(PROBES)}")
+        if len(set(self.probes)) != len(self.probes):
+            raise UsageError(f"probes {list(self.probes)}: each probe once")
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(self.engine, self.workers, self.ray_address, self.num_cpus, self.num_gpus)
@@ -85,6 +100,7 @@ def settings_record(settings: EvalSettings) -> Settings:
         "bootstrap_resamples": settings.n_boot,
         "seed": settings.seed,
         "ece_bins": settings.ece_bins,
+        **items_record(settings),
         "name": settings.name,
         "categories": list(settings.categories),
         "tags": list(settings.tags),
@@ -92,6 +108,16 @@ def settings_record(settings: EvalSettings) -> Settings:
         **options,
     }
     return cast(Settings, record)  # the options spread in by name: `Settings` lists every field of theirs
+
+
+def items_record(settings: EvalSettings) -> dict[str, Any]:
+    """The epochs and probes settings, only those in use: a plain run's record is as it was before them."""
+    record: dict[str, Any] = {}
+    if settings.epochs > 1:
+        record.update(epochs=settings.epochs, epoch_reducer=settings.epoch_reducer)
+    if settings.probes:
+        record.update(probes=list(settings.probes), probe_seed=settings.probe_seed)
+    return record
 
 
 def resumed_settings(run_dir: str | Path) -> EvalSettings:
@@ -102,6 +128,8 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
     flags["shard"] = parse_shard(record.pop("shard"))
     n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")
     ece_bins = record.pop("ece_bins", DEFAULT_BINS)  # absent from runs written before calibration was reported
+    items = {"epochs": record.pop("epochs", 1), "epoch_reducer": record.pop("epoch_reducer", "mode"),
+             "probes": tuple(record.pop("probes", ())), "probe_seed": record.pop("probe_seed", 0)}  # fmt: skip
     name = record.pop("name", None)  # the last three are absent from runs of older versions
     categories, tags = tuple(record.pop("categories", ())), tuple(record.pop("tags", ()))
     engine = {key: record.pop(key) for key in ENGINE_FIELDS if key in record}
@@ -120,4 +148,5 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
         tags=tags,
         **engine,
         **flags,
+        **items,
     )

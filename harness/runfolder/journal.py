@@ -1,6 +1,12 @@
 """The journal, ``predictions.jsonl``: one record per finished case, appended as cases finish; the run's source
 of truth.
 
+A run with ``--epochs N`` (N > 1) or ``--probe`` writes one record per *item* instead: a case asked in an epoch
+(``epoch``, written only when N > 1), as it is or as a probe's variant (``variant``, absent for the request as it
+is). `read_items` reads every item keyed by `ItemKey` (case id, epoch, variant); `harness.epochs.reduce_items`
+reduces them to one outcome a case. `read_journal`, keyed by case id alone, refuses such a journal rather than keep
+one item a case: a reader that wants one verdict a case reduces the items, it never takes epoch 1 for the case.
+
 A run killed part-way leaves a journal whose last line may be torn; `read_journal` cuts it off so that resuming
 repeats only the cases that had not finished.
 """
@@ -11,7 +17,7 @@ import contextlib
 import errno
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -23,9 +29,12 @@ from harness.errors import RunError, RunLoadError
 from harness.files import atomic_write
 from harness.redact import scrub_json
 from harness.schema_messages import preview
-from harness.types import ERROR_KINDS, RISKS, CaseLabels, DetectorError, Outcome, Prediction
+from harness.types import ERROR_KINDS, PROBES, RISKS, CaseLabels, DetectorError, ItemKey, Outcome, Prediction
 
 _ORIGINS = frozenset((*ORIGINS, UNKNOWN_ORIGIN))
+ITEM_FIELDS = ("epoch", "variant", "permutation")
+"""The fields of a journal line that say which item of its case it is; none of them in a plain run's journal."""
+_PLAIN: Mapping[str, Any] = {}
 
 
 def record(
@@ -34,12 +43,14 @@ def record(
     error: DetectorError | None,
     attempts: int,
     latency_s: float,
+    item: Mapping[str, Any] = _PLAIN,
 ) -> JournalRecord:
-    """One journal line for a finished case: its prediction, or the error that stands for it.
+    """One journal line for a finished case (or item): its prediction, or the error that stands for it.
 
     The case's category, expected risk and origin (when it has an ``origin_*`` tag) ride along so that
     leaderboards and comparisons can pair runs case by case from their journals alone; they are written after the
-    detector answered and never reach it.
+    detector answered and never reach it. ``item`` holds the line's `ITEM_FIELDS` (``epoch``, ``variant``,
+    ``permutation``) for a run with epochs or probes; empty, the line is what a plain run writes.
     """
     rec: dict[str, Any] = {  # filled in the journal's field order, then typed on return
         "id": labels.case_id,
@@ -49,6 +60,8 @@ def record(
     }
     if (origin := origin_of(labels.tags)) != UNKNOWN_ORIGIN:  # untagged cases keep the journal as it was
         rec["origin"] = origin
+    if item:
+        rec.update(item)
     rec.update(attempts=attempts, latency_s=round(latency_s, 6))
     if prediction is not None and prediction.cached:  # a replayed answer took no detector time
         rec.update(cached=True, latency_s=0.0)
@@ -82,6 +95,8 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
         return "expected", f"{preview(rec.get('expected'))} is not one of {', '.join(RISKS)}"
     if rec.get("origin", UNKNOWN_ORIGIN) not in _ORIGINS:
         return "origin", f"{preview(rec.get('origin'))} is not one of {', '.join(sorted(_ORIGINS))}"
+    if item_problem := _item_problem(rec):
+        return item_problem
     error = rec.get("error")
     if error is None and rec.get("risk") not in RISKS:
         return "risk", f"{preview(rec.get('risk'))} is not one of {', '.join(RISKS)} (and the record has no error)"
@@ -106,6 +121,35 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
     return None
 
 
+def _item_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, message) for a wrong `ITEM_FIELDS` value; None when the line's item fields are sound or absent."""
+    epoch = rec.get("epoch", 1)
+    if not (isinstance(epoch, int) and not isinstance(epoch, bool) and epoch >= 1):
+        return "epoch", f"{preview(epoch)} is not a whole number of 1 or more"
+    variant = rec.get("variant")
+    if "variant" in rec and variant not in PROBES:
+        return "variant", f"{preview(variant)} is not one of {', '.join(PROBES)}"
+    if "permutation" not in rec:
+        return None
+    perm = rec["permutation"]
+    if variant not in ("order", "evidence-order"):
+        return "permutation", "only an order or evidence-order variant has a permutation"
+    ok = isinstance(perm, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in perm)
+    if not ok or sorted(perm) != list(range(len(perm))):
+        return "permutation", f"{preview(perm)} is not a permutation of 0..n-1"
+    return None
+
+
+def item_key(rec: JournalRecord) -> ItemKey:
+    """The item a checked journal record answers: (case id, epoch, variant)."""
+    return ItemKey(rec["id"], rec.get("epoch", 1), rec.get("variant"))
+
+
+def is_item_record(rec: Mapping[str, Any]) -> bool:
+    """Whether a journal line belongs to a run with epochs or probes (it says which item it answers)."""
+    return "epoch" in rec or "variant" in rec
+
+
 def outcome_of(rec: JournalRecord) -> Outcome:
     """The compact outcome a journal record stands for."""
     error = rec.get("error")
@@ -123,6 +167,8 @@ def outcome_of(rec: JournalRecord) -> Outcome:
         completion_tokens=_tokens(usage, "completion_tokens"),
         error_message=str(error.get("message", "")) if error else None,
         cached=bool(rec.get("cached", False)),
+        epoch=rec.get("epoch", 1),
+        variant=rec.get("variant"),
     )
 
 
@@ -131,15 +177,9 @@ def _tokens(usage: Any, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]:
-    """Outcomes in a journal by case id (a later line for the same id wins).
-
-    A last line without its newline is a write cut short by a crash: with ``repair`` it is truncated away.
-    A malformed line elsewhere is an error that names the file and line.
-    """
-    path = Path(path)
-    if not path.exists():
-        return {}
+def _journal_lines(path: Path, repair: bool) -> list[bytes]:
+    """The complete lines of a journal; a last line without its newline (a write cut short by a crash) is left
+    out, and with ``repair`` truncated away."""
     data = path.read_bytes()
     complete = data.rfind(b"\n") + 1
     if complete < len(data) and repair:
@@ -148,11 +188,46 @@ def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]
             os.ftruncate(fd, complete)
         finally:
             os.close(fd)
+    return data[:complete].splitlines()
+
+
+def read_journal(path: str | Path, *, repair: bool = True) -> dict[str, Outcome]:
+    """Outcomes in a journal by case id (a later line for the same id wins).
+
+    A last line without its newline is a write cut short by a crash: with ``repair`` it is truncated away.
+    A malformed line elsewhere is an error that names the file and line. A journal of a run with epochs or probes
+    (several items a case) is refused, naming its first such line: read it with `read_items`.
+    """
+    path = Path(path)
+    if not path.exists():
+        return {}
     outcomes: dict[str, Outcome] = {}
-    for rec in checked_records(path, data[:complete].splitlines()):
+    for line_no, rec in enumerate(checked_records(path, _journal_lines(path, repair)), start=1):
+        if is_item_record(rec):
+            raise RunLoadError(refuse_items(path, line_no, rec))
         outcome = outcome_of(rec)
         outcomes[outcome.case_id] = outcome
     return outcomes
+
+
+def refuse_items(path: Path, line_no: int, rec: Mapping[str, Any]) -> str:
+    """Why a reader that keeps one line a case refuses a journal of items, naming the line."""
+    field = "epoch" if "epoch" in rec else "variant"
+    return (f"{path}:{line_no}: {field}: the journal of a run with --epochs or --probe holds several items a case; "
+            "this reader keeps one line a case (read it with read_items and reduce it: harness.epochs)")  # fmt: skip
+
+
+def read_items(path: str | Path, *, repair: bool = True) -> dict[ItemKey, Outcome]:
+    """Every item's outcome in a journal by (case id, epoch, variant), a later line for the same item winning (as
+    a resume leaves it). A plain run's journal gives one item a case: (id, 1, None). A torn last line and a
+    malformed line are handled as `read_journal` handles them."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    items: dict[ItemKey, Outcome] = {}
+    for rec in checked_records(path, _journal_lines(path, repair)):
+        items[item_key(rec)] = outcome_of(rec)
+    return items
 
 
 def checked_records(path: Path, lines: Iterable[bytes]) -> Iterator[JournalRecord]:
@@ -171,26 +246,30 @@ def checked_records(path: Path, lines: Iterable[bytes]) -> Iterator[JournalRecor
 
 
 def in_file_order(path: str | Path, ids: list[str]) -> None:
-    """Rewrite a journal (atomically) so that its records follow ``ids``, the cases file's order, one per case.
+    """Rewrite a journal (atomically) so that its records follow ``ids``, the cases file's order, one per item.
 
-    Cases are sent in a shuffled order and finish in any order; the journal a run leaves is still in file order.
-    A later line for an id replaces an earlier one (as `read_journal` reads it); lines for other ids are kept, after.
+    Cases are sent in a shuffled order and finish in any order; the journal a run leaves is still in file order,
+    a case's items by epoch, then the request as it is before the probes' variants (in `PROBES` order). A later
+    line for an item replaces an earlier one (as `read_items` reads it); lines for other ids are kept, after.
     """
     path = Path(path)
     lines = path.read_bytes().splitlines(keepends=True) if path.exists() else []
-    by_id: dict[str, bytes] = {}
+    by_item: dict[tuple[int, Any, int], bytes] = {}
     others: list[bytes] = []
     rank = {case_id: i for i, case_id in enumerate(ids)}
     for line in lines:
         rec = orjson.loads(line)
         case_id = rec.get("id") if isinstance(rec, dict) else None
         if case_id in rank:
-            by_id[case_id] = line
+            by_item[(rank[case_id], rec.get("epoch", 1), _VARIANT_RANK.get(rec.get("variant"), 0))] = line
         else:
             others.append(line)
-    ordered = [by_id[i] for i in sorted(by_id, key=rank.__getitem__)] + others
+    ordered = [by_item[k] for k in sorted(by_item)] + others
     if ordered != lines:
         atomic_write(path, b"".join(ordered))
+
+
+_VARIANT_RANK: dict[str | None, int] = {None: 0, **{probe: i for i, probe in enumerate(PROBES, start=1)}}
 
 
 def open_own(path: Path, flags: int) -> int:

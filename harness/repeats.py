@@ -1,0 +1,231 @@
+"""Figures of a run's items (``fcb eval --epochs N``, ``--probe``): pure functions over outcomes and labels.
+
+- Epochs: each epoch's headline figures on that epoch's verdicts, their mean and sample sd over epochs, and the
+  self-agreement of the N verdicts of a case: the share of cases whose N verdicts all agree, the mean pairwise
+  agreement, and Fleiss' kappa (the epochs as raters). An error counts as a verdict of its own here.
+- Probes: a probe's flip rate is the share of pairs (a case's answer to the request as it is and to the probe's
+  variant, in one epoch) whose verdicts differ; a pair with an error on either side is left out (``not_compared``).
+  Beside it the same rate per category, split by whether order carries information in the case (an answer with
+  ``metadata.saw_other_answers`` true), the mean change of risk_score, and, with epochs, the detector's own
+  disagreement between two epochs of the unchanged request on the same terms (pairs of answered epochs).
+
+Intervals are percentile bootstraps that resample cases, a case's epochs (and pairs) kept together, drawn by
+`harness.metrics.resample_indices` with the run's seed. docs/reports.md gives each formula.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from typing import Any, Final, cast
+
+import numpy as np
+
+from harness.documents import EpochHeadline, Epochs, FlipRate, Probe, Probes, SelfAgreement
+from harness.metrics import (
+    CODE,
+    ERROR,
+    confusion,
+    defined,
+    encode,
+    finite_interval,
+    headline_batch,
+    memory_chunk,
+    present_classes,
+    resample_indices,
+)
+from harness.types import CaseLabels, ItemKey, Outcome
+
+EPOCH_FIGURES = ("accuracy", "macro_f1", "high_risk_recall", "false_alarm_rate", "error_rate")
+"""The headline figures computed for each epoch (`EpochHeadline`)."""
+
+INFORMATIVE: Final = "saw_other_answers"
+INDEPENDENT: Final = "independent"
+
+
+def _code(outcome: Outcome) -> int:
+    return ERROR if outcome.risk is None else CODE[outcome.risk]
+
+
+def epoch_headline(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], epoch: int) -> EpochHeadline:
+    """One epoch's headline figures, on its plain items."""
+    outcomes = {lab.case_id: o for lab in labels if (o := items.get(ItemKey(lab.case_id, epoch))) is not None}
+    y_true, y_pred = encode(labels, outcomes)
+    cm = confusion(y_true, y_pred)
+    figures = headline_batch(cm, present_classes(cm))
+    block: dict[str, Any] = {"epoch": epoch, "n_cases": len(y_true)}
+    block.update({name: defined(figures[name]) for name in EPOCH_FIGURES})
+    return cast(EpochHeadline, block)
+
+
+def spread(values: Sequence[float | None]) -> dict[str, float | None]:
+    """Mean and sample sd (n - 1) of a figure over epochs; None where any epoch's figure is undefined (sd: or for
+    one epoch)."""
+    if not values or any(v is None for v in values):
+        return {"mean": None, "sd": None}
+    arr = np.array(values, dtype=float)
+    return {"mean": float(arr.mean()), "sd": float(arr.std(ddof=1)) if len(arr) > 1 else None}
+
+
+def verdict_matrix(case_ids: Sequence[str], items: Mapping[ItemKey, Outcome], n_epochs: int) -> np.ndarray:
+    """Verdict codes (0-2 low..high, 3 error), one row a case with an outcome in every epoch: (cases, n_epochs)."""
+    rows = []
+    for case_id in case_ids:
+        outs = [items.get(ItemKey(case_id, e)) for e in range(1, n_epochs + 1)]
+        if all(o is not None for o in outs):
+            rows.append([_code(cast(Outcome, o)) for o in outs])
+    return np.array(rows, dtype=np.int64).reshape(len(rows), n_epochs)
+
+
+def category_counts(verdicts: np.ndarray, n_categories: int = ERROR + 1) -> np.ndarray:
+    """(cases, categories): how many epochs gave each case each verdict."""
+    counts = np.zeros((len(verdicts), n_categories), dtype=np.int64)
+    for j in range(n_categories):
+        counts[:, j] = (verdicts == j).sum(axis=1)
+    return counts
+
+
+def pairwise_agreement(counts: np.ndarray) -> np.ndarray:
+    """Per case, the share of its C(N, 2) pairs of epochs that agree: sum_j c_j (c_j - 1) / (N (N - 1))."""
+    n = counts.sum(axis=1)
+    return (counts * (counts - 1)).sum(axis=1) / (n * (n - 1))
+
+
+def fleiss_kappa(counts: np.ndarray) -> float | None:
+    """Fleiss' kappa of (cases, categories) counts, every case rated by the same number (>= 2) of raters:
+    (P - Pe) / (1 - Pe), P the mean pairwise agreement, Pe the sum of squared overall category shares. None without
+    cases or when every rating is one category (Pe = 1)."""
+    if not len(counts):
+        return None
+    p_bar = float(pairwise_agreement(counts).mean())
+    shares = counts.sum(axis=0) / counts.sum()
+    p_e = float((shares**2).sum())
+    return None if p_e >= 1 - 1e-12 else (p_bar - p_e) / (1 - p_e)
+
+
+def self_agreement(verdicts: np.ndarray, *, n_boot: int, seed: int) -> SelfAgreement:
+    """How far a case's N verdicts agree (`verdict_matrix` rows)."""
+    n = len(verdicts)
+    if not n:
+        return {"n_cases": 0, "all_agree": None, "all_agree_ci95": None, "pairwise": None, "fleiss_kappa": None}
+    counts = category_counts(verdicts)
+    agree = (verdicts == verdicts[:, :1]).all(axis=1).astype(float)
+    interval = None
+    if n_boot > 0:
+        draws = resample_indices(n, n_boot=n_boot, seed=seed, chunk=memory_chunk(n))
+        boots = np.concatenate([agree[idx].mean(axis=1) for idx in draws])
+        interval = finite_interval(boots)
+    return {
+        "n_cases": n,
+        "all_agree": float(agree.mean()),
+        "all_agree_ci95": list(interval) if interval else None,
+        "pairwise": float(pairwise_agreement(counts).mean()),
+        "fleiss_kappa": fleiss_kappa(counts),
+    }
+
+
+def epochs_block(
+    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], *, n_epochs: int, reducer: str, n_boot: int,
+    seed: int,
+) -> Epochs:  # fmt: skip
+    """The ``epochs`` block of metrics.json."""
+    per_epoch = [epoch_headline(labels, items, e) for e in range(1, n_epochs + 1)]
+    return {
+        "n": n_epochs,
+        "reducer": reducer,  # type: ignore[typeddict-item]  # one of REDUCERS: checked by the CLI and EvalSettings
+        "per_epoch": per_epoch,
+        "spread": {name: spread([e[name] for e in per_epoch]) for name in EPOCH_FIGURES},  # type: ignore[literal-required,misc]
+        "self_agreement": self_agreement(
+            verdict_matrix([lab.case_id for lab in labels], items, n_epochs), n_boot=n_boot, seed=seed
+        ),
+    }
+
+
+def flip_rate(pairs: np.ndarray, flips: np.ndarray, *, n_boot: int, seed: int) -> FlipRate:
+    """Flips over pairs, pooled, with a bootstrap interval resampling cases (one entry a case in both arrays)."""
+    n, k = int(pairs.sum()), int(flips.sum())
+    interval = None
+    if n and n_boot > 0:
+        chunks = []
+        for idx in resample_indices(len(pairs), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(pairs))):
+            den = pairs[idx].sum(axis=1)
+            chunks.append(np.divide(flips[idx].sum(axis=1), den, out=np.full(den.shape, np.nan), where=den > 0))
+        interval = finite_interval(np.concatenate(chunks))
+    return {"n": n, "flips": k, "flip_rate": k / n if n else None, "ci95": list(interval) if interval else None}
+
+
+def case_pairs(
+    case_id: str, items: Mapping[ItemKey, Outcome], probe: str, n_epochs: int
+) -> tuple[int, int, int, list[float], bool]:
+    """One case's pairs compared, flips, pairs left out, score changes, and whether it got any variant."""
+    pairs = flips = left_out = 0
+    changes: list[float] = []
+    asked = False
+    for epoch in range(1, n_epochs + 1):
+        variant = items.get(ItemKey(case_id, epoch, probe))
+        if variant is None:
+            continue
+        asked = True
+        plain = items.get(ItemKey(case_id, epoch))
+        if plain is None or plain.risk is None or variant.risk is None:
+            left_out += 1
+            continue
+        pairs += 1
+        flips += plain.risk != variant.risk
+        if plain.score is not None and variant.score is not None:
+            changes.append(variant.score - plain.score)
+    return pairs, flips, left_out, changes, asked
+
+
+def probe_block(
+    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probe: str, *, n_epochs: int, not_possible: int,
+    noise: float | None, n_boot: int, seed: int,
+) -> Probe:  # fmt: skip
+    """One probe's figures (see the module)."""
+    rows = [case_pairs(lab.case_id, items, probe, n_epochs) for lab in labels]
+    pairs = np.array([r[0] for r in rows], dtype=float)
+    flips = np.array([r[1] for r in rows], dtype=float)
+    changes = np.array([c for r in rows for c in r[3]], dtype=float)
+
+    def rate(mask: np.ndarray) -> FlipRate:
+        return flip_rate(pairs[mask], flips[mask], n_boot=n_boot, seed=seed)
+
+    categories = np.array([lab.category for lab in labels], dtype=object)
+    informative = np.array([lab.any_saw_other_answers for lab in labels], dtype=bool)
+    block: dict[str, Any] = {
+        **rate(np.ones(len(labels), dtype=bool)),
+        "n_cases": sum(1 for r in rows if r[4]),
+        "not_possible": not_possible,
+        "not_compared": sum(r[2] for r in rows),
+        "per_category": {c: rate(categories == c) for c in sorted(set(categories.tolist()))},
+        "order_informative": {INFORMATIVE: rate(informative), INDEPENDENT: rate(~informative)},
+        "mean_score_change": float(changes.mean()) if len(changes) else None,
+        "mean_abs_score_change": float(np.abs(changes).mean()) if len(changes) else None,
+        "epoch_disagreement": noise,
+    }
+    return cast(Probe, block)
+
+
+def epoch_disagreement(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], n_epochs: int) -> float | None:
+    """The share of pairs of answered epochs of one case (the request as it is) whose verdicts differ, pooled over
+    cases; None for one epoch or no such pair."""
+    differ = total = 0
+    for lab in labels:
+        risks = [o.risk for e in range(1, n_epochs + 1) if (o := items.get(ItemKey(lab.case_id, e))) and o.risk]
+        for a, b in combinations(risks, 2):
+            total += 1
+            differ += a != b
+    return differ / total if total else None
+
+
+def probes_block(
+    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probes: Sequence[str], *, n_epochs: int,
+    not_possible: Mapping[str, int], n_boot: int, seed: int,
+) -> Probes:  # fmt: skip
+    """The ``probes`` block of metrics.json, one entry a probe."""
+    noise = epoch_disagreement(labels, items, n_epochs)
+    return cast(Probes, {
+        p: probe_block(labels, items, p, n_epochs=n_epochs, not_possible=not_possible.get(p, 0), noise=noise,
+                       n_boot=n_boot, seed=seed)
+        for p in probes
+    })  # fmt: skip

@@ -1,0 +1,139 @@
+"""The item stage: what a run asks, one *item* (case, epoch, variant) at a time, between the request builder and the
+runner. A run without ``--epochs`` or ``--probe`` asks one item a case, (id, 1, None), and its journal lines are
+those of a plain run; with them, each case is asked ``epochs`` times as it is and, in every epoch, once as each
+probe's variant (`harness.cases.variants`) where the case allows one.
+
+The runner schedules items, the journal records each with its item fields (`item_fields`), the response cache keys
+each epoch apart (`harness.run.cache.EPOCH`), and metrics reduce them (`harness.epochs`, `harness.repeats`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from harness.cases.reader import Scan
+from harness.cases.request import build_request
+from harness.cases.variants import derive
+from harness.documents import Metrics, Operational
+from harness.metrics import operational
+from harness.repeats import epochs_block, probes_block
+from harness.run.cache import EPOCH
+from harness.run.settings import EvalSettings
+from harness.types import PROBES, CaseLabels, ItemKey, Outcome, Request
+
+PLAIN: Mapping[str, Any] = {}
+"""The item fields of a plain run's line: none (`harness.runfolder.journal.record` writes the line as ever)."""
+
+Todo = list[tuple[CaseLabels, ItemKey]]
+
+
+def has_items(settings: EvalSettings) -> bool:
+    """Whether a run asks more than one item a case."""
+    return settings.epochs > 1 or bool(settings.probes)
+
+
+@dataclass
+class ItemPlan:
+    """Every item a run asks, in the cases file's order, each with its case's labels; and, per probe, how many
+    cases allow no variant (`harness.cases.variants`: they are counted apart, never asked)."""
+
+    items: Todo
+    not_possible: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def plan_items(settings: EvalSettings, labels: list[CaseLabels], scanned: Scan) -> ItemPlan:
+    """The items of ``labels``; a probe's variant only for the cases where one differs from the request (read from
+    ``scanned``'s spool, probed runs only)."""
+    if not has_items(settings):
+        return ItemPlan([(lab, ItemKey(lab.case_id)) for lab in labels])
+    not_possible = dict.fromkeys(settings.probes, 0)
+    items: Todo = []
+    for lab in labels:
+        probes = _possible(settings, lab, scanned) if settings.probes else ()
+        for probe in set(settings.probes) - set(probes):
+            not_possible[probe] += 1
+        for epoch in range(1, settings.epochs + 1):
+            items.append((lab, ItemKey(lab.case_id, epoch)))
+            items.extend((lab, ItemKey(lab.case_id, epoch, probe)) for probe in probes)
+    return ItemPlan(items, not_possible)
+
+
+def _possible(settings: EvalSettings, lab: CaseLabels, scanned: Scan) -> tuple[str, ...]:
+    """The probes that have a variant for this case (whether one exists does not depend on the epoch)."""
+    request = build_request(scanned.case(lab.line), anonymize_agents=settings.anonymize_agents)
+    return tuple(p for p in PROBES if p in settings.probes and derive(request, p, settings.probe_seed, lab.case_id, 1))
+
+
+def item_fields(key: ItemKey, epochs: int, permutation: list[int] | None) -> dict[str, Any]:
+    """The journal fields that say which item a line answers: ``epoch`` only when the run has several."""
+    fields: dict[str, Any] = {}
+    if epochs > 1:
+        fields["epoch"] = key.epoch
+    if key.variant is not None:
+        fields["variant"] = key.variant
+    if permutation is not None:
+        fields["permutation"] = permutation
+    return fields
+
+
+def build_item(settings: EvalSettings, case: dict[str, Any], key: ItemKey) -> tuple[Request, Mapping[str, Any]]:
+    """What the detector is sent for an item, and the item's journal fields."""
+    request = build_request(case, anonymize_agents=settings.anonymize_agents)
+    if not has_items(settings):
+        return request, PLAIN
+    permutation = None
+    if key.variant is not None:
+        variant = derive(request, key.variant, settings.probe_seed, key.case_id, key.epoch)
+        if variant is None:  # planned only where one exists (`plan_items`)
+            raise AssertionError(f"{key}: no variant")
+        request, permutation = variant
+    return request, item_fields(key, settings.epochs, permutation)
+
+
+def item_source(
+    settings: EvalSettings, scanned: Scan, todo: Todo
+) -> Iterator[tuple[CaseLabels, ItemKey, Request, Mapping[str, Any]]]:
+    """Each pending item with its labels, request and journal fields, read from the spool as the workers pull them
+    (never all at once). Shared by the workers: each pull runs in the pulling worker's context, so setting `EPOCH`
+    here tells the response cache under that worker which epoch the request is of."""
+    if not has_items(settings):
+        for lab, key in todo:  # a plain run: as cheap as before items
+            yield lab, key, build_request(scanned.case(lab.line), anonymize_agents=settings.anonymize_agents), PLAIN
+        return
+    for lab, key in todo:
+        request, fields = build_item(settings, scanned.case(lab.line), key)
+        EPOCH.set(key.epoch)
+        yield lab, key, request, fields
+
+
+def add_item_figures(
+    metrics: Metrics,
+    labels: list[CaseLabels],
+    items: Mapping[ItemKey, Outcome],
+    *,
+    epochs: int,
+    reducer: str,
+    probes: Sequence[str],
+    not_possible: Mapping[str, int],
+    wall_s: float,
+    prices: tuple[float | None, float | None] = (None, None),
+    n_boot: int,
+    seed: int,
+) -> None:
+    """Add a run's epochs and probes figures to ``metrics`` (computed on one reduced outcome a case), and count
+    every item in the operational figures (requests, errors, latency, tokens). Nothing for a plain run."""
+    if epochs <= 1 and not probes:
+        return
+    in_scope = {lab.case_id: lab.content_hash for lab in labels}
+    asked = [o for k, o in items.items() if in_scope.get(k.case_id) == o.content_hash]
+    metrics["operational"] = cast(Operational, operational(asked, wall_s, prices))
+    if epochs > 1:
+        metrics["epochs"] = epochs_block(labels, items, n_epochs=epochs, reducer=reducer, n_boot=n_boot, seed=seed)
+    if probes:
+        metrics["probes"] = probes_block(labels, items, probes, n_epochs=epochs, not_possible=not_possible,
+                                         n_boot=n_boot, seed=seed)  # fmt: skip
