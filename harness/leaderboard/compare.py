@@ -86,6 +86,9 @@ def apply_holm(metrics: dict[str, MetricDelta], family: list[str], *, alpha: flo
         m["regression"] = bool(worse is not None and worse > max_drop and p is not None and p < alpha)
 
 
+_null = {"hierarchical": "a pair of runs of identical code", "probe-pairs": "a detector the probe does not change"}
+
+
 def statement(gate: Gate, alpha: float, n_boot: int, seed: int) -> str:
     """The method in one paragraph, for the text and Markdown outputs."""
     level = f"{100 * (1 - alpha):.0f}%"
@@ -114,13 +117,13 @@ def statement(gate: Gate, alpha: float, n_boot: int, seed: int) -> str:
     return (
         f"A headline metric counts as a regression when it gets worse by more than max_drop and its Holm-adjusted "
         f"one-sided bootstrap p-value is below alpha = {alpha}: Holm's step-down over the {len(gate['family'])} "
-        f"metrics gated together ({', '.join(gate['family']) or 'none'}), so that two runs of identical code fail "
+        f"metrics gated together ({', '.join(gate['family']) or 'none'}), so that {_null[gate['method']]} fails "
         f"the gate with a chance of at most alpha overall. The bootstrap ({n_boot} resamples, seed {seed}): {how}. "
         f"The interval shown is the {level} percentile interval of the change."
     )
 
 
-def _gate(base: Run, new: Run, method: str, family: list[str]) -> Gate:
+def gate_block(base: Run, new: Run, method: str, family: list[str]) -> Gate:
     holm_used = method != "paired"
     figures = {"paired": "case verdicts", "hierarchical": "epoch verdicts", "probe-pairs": "pairs"}[method]
     return {
@@ -130,7 +133,7 @@ def _gate(base: Run, new: Run, method: str, family: list[str]) -> Gate:
         "reducers": [base.reducer, new.reducer],
         "multiple_testing": "holm" if holm_used else "none",
         "family": family if holm_used else [],
-        "noise_separated": method == "hierarchical",
+        "noise_separated": method == "hierarchical" or (method == "probe-pairs" and base.n_epochs > 1),
         "statement": "",
     }
 
@@ -197,7 +200,7 @@ def compare_runs(
 
     metrics, family = gated_metrics(figures, categories, aligned_origins([base, new], ids), alpha=alpha,
                                     max_drop=max_drop)  # fmt: skip
-    gate = _gate(base, new, "hierarchical" if hierarchical else "paired", family)
+    gate = gate_block(base, new, "hierarchical" if hierarchical else "paired", family)
     if hierarchical:
         apply_holm(metrics, family, alpha=alpha, max_drop=max_drop)
     gate["statement"] = statement(gate, alpha, n_boot, seed)

@@ -113,3 +113,24 @@ def holm(pvalues: Mapping[str, float]) -> dict[str, float]:
         running = max(running, min(1.0, (m - j) * p))
         out[name] = running
     return out
+
+
+def cluster_headline(
+    y_true: np.ndarray, y_preds: Sequence[np.ndarray], clusters: np.ndarray, *, n_boot: int, seed: int
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every headline metric of several prediction arrays over the same rows (one row a (case, epoch) pair), the
+    point values and the values on resamples that draw cases (``clusters``: each row's case index, 0..n-1) with
+    replacement and keep all of a drawn case's rows: runs x resamples."""
+    n = int(clusters.max()) + 1 if len(clusters) else 0
+    per_case = [np.bincount(clusters * 12 + y_true * 4 + p, minlength=12 * n).reshape(n, 12) for p in y_preds]
+    cms = np.stack([c.sum(axis=0).reshape(3, 4) for c in per_case])
+    classes = present_classes(cms.sum(axis=0))
+    boots = np.empty((len(y_preds), n_boot, 3, 4), dtype=np.int64)
+    start = 0
+    for idx in resample_indices(n, n_boot=n_boot, seed=seed, chunk=memory_chunk(n)):
+        b = len(idx)
+        weights = np.stack([np.bincount(row, minlength=n) for row in idx])  # (b, n): how often each case was drawn
+        for k, counts in enumerate(per_case):
+            boots[k, start : start + b] = (weights @ counts).reshape(b, 3, 4)
+        start += b
+    return headline_batch(cms, classes), headline_batch(boots, classes)
