@@ -15,10 +15,10 @@ from harness.documents import CompareDocument
 from harness.errors import UsageError
 from harness.leaderboard.compare import (
     Figures,
-    gate_block,
     apply_holm,
     category_deltas,
     flipped,
+    gate_block,
     gated_metrics,
     statement,
 )
@@ -63,8 +63,13 @@ def compare_probe(
         "base": side,
         "new": {**side, "detector": f"{run.label} ({probe} variants)"},
         "dataset": {"name": run.dataset["name"], "sha256": run.sha256, "cases": len(np.unique(cases))},
-        "settings": {"max_drop": max_drop, "alpha": alpha, "bootstrap_resamples": n_boot, "seed": seed,
-                     "probe": probe},  # fmt: skip
+        "settings": {
+            "max_drop": max_drop,
+            "alpha": alpha,
+            "bootstrap_resamples": n_boot,
+            "seed": seed,
+            "probe": probe,
+        },  # fmt: skip
         "gate": gate,
         "metrics": metrics,
         "per_category": category_deltas(categories, y_true, base, new),

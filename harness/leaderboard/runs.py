@@ -19,7 +19,14 @@ import orjson
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
-from harness.leaderboard.figures import check_figures, journal_figures, latency_figures, score_figures
+from harness.leaderboard.figures import (
+    MISSING,
+    check_figures,
+    item_figures,
+    journal_figures,
+    latency_figures,
+    score_figures,
+)
 from harness.metrics import CODE, ERROR
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
 from harness.runfolder.journal import is_item_record
@@ -48,7 +55,7 @@ class Run:
     y_pred: np.ndarray  # 0..2, or 3 for an error
     origins: np.ndarray | None = None  # str, from the cases' origin tags; None for runs of untagged cases
     scores: np.ndarray | None = None  # float, NaN where a case has no risk_score; None for a baseline (keeps none)
-    epochs: np.ndarray | None = None  # (cases, N) verdict codes of each epoch of a run with --epochs N >= 2
+    epochs: np.ndarray | None = None  # (cases, N) verdict codes of a run with --epochs N >= 2 (no item: an error)
     variants: dict[str, np.ndarray] = field(default_factory=dict)  # per probe: (cases, N) codes, -1: no variant
     reducer: str = "mode"  # the run's --epoch-reducer
 
@@ -145,13 +152,14 @@ def read_run(path: str | Path) -> Run:
         y_pred=np.array([ERROR if r["risk"] is None else CODE[r["risk"]] for r in rows], dtype=np.int64),
         origins=origins if (origins != UNKNOWN_ORIGIN).any() else None,
         scores=scores,
-        epochs=epochs if epochs.shape[1] > 1 else None,
+        epochs=np.where(epochs == MISSING, ERROR, epochs) if epochs.shape[1] > 1 else None,
         variants=variants,
         reducer=reducer,
     )
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
     figures |= score_figures(doc["metrics"], run.y_true, scores)
     figures |= _item_operational(items) if has_items else {}
+    figures |= item_figures(doc["metrics"], run.y_true, epochs, variants)
     asked = [float(r.get("latency_s", 0.0)) for r in (items.values() if has_items else rows)
              if r.get("cached") is not True]  # as metrics.operational: every item asked counts  # fmt: skip
     figures |= latency_figures(np.array(asked, dtype=float))
@@ -180,11 +188,11 @@ def _item_operational(items: dict[ItemKey, Any]) -> dict[tuple[str, ...], Any]:
 
 
 def item_verdicts(items: dict[ItemKey, Any], ids: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Verdict codes by case (rows in ``ids`` order) and epoch (columns, 1..N): the plain items' (an epoch not
-    journaled counts as an error), and each probe's variants' (-1 where the case has no variant in that epoch)."""
+    """Verdict codes by case (rows in ``ids`` order) and epoch (columns, 1..N): the plain items', and each probe's
+    variants'; `MISSING` where the case has no such item in that epoch."""
     n_epochs = max((k.epoch for k in items), default=1)
     row = {case_id: i for i, case_id in enumerate(ids)}
-    plain = np.full((len(ids), n_epochs), ERROR, dtype=np.int64)
+    plain = np.full((len(ids), n_epochs), MISSING, dtype=np.int64)
     variants: dict[str, np.ndarray] = {}
     for key, rec in items.items():
         if key.case_id not in row:
@@ -193,7 +201,7 @@ def item_verdicts(items: dict[ItemKey, Any], ids: np.ndarray) -> tuple[np.ndarra
         if key.variant is None:
             plain[row[key.case_id], key.epoch - 1] = code
         else:
-            table = variants.setdefault(key.variant, np.full((len(ids), n_epochs), -1, dtype=np.int64))
+            table = variants.setdefault(key.variant, np.full((len(ids), n_epochs), MISSING, dtype=np.int64))
             table[row[key.case_id], key.epoch - 1] = code
     return plain, variants
 
