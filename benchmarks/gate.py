@@ -51,8 +51,9 @@ def measure(out: Path, *, pairs: int, change_pairs: int, epochs: int, n_boot: in
     """Run the experiment into ``out``: the exit codes and the metrics that failed, per pair."""
     null = [evaluate(out / f"same-{i}", seed=i, share=share, epochs=epochs) for i in range(2 * pairs)]
     moved = [evaluate(out / f"changed-{i}", seed=10_000 + i, share=changed, epochs=epochs) for i in range(change_pairs)]
-    result: dict[str, Any] = {"settings": {"pairs": pairs, "change_pairs": change_pairs, "epochs": epochs,
-                                           "bootstrap": n_boot, "alpha": alpha, "share": share, "changed": changed}}  # fmt: skip
+    settings = {"pairs": pairs, "change_pairs": change_pairs, "epochs": epochs, "bootstrap": n_boot, "alpha": alpha,
+                "share": share, "changed": changed}  # fmt: skip
+    result: dict[str, Any] = {"settings": settings}
     for name, couples in (("same", list(zip(null[0::2], null[1::2], strict=True))),
                           ("changed", list(zip(null[:change_pairs], moved, strict=True)))):  # fmt: skip
         rows = []

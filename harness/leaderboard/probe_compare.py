@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.documents import CompareDocument
+from harness.documents import CompareDocument, CompareRun
 from harness.errors import UsageError
 from harness.leaderboard.compare import (
     Figures,
@@ -58,7 +58,7 @@ def compare_probe(
     apply_holm(metrics, family, alpha=alpha, max_drop=max_drop)
     gate = gate_block(run, run, "probe-pairs", family)
     gate["statement"] = statement(gate, alpha, n_boot, seed)
-    side = {"path": str(run.path), "detector": run.label, "spec": run.detector, "created": run.created}
+    side: CompareRun = {"path": str(run.path), "detector": run.label, "spec": run.detector, "created": run.created}
     return {
         "base": side,
         "new": {**side, "detector": f"{run.label} ({probe} variants)"},
@@ -69,7 +69,7 @@ def compare_probe(
             "bootstrap_resamples": n_boot,
             "seed": seed,
             "probe": probe,
-        },  # fmt: skip
+        },
         "gate": gate,
         "metrics": metrics,
         "per_category": category_deltas(categories, y_true, base, new),

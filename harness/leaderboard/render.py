@@ -81,7 +81,6 @@ def shows_run_spread(board: Board) -> bool:
 
 
 def _extra_headers(board: Board) -> list[str]:
-    base, _ = metric_pair(board.metric)
     cols = [f"{board.metric} over runs (min-max)"] if shows_run_spread(board) else []
     cols += [REPEAT_HEADERS[key] for key in repeat_columns(board)]
     if shows_ece(board):
