@@ -67,7 +67,7 @@ def metric_deltas(
     return deltas(paired_headline(y_true, [base, new], n_boot=n_boot, seed=seed), alpha=alpha, max_drop=max_drop)
 
 
-def testable(figures: Figures, name: str) -> bool:
+def can_change(figures: Figures, name: str) -> bool:
     """Whether some resample can change the metric: not so for error_rate when neither run errs, whose change is
     then 0 in every resample (leaving it out of Holm's family keeps the level: Tarone 1990)."""
     change = figures[1][name][1] - figures[1][name][0]
@@ -233,13 +233,13 @@ def gated_metrics(
     everything = np.ones(len(categories), dtype=bool)
     on_all = figures(everything)
     metrics = deltas(on_all, alpha=alpha, max_drop=max_drop)
-    family = [name for name in metrics if testable(on_all, name)]
+    family = [name for name in metrics if can_change(on_all, name)]
     if origins is not None and (real := real_mask(origins)).any():
         # the real subset gates too: a detector must not regress on real answers behind a gain on constructed ones
         on_real = figures(real)
         real_deltas = deltas(on_real, alpha=alpha, max_drop=max_drop)
         for name in REAL_METRICS:
             metrics[f"{name}{REAL_SUFFIX}"] = real_deltas[name]
-            if testable(on_real, name):
+            if can_change(on_real, name):
                 family.append(f"{name}{REAL_SUFFIX}")
     return metrics, family
