@@ -55,7 +55,11 @@ def test_gating_together_takes_away_what_each_test_alone_would_fail() -> None:
     # sorted accuracy .001, weighted_kappa .001, macro_f1 .03: .001 * 3 = .003, max(.003, .001 * 2) = .003,
     # max(.003, .03 * 1) = .03 < .05 (step-down: Bonferroni's .03 * 3 = .09 would not reject); kappa's drop of .005
     # is under max_drop: never a regression
-    metrics = {"accuracy": _metric(0.001, -0.1), "macro_f1": _metric(0.03, -0.1), "weighted_kappa": _metric(0.001, -0.005)}
+    metrics = {
+        "accuracy": _metric(0.001, -0.1),
+        "macro_f1": _metric(0.03, -0.1),
+        "weighted_kappa": _metric(0.001, -0.005),
+    }
     apply_holm(metrics, list(metrics), alpha=0.05, max_drop=0.01)
     assert [m["regression"] for m in metrics.values()] == [True, True, False]
     assert metrics["macro_f1"]["p_holm"] == pytest.approx(0.03)
