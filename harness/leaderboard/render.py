@@ -235,14 +235,14 @@ def to_csv(boards: list[Board]) -> str:
             "real_value",
             "real_ci_low",
             "real_ci_high",
-            # the median expected calibration error of risk_score and its bin count (empty without scores)
-            "ece",
-            "ece_bins",
             # the ranking metric's lowest and highest over the runs (empty for one run); the figures of runs with
             # --epochs and --probe, medians over the runs (empty without them)
             RUNS_MIN,
             RUNS_MAX,
             *REPEATS,
+            # the median expected calibration error of risk_score and its bin count (empty without scores)
+            "ece",
+            "ece_bins",
         ]
     )
     for board in boards:
@@ -269,11 +269,11 @@ def to_csv(boards: list[Board]) -> str:
                     board.real_cases,
                     r.values[real],
                     *(r.cis.get(real) or (None, None)),
-                    r.values[ECE],
-                    r.values[ECE_BINS],
                     r.values[RUNS_MIN],
                     r.values[RUNS_MAX],
                     *(r.values[key] for key in REPEATS),
+                    r.values[ECE],
+                    r.values[ECE_BINS],
                 ]
             )
     return out.getvalue()
