@@ -9,7 +9,11 @@ A detector random on a share of its calls (tests/data/detectors/noisy.py, seeded
 
     python benchmarks/gate.py --out results/bench/gate [--pairs 30] [--change-pairs 5] [--bootstrap 1000]
 
-Prints the counts and writes ``gate.json`` into ``--out``. Every run is reproducible (``--concurrency 1``, fixed
+Prints the counts and writes ``gate.json`` into ``--out``. ``--simulate`` measures instead, without the CLI, the
+gate's figures on every epoch's verdict against those on mode-reduced verdicts (`simulate`):
+
+    python benchmarks/gate.py --simulate --out results/bench/gate-sim --pairs 200 --change-pairs 40 --bootstrap 500
+ Every run is reproducible (``--concurrency 1``, fixed
 seeds): the slow test tests/leaderboard/test_gate_e2e.py runs a reduced version.
 """
 
@@ -65,6 +69,45 @@ def measure(out: Path, *, pairs: int, change_pairs: int, epochs: int, n_boot: in
     return result
 
 
+def simulate(out: Path, *, pairs: int, change_pairs: int, epochs: int, n_boot: int, alpha: float,
+             share: float = 0.3, changed: float = 0.7, seed: int = 2) -> dict[str, dict[str, int]]:  # fmt: skip
+    """The gate's two possible figures on simulated runs, without the CLI: the heuristic's verdicts on the embedded
+    set (one run with no random calls), a share of each (case, epoch) verdict replaced by a uniform one; how many
+    pairs fail with the figures on every epoch's verdict (what fcb compare does) and on the mode-reduced ones."""
+    import numpy as np
+
+    from harness.leaderboard.noise import POOLED, hierarchical_headline, holm, regression_p
+    from harness.leaderboard.runs import read_run
+    from harness.metrics import HEADLINE_METRICS
+
+    run = read_run(evaluate(out / "rule", seed=0, share=0.0, epochs=1))
+    y_true, rule = run.y_true, run.y_pred
+    rng = np.random.default_rng(seed)
+
+    def verdicts(p: float) -> np.ndarray:
+        random = rng.random((len(y_true), epochs)) < p
+        return np.where(random, rng.integers(0, 3, (len(y_true), epochs)), rule[:, None])
+
+    def fails(base: np.ndarray, new: np.ndarray, reducer: str) -> bool:
+        _, boot = hierarchical_headline(y_true, [base, new], reducers=[reducer] * 2, n_boot=n_boot, seed=0)
+        pvalues = {}
+        for name, higher_better in HEADLINE_METRICS.items():
+            change = boot[name][1] - boot[name][0]
+            if (
+                np.any(change[np.isfinite(change)] != 0)
+                and (p := regression_p(-change if higher_better else change)) is not None
+            ):
+                pvalues[name] = p
+        return any(p < alpha for p in holm(pvalues).values())
+
+    counts = {}
+    for reducer in (POOLED, "mode"):
+        same = sum(fails(verdicts(share), verdicts(share), reducer) for _ in range(pairs))
+        moved = sum(fails(verdicts(share), verdicts(changed), reducer) for _ in range(change_pairs))
+        counts[reducer] = {"same": same, "changed": moved}
+    return counts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "bench" / "gate")
@@ -73,8 +116,16 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--simulate", action="store_true", help="simulated verdicts instead of runs (see simulate)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.simulate:
+        counts = simulate(args.out, pairs=args.pairs, change_pairs=args.change_pairs, epochs=args.epochs,
+                          n_boot=args.bootstrap, alpha=args.alpha)  # fmt: skip
+        for reducer, c in counts.items():
+            print(f"{reducer}: identical {c['same']} of {args.pairs} fail; changed {c['changed']} of "
+                  f"{args.change_pairs} caught")  # fmt: skip
+        return 0
     result = measure(args.out, pairs=args.pairs, change_pairs=args.change_pairs, epochs=args.epochs,
                      n_boot=args.bootstrap, alpha=args.alpha)  # fmt: skip
     (args.out / "gate.json").write_text(json.dumps(result, indent=2))

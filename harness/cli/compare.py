@@ -42,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
 
         if args.new is not None:
             raise UsageError(f"--probe compares one run with its own variants: give one run, not {args.new} too")
+        if args.format == "html":  # the page's case explorer shows two runs' verdicts a case, not a run's variants
+            raise UsageError("--probe: --format html is not available (its case explorer would show the plain "
+                             "verdicts on both sides); use text, md or json")  # fmt: skip
         cmp = compare_probe(read_run(args.baseline), args.probe, **settings)
     elif args.new is None:
         raise UsageError("fcb compare needs two runs (BASELINE NEW), or one run and --probe P")
