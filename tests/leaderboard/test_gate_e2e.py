@@ -4,6 +4,8 @@ Every expected figure is computed here from the runs' journals."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 import statistics
@@ -165,6 +167,8 @@ def test_bad_input_exits_2_naming_the_file_and_field(runs: dict[str, Path], tmp_
     assert proc.returncode == 2 and f"{runs['same2']}: --probe order: the run asked no order variants" in proc.stderr
     proc = run_cli("compare", str(runs["same1"]), str(runs["same2"]), "--probe", "order")
     assert proc.returncode == 2 and "give one run" in proc.stderr
+    proc = run_cli("compare", str(runs["same1"]), "--probe", "order", "--format", "html")
+    assert proc.returncode == 2 and "--format html is not available" in proc.stderr
     assert run_cli("compare", str(runs["same1"])).returncode == 2
     assert run_cli("compare", str(runs["same1"]), str(runs["same2"]), "--alpha", "1.5").returncode == 2
 
@@ -205,6 +209,9 @@ def test_leaderboard_shows_repeat_columns_and_the_spread_over_runs(runs: dict[st
     md = run_cli("leaderboard", str(runs["same1"]), str(runs["same2"]), "--bootstrap", "100").stdout
     assert "epochs all agree" in md and "order flip rate" in md and "macro_f1 over runs (min-max)" in md
     assert "names flip rate" not in md  # no run asked names variants
+    csv_text = run_cli("leaderboard", str(runs["same1"]), str(runs["same2"]), "--format", "csv", "--bootstrap", "100")
+    (cells,) = list(csv.DictReader(io.StringIO(csv_text.stdout)))
+    assert float(cells["self_agreement"]) == pytest.approx(v["self_agreement"]) and cells["names_flip_rate"] == ""
     alone = run_cli("leaderboard", str(runs["plain"]), "--bootstrap", "100").stdout
     for column in ("epochs all agree", "order flip rate", "sd over epochs", "over runs"):
         assert column not in alone

@@ -167,3 +167,10 @@ def test_a_metric_no_resample_can_change_is_not_tested() -> None:
     figures = paired_headline(y_true, preds, n_boot=100, seed=0)
     assert not can_change(figures, "error_rate")  # neither run errs
     assert can_change(figures, "accuracy")
+
+
+def test_history_reads_the_leaderboard_s_repeat_figures() -> None:
+    from harness.cli.history import REPEATS as HISTORY
+    from harness.leaderboard.rank import REPEATS as BOARD
+
+    assert HISTORY == BOARD
