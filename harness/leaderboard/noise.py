@@ -121,7 +121,7 @@ def cluster_headline(
     """Every headline metric of several prediction arrays over the same rows (one row a (case, epoch) pair), the
     point values and the values on resamples that draw cases (``clusters``: each row's case index, 0..n-1) with
     replacement and keep all of a drawn case's rows: runs x resamples."""
-    n = int(clusters.max()) + 1 if len(clusters) else 0
+    n = int(clusters.max()) + 1  # at least one pair: a subset without any is never compared
     per_case = [np.bincount(clusters * 12 + y_true * 4 + p, minlength=12 * n).reshape(n, 12) for p in y_preds]
     cms = np.stack([c.sum(axis=0).reshape(3, 4) for c in per_case])
     classes = present_classes(cms.sum(axis=0))

@@ -174,3 +174,61 @@ def test_history_reads_the_leaderboard_s_repeat_figures() -> None:
     from harness.leaderboard.rank import REPEATS as BOARD
 
     assert HISTORY == BOARD
+
+
+def test_holm_caps_an_adjusted_p_at_one() -> None:
+    # x: 2 * .6 = 1.2, capped at 1; y: max(1, .7) = 1
+    assert holm({"x": 0.6, "y": 0.7}) == {"x": 1.0, "y": 1.0}
+
+
+def test_each_run_is_resampled_with_its_own_reducer() -> None:
+    # one case, truth low (0), epochs low, low, medium in draw order [1, 0, 0] -> mode low (right), first medium
+    # (wrong). Three epochs drawn with replacement: first draw low with chance 2/3; mode low when at least two of
+    # three draws are low, 3 (2/3)^2 (1/3) + (2/3)^3 = 20/27 (two verdicts and three draws: never a tie)
+    y_true = np.zeros(40, dtype=np.int64)
+    epochs = np.tile([1, 0, 0], (40, 1))
+    point, boot = hierarchical_headline(y_true, [epochs, epochs], reducers=["mode", "first"], n_boot=3000, seed=4)
+    assert point["accuracy"].tolist() == [1.0, 0.0]
+    assert boot["accuracy"][0].mean() == pytest.approx(20 / 27, abs=0.01)
+    assert boot["accuracy"][1].mean() == pytest.approx(2 / 3, abs=0.01)
+
+
+def test_every_epoch_can_be_drawn() -> None:
+    # only epoch 1 of each case is right: every epoch drawn alike gives a mean pooled accuracy of 1/3
+    y_true = np.zeros(50, dtype=np.int64)
+    epochs = np.tile([0, 1, 2], (50, 1))
+    _, boot = hierarchical_headline(y_true, [epochs], reducers=[POOLED], n_boot=2000, seed=1)
+    assert boot["accuracy"][0].mean() == pytest.approx(1 / 3, abs=0.01)
+
+
+def test_macro_f1_is_over_the_classes_of_either_run() -> None:
+    from sklearn.metrics import f1_score
+
+    y_true = np.array([0, 0, 1, 1, 2, 0])
+    base = np.array([[0, 0], [0, 1], [1, 1], [0, 0], [1, 1], [0, 0]])  # never predicts high
+    new = np.array([[0, 2], [0, 0], [1, 1], [1, 1], [2, 2], [2, 0]])
+    point, _ = hierarchical_headline(y_true, [base, new], reducers=[POOLED, POOLED], n_boot=10, seed=0)
+    labels = [0, 1, 2]  # high is present: as a label and in new's predictions
+    truth = np.repeat(y_true, 2)
+    assert point["macro_f1"][0] == pytest.approx(f1_score(truth, base.ravel(), labels=labels, average="macro"))
+    assert point["macro_f1"][1] == pytest.approx(f1_score(truth, new.ravel(), labels=labels, average="macro"))
+    # the same pairs by case: cluster_headline's points are the pooled ones
+    clusters = np.repeat(np.arange(6), 2)
+    got, _ = cluster_headline(truth, [base.ravel(), new.ravel()], clusters, n_boot=10, seed=0)
+    np.testing.assert_allclose(got["macro_f1"], point["macro_f1"])
+    y2 = np.array([0, 0, 1, 1])  # high only in new's predictions: base's macro-F1 counts high too (its F1 0)
+    one, _ = cluster_headline(y2, [np.array([0, 1, 1, 1]), np.array([0, 0, 1, 2])], np.arange(4), n_boot=5, seed=0)
+    want = f1_score(y2, [0, 1, 1, 1], labels=[0, 1, 2], average="macro", zero_division=0)
+    assert one["macro_f1"][0] == pytest.approx(want) and want < f1_score(y2, [0, 1, 1, 1], average="macro")
+
+
+def test_the_resamples_follow_the_seed() -> None:
+    rng = np.random.default_rng(0)
+    y_true, epochs = rng.integers(0, 3, 30), rng.integers(0, 3, (30, 4))
+    runs = [epochs, np.roll(epochs, 1, axis=1)]
+
+    def draw(seed: int) -> np.ndarray:
+        return hierarchical_headline(y_true, runs, reducers=[POOLED, "mode"], n_boot=100, seed=seed)[1]["accuracy"]
+
+    np.testing.assert_array_equal(draw(3), draw(3))
+    assert not np.array_equal(draw(3), draw(4))
