@@ -21,7 +21,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="compare one probed run's plain verdicts (base) with its P variants' (new), paired by (case, epoch)",
     )
     p.add_argument("--max-drop", type=float, default=0.01, help="largest tolerated drop of a headline metric")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired bootstrap")
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="significance level: of each metric's paired bootstrap for runs of one epoch; of all the "
+        "metrics together (Holm) for runs with epochs or --probe",
+    )
     p.add_argument("--format", choices=["text", "md", "json", "html"], default="text")
     p.add_argument("--out", metavar="PATH")
     p.add_argument("--bootstrap", type=non_negative_int, default=2000, metavar="N")
