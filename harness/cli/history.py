@@ -9,6 +9,15 @@ from harness.cli.common import EXIT_OK
 from harness.cli.options import METRICS
 from harness.errors import UsageError
 
+REPEATS = {
+    "epoch_sd": "epochs.spread.macro_f1.sd",
+    "self_agreement": "epochs.self_agreement.all_agree",
+    "order_flip_rate": "probes.order.flip_rate",
+    "names_flip_rate": "probes.names.flip_rate",
+}
+"""harness.leaderboard.rank.REPEATS, kept here so that ``fcb --help`` imports no leaderboard code; a test holds them
+equal."""
+
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("history", help="each run's metric over time, and a trend plot")
@@ -16,9 +25,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--detector", metavar="NAME", help="only runs of this detector: its --name, or its spec")
     p.add_argument(
         "--metric",
-        choices=[*METRICS, "ece"],
+        choices=[*METRICS, "ece", *REPEATS],
         default="macro_f1",
-        help="a headline metric, or ece: the expected calibration error of risk_score (default macro_f1)",
+        help="a headline metric, ece: the expected calibration error of risk_score, or a figure of runs with "
+        "--epochs or --probe: epoch_sd, self_agreement, order_flip_rate, names_flip_rate (default macro_f1)",
     )
     p.set_defaults(func=run)
 
@@ -41,24 +51,27 @@ def run(args: argparse.Namespace) -> int:
     def value(r: Run) -> float | None:
         if args.metric == "ece":  # checked against the run's journal, as a leaderboard shows it
             return ece[0] if (ece := r.ece()) else None
-        return r.metric(args.metric)
+        return r.metric(REPEATS.get(args.metric, args.metric))
 
     def shown(r: Run) -> float | str | None:
         ece = r.ece() if args.metric == "ece" else None
         return f"{ece[0]:.4f} ({ece[1]} bins)" if ece else value(r)  # an ECE always says over how many bins
 
+    extra = [k for k, path in REPEATS.items() if k != args.metric and any(r.metric(path) is not None for r in runs)]
     rows = [
         [
             r.created,
             r.label,
             shown(r),
+            *(r.metric(REPEATS[k]) for k in extra),  # shown only when some run has the figure
             f"{r.dataset['name']} {r.sha256[:12]}",
             "" if r.complete else "incomplete",
             str(r.path),
         ]
         for r in runs
     ]
-    print(tabulate(rows, headers=["created", "detector", args.metric, "data set", "", "run"], tablefmt="simple"))
+    headers = ["created", "detector", args.metric, *extra, "data set", "", "run"]
+    print(tabulate(rows, headers=headers, tablefmt="simple", missingval="n/a"))
     series: dict[str, list[tuple[str, float]]] = {}
     for r in runs:
         if (figure := value(r)) is not None:

@@ -118,6 +118,11 @@ class MetricDelta(TypedDict):
     delta: float | None
     ci: list[float] | None
     higher_is_better: bool
+    p: Annotated[Share | None, Doc("one-sided bootstrap p-value of a worsening: the share of resamples whose change "
+                                   "shows none; null when no resample defines the metric")]  # fmt: skip
+    p_holm: Annotated[Share | None, Doc("Holm-adjusted p over the metrics gated together (gate.family); null when "
+                                        "the gate tests each metric alone (runs of one epoch) or this one is not "
+                                        "tested")]  # fmt: skip
     regression: bool
 
 
@@ -131,6 +136,7 @@ class CategoryDelta(TypedDict):
 class FlippedCase(TypedDict):
     id: str
     category: str
+    epoch: NotRequired[Annotated[Positive, Doc("fcb compare RUN --probe of a run with epochs: the pair's epoch")]]
 
 
 class Flipped(TypedDict):
@@ -143,6 +149,51 @@ class CompareSettings(TypedDict):
     alpha: Annotated[float, Limits(gt=0, lt=1)]
     bootstrap_resamples: Count
     seed: int
+    probe: NotRequired[Annotated[str, Doc("fcb compare RUN --probe P: base is the run's plain verdicts, new its "
+                                          "variants' of probe P, paired by (case, epoch)")]]  # fmt: skip
+
+
+class GateEpochs(TypedDict):
+    base: Positive
+    new: Positive
+
+
+class Gate(TypedDict):
+    """How ``fcb compare`` decided: which bootstrap, which test, and whether it can tell noise from change."""
+
+    method: Annotated[
+        Literal["paired", "hierarchical", "probe-pairs"],
+        Doc("paired: the paired bootstrap over cases (runs of one epoch); hierarchical: cases, then each drawn "
+            "case's epochs, the verdicts reduced as each run's reducer does; probe-pairs: (case, epoch) pairs of one "
+            "run, resampled by case"),
+    ]  # fmt: skip
+    figures: Annotated[
+        Literal["case verdicts", "epoch verdicts", "pairs"],
+        Doc("what base and new are computed on: each case's verdict (a run with epochs: reduced by its reducer); "
+            "every (case, epoch) verdict, the confusion matrix summed over the epochs (the runs' own headlines, on "
+            "reduced verdicts, are in their reports); the (case, epoch) pairs of a probed run"),
+    ]  # fmt: skip
+    epochs: GateEpochs
+    reducers: Annotated[list[str], Doc("each run's --epoch-reducer (base, new)")]
+    multiple_testing: Annotated[Literal["none", "holm"], Doc("none: each metric alone, regression when its two-sided "
+                                "(1 - alpha) interval excludes zero on the worse side; holm: Holm's step-down over "
+                                "family at level alpha, on one-sided p")]  # fmt: skip
+    family: Annotated[list[str], Doc("the metrics tested together (a metric that no resample can change, such as "
+                                     "error_rate when neither run errs, is not tested)")]  # fmt: skip
+    noise_separated: Annotated[bool, Doc("false when either run has one epoch: the detector's own randomness is "
+                                         "then not measured, and a difference may be noise")]  # fmt: skip
+    statement: Annotated[str, Doc("the method in one paragraph, as the text and Markdown outputs print it")]
+
+
+class EceDelta(TypedDict):
+    """The expected calibration error of risk_score in both runs (over the cases both scored) and its change."""
+
+    bins: Positive
+    n: Annotated[Count, Doc("cases with a risk_score in both runs")]
+    base: float
+    new: float
+    delta: float
+    ci: Annotated[list[float] | None, Doc("paired-bootstrap (1 - alpha) interval of the change, resampling cases")]
 
 
 class CompareDocument(TypedDict):
@@ -152,7 +203,9 @@ class CompareDocument(TypedDict):
     new: CompareRun
     dataset: BoardDataset
     settings: CompareSettings
+    gate: Gate
     metrics: dict[str, MetricDelta]
+    ece: NotRequired[Annotated[EceDelta, Doc("when both runs gave risk_score over the same bins; not gated")]]
     per_category: dict[str, CategoryDelta]
     flipped: Flipped
     regression: Annotated[bool, Doc("true when any metric regressed significantly: what a CI gate reads")]
@@ -162,7 +215,7 @@ titled(
     CompareDocument,
     "fcb compare --format json: a new run against a base run, metric by metric, on the cases they share",
     "Written by harness/leaderboard/compare.py (harness.documents.CompareDocument). A metric regresses when it got "
-    "worse by more than max_drop and its paired-bootstrap interval excludes zero.",
+    "worse by more than max_drop and the gate's test (gate.method, gate.multiple_testing) finds it significant.",
 )
 
 

@@ -1,19 +1,30 @@
 """Compare two runs on the same data set case by case: paired-bootstrap deltas, per-category deltas, flipped cases.
 
-Pure functions over aligned arrays (`harness.leaderboard.runs.align`); `compare_runs` is the whole comparison as a dict.
+Pure functions over aligned arrays (`harness.leaderboard.runs.align`); `compare_runs` is the whole comparison as a
+dict. Runs of one epoch keep the paired bootstrap over cases and test each metric alone; runs that both asked every
+case several times (``fcb eval --epochs N``) are compared by the hierarchical bootstrap of `harness.leaderboard.noise`
+with Holm's step-down over the metrics gated together (`gate`). `compare_probe` pairs a probed run's variants with
+its plain verdicts (`harness.leaderboard.probe_compare`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from harness.documents import CategoryDelta, CompareDocument, Flipped, FlippedCase, MetricDelta
+from harness.documents import CategoryDelta, CompareDocument, Flipped, FlippedCase, Gate, MetricDelta
 from harness.errors import IncomparableRuns
+from harness.leaderboard.calibration_delta import ece_delta
+from harness.leaderboard.noise import POOLED, hierarchical_headline, holm, regression_p
 from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
-from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
+from harness.metrics import ERROR, HEADLINE_METRICS, finite_interval, paired_headline
 
 REAL_METRICS = ("macro_f1",)
 """Headline metrics also compared on the natural + assembled cases alone, when the cases carry origin tags."""
+
+Figures = tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
+"""Point values (one per run) and bootstrap values (runs x resamples) of each headline metric."""
 
 
 def _value(x: np.ndarray) -> float | None:
@@ -21,19 +32,19 @@ def _value(x: np.ndarray) -> float | None:
     return None if np.isnan(v) else v
 
 
-def metric_deltas(
-    y_true: np.ndarray, base: np.ndarray, new: np.ndarray, *, alpha: float, max_drop: float, n_boot: int, seed: int
-) -> dict[str, MetricDelta]:
-    """Each headline metric for both runs, the delta (new - base) and its paired-bootstrap (1 - alpha) interval.
+def deltas(figures: Figures, *, alpha: float, max_drop: float) -> dict[str, MetricDelta]:
+    """Each headline metric for both runs (base first), the delta (new - base), its (1 - alpha) bootstrap interval
+    and the one-sided p-value of a worsening (`regression_p`).
 
-    ``regression`` is true when the metric got worse by more than ``max_drop`` and the interval excludes zero.
-    """
-    point, boot = paired_headline(y_true, [base, new], n_boot=n_boot, seed=seed)
+    ``regression`` here is the test of one metric alone: worse by more than ``max_drop`` and the interval excludes
+    zero (`gate` replaces it by Holm's test when the metrics are gated together)."""
+    point, boot = figures
     out: dict[str, MetricDelta] = {}
     for name, higher_better in HEADLINE_METRICS.items():
         b, n = _value(point[name][0]), _value(point[name][1])
         delta = None if b is None or n is None else n - b
-        interval = finite_interval(boot[name][1] - boot[name][0], alpha)
+        change = boot[name][1] - boot[name][0]
+        interval = finite_interval(change, alpha)
         worse = None if delta is None else (-delta if higher_better else delta)
         significant = interval is not None and (interval[1] < 0 if higher_better else interval[0] > 0)
         out[name] = {
@@ -42,9 +53,89 @@ def metric_deltas(
             "delta": delta,
             "ci": list(interval) if interval else None,
             "higher_is_better": higher_better,
+            "p": None if delta is None else regression_p(-change if higher_better else change),
+            "p_holm": None,
             "regression": bool(worse is not None and worse > max_drop and significant),
         }
     return out
+
+
+def metric_deltas(
+    y_true: np.ndarray, base: np.ndarray, new: np.ndarray, *, alpha: float, max_drop: float, n_boot: int, seed: int
+) -> dict[str, MetricDelta]:
+    """`deltas` of two runs of one epoch on the paired bootstrap over cases."""
+    return deltas(paired_headline(y_true, [base, new], n_boot=n_boot, seed=seed), alpha=alpha, max_drop=max_drop)
+
+
+def can_change(figures: Figures, name: str) -> bool:
+    """Whether some resample can change the metric: not so for error_rate when neither run errs, whose change is
+    then 0 in every resample (leaving it out of Holm's family keeps the level: Tarone 1990)."""
+    change = figures[1][name][1] - figures[1][name][0]
+    change = change[np.isfinite(change)]
+    return bool(len(change)) and bool(np.any(change != 0))
+
+
+def apply_holm(metrics: dict[str, MetricDelta], family: list[str], *, alpha: float, max_drop: float) -> None:
+    """Gate the ``family`` together: Holm-adjusted p (`holm`) of each, and a regression where a metric got worse by
+    more than ``max_drop`` and its adjusted p is below ``alpha``. A metric outside the family never regresses."""
+    adjusted = holm({name: p for name in family if (p := metrics[name]["p"]) is not None})
+    for name, m in metrics.items():
+        m["p_holm"] = adjusted.get(name)
+        worse = None if m["delta"] is None else (-m["delta"] if m["higher_is_better"] else m["delta"])
+        p = adjusted.get(name)
+        m["regression"] = bool(worse is not None and worse > max_drop and p is not None and p < alpha)
+
+
+_null = {"hierarchical": "a pair of runs of identical code", "probe-pairs": "a detector the probe does not change"}
+
+
+def statement(gate: Gate, alpha: float, n_boot: int, seed: int) -> str:
+    """The method in one paragraph, for the text and Markdown outputs."""
+    level = f"{100 * (1 - alpha):.0f}%"
+    if gate["multiple_testing"] == "none":
+        text = (
+            f"A headline metric counts as a regression when it gets worse by more than max_drop and the paired-"
+            f"bootstrap {level} interval of the change excludes zero ({n_boot} resamples of the cases, seed {seed}); "
+            f"each metric is tested alone."
+        )
+        if not gate["noise_separated"]:
+            e = gate["epochs"]
+            text += (
+                f" The runs asked each case {e['base']} and {e['new']} time(s): with one epoch this comparison "
+                f"cannot tell the detector's own noise from a change (run both with fcb eval --epochs N, N >= 2, "
+                f"for a gate that can)."
+            )
+        return text
+    how = {
+        "hierarchical": "cases drawn with replacement, then each drawn case's epochs drawn with replacement in each "
+        "run, so that the detector's own randomness enters the interval; base and new are each figure over every "
+        "(case, epoch) verdict (the confusion matrix summed over the epochs), not the runs' headlines on reduced "
+        "verdicts",
+        "probe-pairs": "(case, epoch) pairs of one run, the plain verdict against the variant's, resampled by case "
+        "with a case's epochs kept together",
+    }[gate["method"]]
+    return (
+        f"A headline metric counts as a regression when it gets worse by more than max_drop and its Holm-adjusted "
+        f"one-sided bootstrap p-value is below alpha = {alpha}: Holm's step-down over the {len(gate['family'])} "
+        f"metrics gated together ({', '.join(gate['family']) or 'none'}), so that {_null[gate['method']]} fails "
+        f"the gate with a chance of at most alpha overall. The bootstrap ({n_boot} resamples, seed {seed}): {how}. "
+        f"The interval shown is the {level} percentile interval of the change."
+    )
+
+
+def gate_block(base: Run, new: Run, method: str, family: list[str]) -> Gate:
+    holm_used = method != "paired"
+    figures = {"paired": "case verdicts", "hierarchical": "epoch verdicts", "probe-pairs": "pairs"}[method]
+    return {
+        "method": method,  # type: ignore[typeddict-item]  # one of the three literals
+        "figures": figures,  # type: ignore[typeddict-item]
+        "epochs": {"base": base.n_epochs, "new": new.n_epochs},
+        "reducers": [base.reducer, new.reducer],
+        "multiple_testing": "holm" if holm_used else "none",
+        "family": family if holm_used else [],
+        "noise_separated": method == "hierarchical" or (method == "probe-pairs" and base.n_epochs > 1),
+        "statement": "",
+    }
 
 
 def category_deltas(
@@ -59,14 +150,32 @@ def category_deltas(
     return out
 
 
-def flipped(ids: np.ndarray, categories: np.ndarray, y_true: np.ndarray, base: np.ndarray, new: np.ndarray) -> Flipped:
-    """Cases right in one run and wrong in the other, with their ids and categories."""
+def flipped(
+    ids: np.ndarray, categories: np.ndarray, y_true: np.ndarray, base: np.ndarray, new: np.ndarray,
+    epochs: np.ndarray | None = None,
+) -> Flipped:  # fmt: skip
+    """Cases right in one run and wrong in the other, with their ids and categories (and epochs, for pairs of a
+    probed run with epochs)."""
     right_base, right_new = base == y_true, new == y_true
 
     def listing(mask: np.ndarray) -> list[FlippedCase]:
-        return [{"id": str(i), "category": str(c)} for i, c in zip(ids[mask], categories[mask], strict=True)]
+        rows: list[FlippedCase] = [
+            {"id": str(i), "category": str(c)} for i, c in zip(ids[mask], categories[mask], strict=True)
+        ]
+        if epochs is not None:
+            for row, e in zip(rows, epochs[mask], strict=True):
+                row["epoch"] = int(e)
+        return rows
 
     return {"right_to_wrong": listing(right_base & ~right_new), "wrong_to_right": listing(~right_base & right_new)}
+
+
+def aligned_epochs(run: Run, ids: np.ndarray) -> np.ndarray:
+    """A run's epoch verdicts on the case list ``ids`` (from `align`): a case the run did not finish is an error in
+    every epoch, as `align` counts it."""
+    out = np.full((len(ids), run.n_epochs), ERROR, dtype=np.int64)
+    out[np.searchsorted(ids, run.ids)] = run.epochs if run.epochs is not None else run.y_pred[:, None]
+    return out
 
 
 def compare_runs(
@@ -79,20 +188,58 @@ def compare_runs(
             f"(sha256 {base.sha256[:12]} vs {new.sha256[:12]}); compare runs on the same cases"
         )
     ids, categories, y_true, (b, n) = align([base, new])
-    metrics = metric_deltas(y_true, b, n, alpha=alpha, max_drop=max_drop, n_boot=n_boot, seed=seed)
-    if (origins := aligned_origins([base, new], ids)) is not None and (real := real_mask(origins)).any():
-        # the real subset gates too: a detector must not regress on real answers behind a gain on constructed ones
-        on_real = metric_deltas(
-            y_true[real], b[real], n[real], alpha=alpha, max_drop=max_drop, n_boot=n_boot, seed=seed
+    hierarchical = base.n_epochs >= 2 and new.n_epochs >= 2
+    epoch_sets = [aligned_epochs(base, ids), aligned_epochs(new, ids)]
+
+    def figures(mask: np.ndarray) -> Figures:
+        if not hierarchical:
+            return paired_headline(y_true[mask], [b[mask], n[mask]], n_boot=n_boot, seed=seed)
+        return hierarchical_headline(
+            y_true[mask], [e[mask] for e in epoch_sets], reducers=[POOLED, POOLED], n_boot=n_boot, seed=seed
         )
-        metrics |= {f"{name}{REAL_SUFFIX}": on_real[name] for name in REAL_METRICS}
-    return {
+
+    metrics, family = gated_metrics(figures, categories, aligned_origins([base, new], ids), alpha=alpha,
+                                    max_drop=max_drop)  # fmt: skip
+    gate = gate_block(base, new, "hierarchical" if hierarchical else "paired", family)
+    if hierarchical:
+        apply_holm(metrics, family, alpha=alpha, max_drop=max_drop)
+    gate["statement"] = statement(gate, alpha, n_boot, seed)
+    doc: CompareDocument = {
         "base": {"path": str(base.path), "detector": base.label, "spec": base.detector, "created": base.created},
         "new": {"path": str(new.path), "detector": new.label, "spec": new.detector, "created": new.created},
         "dataset": {"name": base.dataset["name"], "sha256": base.sha256, "cases": len(ids)},
         "settings": {"max_drop": max_drop, "alpha": alpha, "bootstrap_resamples": n_boot, "seed": seed},
+        "gate": gate,
         "metrics": metrics,
         "per_category": category_deltas(categories, y_true, b, n),
         "flipped": flipped(ids, categories, y_true, b, n),
         "regression": any(m["regression"] for m in metrics.values()),
     }
+    if (found := ece_delta(base, new, ids, y_true=y_true, alpha=alpha, n_boot=n_boot, seed=seed)) is not None:
+        doc["ece"] = found
+    return doc
+
+
+def gated_metrics(
+    figures: Callable[[np.ndarray], Figures],
+    categories: np.ndarray,
+    origins: np.ndarray | None,
+    *,
+    alpha: float,
+    max_drop: float,
+) -> tuple[dict[str, MetricDelta], list[str]]:
+    """The headline deltas on all cases, and macro_f1 on the natural + assembled cases when there are some; and the
+    family a Holm gate tests (the metrics some resample can change). ``figures(mask)`` gives `Figures` of a subset."""
+    everything = np.ones(len(categories), dtype=bool)
+    on_all = figures(everything)
+    metrics = deltas(on_all, alpha=alpha, max_drop=max_drop)
+    family = [name for name in metrics if can_change(on_all, name)]
+    if origins is not None and (real := real_mask(origins)).any():
+        # the real subset gates too: a detector must not regress on real answers behind a gain on constructed ones
+        on_real = figures(real)
+        real_deltas = deltas(on_real, alpha=alpha, max_drop=max_drop)
+        for name in REAL_METRICS:
+            metrics[f"{name}{REAL_SUFFIX}"] = real_deltas[name]
+            if can_change(on_real, name):
+                family.append(f"{name}{REAL_SUFFIX}")
+    return metrics, family

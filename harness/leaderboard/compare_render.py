@@ -22,13 +22,33 @@ def _f(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
+def _p(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def _ci(ci: list[float] | None) -> str:
+    return f"[{_f(ci[0], True)}, {_f(ci[1], True)}]" if ci else ""
+
+
+def metric_header(cmp: CompareDocument) -> list[str]:
+    level = f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI"
+    holm = ["p (Holm)"] if cmp["gate"]["multiple_testing"] == "holm" else []
+    return ["metric", "base", "new", "delta", level, "p", *holm, "", ""]
+
+
 def metric_rows(cmp: CompareDocument) -> list[list[str]]:
+    holm = cmp["gate"]["multiple_testing"] == "holm"
     rows = []
     for name, m in cmp["metrics"].items():
-        ci = f"[{_f(m['ci'][0], True)}, {_f(m['ci'][1], True)}]" if m["ci"] else ""
         verdict = "REGRESSION" if m["regression"] else ""
         arrow = "higher is better" if m["higher_is_better"] else "lower is better"
-        rows.append([name, _f(m["base"]), _f(m["new"]), _f(m["delta"], True), ci, arrow, verdict])
+        tested = [_p(m["p_holm"]) if name in cmp["gate"]["family"] else "not tested"] if holm else []
+        rows.append([name, _f(m["base"]), _f(m["new"]), _f(m["delta"], True), _ci(m["ci"]), _p(m["p"]), *tested,
+                     arrow, verdict])  # fmt: skip
+    if ece := cmp.get("ece"):
+        name = f"ECE of risk_score ({ece['bins']} bins, {ece['n']} cases)"
+        rows.append([name, _f(ece["base"]), _f(ece["new"]), _f(ece["delta"], True), _ci(ece["ci"]), "",
+                     *([""] if holm else []), "lower is better", "not gated"])  # fmt: skip
     return rows
 
 
@@ -42,25 +62,25 @@ def category_rows(cmp: CompareDocument, shown: Callable[[Any], str] = str) -> li
 def _flip_lines(flips: list[FlippedCase], bullet: str, shown: Callable[[Any], str] = printable) -> list[str]:
     if not flips:
         return [f"{bullet}(none)"]
-    lines = [f"{bullet}{shown(f['id'])} ({shown(f['category'])})" for f in flips[:MAX_LISTED]]
+    lines = [f"{bullet}{shown(f['id'])}{_epoch(f)} ({shown(f['category'])})" for f in flips[:MAX_LISTED]]
     if len(flips) > MAX_LISTED:
         lines.append(f"{bullet}... and {len(flips) - MAX_LISTED} more (see --format json)")
     return lines
 
 
+def _epoch(flip: FlippedCase) -> str:
+    return f" epoch {flip['epoch']}" if "epoch" in flip else ""
+
+
 def _summary(cmp: CompareDocument) -> str:
-    s = cmp["settings"]
     verdict = "REGRESSION" if cmp["regression"] else "no significant regression"
-    return (
-        f"{verdict}: a headline metric counts as a regression when it gets worse by more than {s['max_drop']} "
-        f"and the paired-bootstrap {100 * (1 - s['alpha']):.0f}% interval of the change excludes zero "
-        f"({s['bootstrap_resamples']} resamples, seed {s['seed']})."
-    )
+    statement = cmp["gate"]["statement"].replace("max_drop", f"max_drop = {cmp['settings']['max_drop']}", 1)
+    return f"{verdict}. {statement}"
 
 
 def to_text(cmp: CompareDocument, fmt: str = "simple") -> str:
     ds, flips = cmp["dataset"], cmp["flipped"]
-    header = ["metric", "base", "new", "delta", f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI", "", ""]
+    header = metric_header(cmp)
     parts = [
         f"base: {printable(cmp['base']['detector'])} ({printable(cmp['base']['path'])})\n"
         f"new:  {printable(cmp['new']['detector'])} ({printable(cmp['new']['path'])})\n"
@@ -82,7 +102,7 @@ def to_text(cmp: CompareDocument, fmt: str = "simple") -> str:
 def to_markdown(cmp: CompareDocument) -> str:
     ds, flips = cmp["dataset"], cmp["flipped"]
     icon = ":x:" if cmp["regression"] else ":white_check_mark:"
-    header = ["metric", "base", "new", "delta", f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI", "", ""]
+    header = metric_header(cmp)
     out = [
         f"## {icon} False-consensus detector comparison",
         "",
@@ -128,7 +148,7 @@ RENDERERS = {"text": to_text, "md": to_markdown, "json": to_json}
 
 def to_html(cmp: CompareDocument) -> str:
     """A self-contained page: the comparison's tables and the case explorer with both runs' predictions."""
-    header = ["metric", "base", "new", "delta", f"{100 * (1 - cmp['settings']['alpha']):.0f}% CI", "", ""]
+    header = metric_header(cmp)
     flips = cmp["flipped"]
     sections = (
         f"<h2>Headline</h2>{table(header, metric_rows(cmp), 'num')}<p class='note'>{esc(_summary(cmp))}</p>"

@@ -12,7 +12,7 @@ scores: its ECE is not shown).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -21,8 +21,7 @@ from harness.calibration import ece
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.errors import RunLoadError
 from harness.metrics import confusion, defined, headline_batch, present_classes
-from harness.repeats import EPOCH_FIGURES, case_pairs, self_agreement, spread, verdict_matrix
-from harness.types import RISKS, ItemKey, Outcome
+from harness.types import RISKS
 
 TOLERANCE = 1e-9
 """Relative tolerance for a rate: the same functions on the same cases give the same float, JSON keeps it exactly."""
@@ -73,6 +72,37 @@ def score_figures(metrics: Mapping[str, Any], y_true: np.ndarray, scores: np.nda
         ("scores", "n_scored"): int(scored.sum()),
         ("scores", "calibration", "ece"): ece(y_high, scores[scored], bins),
     }
+
+
+MISSING = -1
+"""In a verdict matrix (`harness.leaderboard.runs.item_verdicts`): no item journaled for this case and epoch."""
+
+
+def item_figures(metrics: Mapping[str, Any], y_true: np.ndarray, plain: np.ndarray,
+                 variants: Mapping[str, np.ndarray]) -> dict[Path, Any]:  # fmt: skip
+    """The figures of the ``epochs`` and ``probes`` blocks that leaderboards show, from the journal's items, when
+    the document has the block: the sd of macro-F1 over epochs, the share of cases whose epochs all agree, and
+    each probe's flip rate (as `harness.repeats` computes them). ``plain``: (cases, N) verdict codes, `MISSING`
+    where an epoch has no item; ``variants``: the same per probe."""
+    figures: dict[Path, Any] = {}
+    if _lookup(metrics, ("epochs",))[0] and plain.shape[1] > 1:
+        f1 = []
+        for e in range(plain.shape[1]):
+            asked = plain[:, e] != MISSING
+            cm = confusion(y_true[asked], plain[asked, e])
+            f1.append(defined(headline_batch(cm, present_classes(cm))["macro_f1"]))
+        sd = None if any(v is None for v in f1) else float(np.std(np.array(f1, dtype=float), ddof=1))
+        figures[("epochs", "spread", "macro_f1", "sd")] = sd
+        complete = plain[(plain != MISSING).all(axis=1)]
+        agree = (complete == complete[:, :1]).all(axis=1)
+        figures[("epochs", "self_agreement", "all_agree")] = float(agree.mean()) if len(agree) else None
+    for probe, table in variants.items():
+        if not _lookup(metrics, ("probes", probe))[0]:
+            continue
+        answered = (table >= 0) & (table != len(RISKS)) & (plain >= 0) & (plain != len(RISKS))
+        pairs, flips = int(answered.sum()), int((answered & (table != plain)).sum())
+        figures[("probes", probe, "flip_rate")] = flips / pairs if pairs else None
+    return figures
 
 
 def latency_figures(latencies: np.ndarray) -> dict[Path, Any]:
@@ -127,37 +157,3 @@ def check_figures(
             f"{where}.{path}: {claimed!r}, but {source} gives {actual!r}; refusing a run whose figures do not follow "
             f"from its cases{hint}"
         )
-
-
-def item_figures(
-    items: Mapping[ItemKey, Outcome], expected: Mapping[str, int], n_epochs: int, probes: Sequence[str]
-) -> dict[Path, Any]:
-    """The epochs and probes figures a leaderboard shows, from a journal's items (`harness.repeats`, the functions
-    the run computed them with): each epoch's headline figures and their sd, self-agreement, and each probe's flip
-    rate. ``expected``: each case's expected risk code."""
-    figures: dict[Path, Any] = {}
-    ids = sorted(expected)
-    if n_epochs > 1:
-        for name, values in _epoch_values(items, expected, n_epochs).items():
-            figures[("epochs", "spread", name, "sd")] = spread(values)["sd"]
-        agreement = self_agreement(verdict_matrix(ids, items, n_epochs), n_boot=0, seed=0)
-        figures |= {("epochs", "self_agreement", k): agreement[k] for k in ("n_cases", "all_agree", "pairwise")}
-    for probe in probes:
-        rows = [case_pairs(i, items, probe, n_epochs) for i in ids]
-        pairs, flips = sum(r[0] for r in rows), sum(r[1] for r in rows)
-        figures |= {("probes", probe, "n"): pairs, ("probes", probe, "flips"): flips,
-                    ("probes", probe, "flip_rate"): flips / pairs if pairs else None}  # fmt: skip
-    return figures
-
-
-def _epoch_values(items: Mapping[ItemKey, Outcome], expected: Mapping[str, int], n_epochs: int) -> dict[str, list]:
-    values: dict[str, list] = {name: [] for name in EPOCH_FIGURES}
-    for epoch in range(1, n_epochs + 1):
-        outs = [(code, o) for cid, code in expected.items() if (o := items.get(ItemKey(cid, epoch))) is not None]
-        y_true = np.array([code for code, _ in outs], dtype=np.int64)
-        y_pred = np.array([len(RISKS) if o.risk is None else RISKS.index(o.risk) for _, o in outs], dtype=np.int64)
-        cm = confusion(y_true, y_pred)
-        batch = headline_batch(cm, present_classes(cm))
-        for name in EPOCH_FIGURES:
-            values[name].append(defined(batch[name]))
-    return values

@@ -27,14 +27,17 @@ LATENCY = "operational.latency_s.p95"
 ECE = "ece"
 ECE_BINS = "ece_bins"
 """Row values: the median ECE of risk_score over a detector's runs (checked against their journals) and its bins."""
-EPOCH_SD = "epoch_sd"
 REPEATS: dict[str, str] = {
+    "epoch_sd": "epochs.spread.macro_f1.sd",
     "self_agreement": "epochs.self_agreement.all_agree",
     "order_flip_rate": "probes.order.flip_rate",
     "names_flip_rate": "probes.names.flip_rate",
 }
-"""Row values of runs with epochs or probes (checked against their journals), by their path in ``metrics``; and
-`EPOCH_SD`, the sd over a run's epochs of the ranking metric (``epochs.spread.METRIC.sd``). Medians over runs."""
+"""Row values from runs with --epochs or --probe (checked against their journals): the sd of macro-F1 over a run's
+epochs, the share of cases whose epochs all agree, the order and names flip rates; medians over the runs."""
+RUNS_MIN, RUNS_MAX = "runs_min", "runs_max"
+"""Row values: the lowest and highest ranking metric over a detector's runs (None for one run): the spread that
+repeated runs show beside their median."""
 RANK_METRICS: tuple[str, ...] = (*HEADLINE_METRICS, *(f"{m}{REAL_SUFFIX}" for m in HEADLINE_METRICS))
 """Metrics a board can be ranked on: the headline ones on all cases, and on the natural + assembled cases."""
 
@@ -99,14 +102,22 @@ def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> R
     names = (*metric_pair(metric), *COLUMNS, LATENCY)
     values = {name: _median([r.metric(name) for r in runs]) for name in names}
     values |= _ece_values(runs)
-    values |= {name: _median([r.metric(path) for r in runs]) for name, path in REPEATS.items()}
-    values[EPOCH_SD] = _median([r.metric(f"epochs.spread.{metric_pair(metric)[0]}.sd") for r in runs])
+    values |= {key: _median([r.metric(path) for r in runs]) for key, path in REPEATS.items()}
+    values |= _run_spread(runs, metric)
     higher_better = HEADLINE_METRICS.get(metric_pair(metric)[0], True)
     ordered = sorted(runs, key=lambda r: (r.metric(metric) is None, r.metric(metric) or 0.0), reverse=not higher_better)
     row = Row(detector, runs, values, ordered[(len(ordered) - 1) // 2], incomplete)
     if values[ECE] is None and len({bins for _, bins in filter(None, (r.ece() for r in runs))}) > 1:
         row.note = f"the runs of {detector} binned their ECE differently (fcb eval --ece-bins): no median is shown"
     return row
+
+
+def _run_spread(runs: list[Run], metric: str) -> dict[str, float | None]:
+    """The lowest and highest ``metric`` over two or more runs; None for both with one run (or none defined)."""
+    found = [v for v in (r.metric(metric) for r in runs) if v is not None]
+    if len(runs) < 2 or not found:
+        return {RUNS_MIN: None, RUNS_MAX: None}
+    return {RUNS_MIN: min(found), RUNS_MAX: max(found)}
 
 
 def _ece_values(runs: list[Run]) -> dict[str, float | None]:

@@ -11,7 +11,18 @@ import orjson
 from tabulate import tabulate
 
 from harness.documents import LeaderboardBoard
-from harness.leaderboard.rank import COLUMNS, ECE, ECE_BINS, EPOCH_SD, LATENCY, REPEATS, Board, Row, metric_pair
+from harness.leaderboard.rank import (
+    COLUMNS,
+    ECE,
+    ECE_BINS,
+    LATENCY,
+    REPEATS,
+    RUNS_MAX,
+    RUNS_MIN,
+    Board,
+    Row,
+    metric_pair,
+)
 from harness.leaderboard.runs import REAL_SUFFIX
 from harness.report.markdown import md_text
 
@@ -50,29 +61,54 @@ def shows_ece(board: Board) -> bool:
     return any(r.values.get(ECE) is not None for r in board.rows)
 
 
+REPEAT_HEADERS = {
+    "epoch_sd": "macro-F1 sd over epochs",
+    "self_agreement": "epochs all agree",
+    "order_flip_rate": "order flip rate",
+    "names_flip_rate": "names flip rate",
+}
+"""The columns of runs with --epochs or --probe (`harness.leaderboard.rank.REPEATS`), each shown when a row has it."""
+
+
+def repeat_columns(board: Board) -> list[str]:
+    """The `REPEATS` keys some row of the board has a value for."""
+    return [key for key in REPEATS if any(r.values.get(key) is not None for r in board.rows)]
+
+
+def shows_run_spread(board: Board) -> bool:
+    """The spread over runs is shown when a row counts two runs or more."""
+    return any(r.values.get(RUNS_MIN) is not None for r in board.rows)
+
+
+def _extra_headers(board: Board) -> list[str]:
+    cols = [f"{board.metric} over runs (min-max)"] if shows_run_spread(board) else []
+    cols += [REPEAT_HEADERS[key] for key in repeat_columns(board)]
+    if shows_ece(board):
+        cols.append("ECE of risk_score (bins)")
+    return cols
+
+
+def _extra_cells(row: Row, board: Board) -> list[str]:
+    v = row.values
+    cells = []
+    if shows_run_spread(board):
+        lo, hi = v.get(RUNS_MIN), v.get(RUNS_MAX)
+        cells.append("n/a" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}")
+    cells += [_f(v.get(key)) if key == "epoch_sd" else _pct(v.get(key)) for key in repeat_columns(board)]
+    if shows_ece(board):
+        cells.append(_ece_cell(row))
+    return cells
+
+
 def header(board: Board) -> list[str]:
     base, _ = metric_pair(board.metric)
     cols = [h.format(metric=base) for h in HEADER]
-    if shows_ece(board):
-        cols.insert(cols.index("p95 latency"), "ECE of risk_score (bins)")
-    if shows_repeats(board):
-        at = cols.index("p95 latency")
-        cols[at:at] = [f"epoch sd of {base}", "self-agreement", "order flips", "names flips"]
+    at = cols.index("p95 latency")
+    cols[at:at] = _extra_headers(board)
     if shows_real(board):
         cases = "no" if board.real_cases is None else board.real_cases
         cols.insert(3, f"{base}, {REAL_LABEL} ({cases} cases) [95% CI]")
     return cols
-
-
-def shows_repeats(board: Board) -> bool:
-    """The epochs and probes columns are shown when a row has one of them (a run with --epochs or --probe)."""
-    return any(r.values.get(name) is not None for r in board.rows for name in (EPOCH_SD, *REPEATS))
-
-
-def _repeat_cells(row: Row) -> list[str]:
-    v = row.values
-    return [_f(v.get(EPOCH_SD)), _pct(v.get("self_agreement")), _pct(v.get("order_flip_rate")),
-            _pct(v.get("names_flip_rate"))]  # fmt: skip
 
 
 def _ece_cell(row: Row) -> str:
@@ -104,11 +140,8 @@ def row_cells(row: Row, board: Board, shown: Callable[[str], str] = str) -> list
         _runs(row),
         row.date[:10],
     ]
-    if shows_ece(board):
-        cells.insert(HEADER.index("p95 latency"), _ece_cell(row))
-    if shows_repeats(board):
-        at = HEADER.index("p95 latency") + shows_ece(board)
-        cells[at:at] = _repeat_cells(row)
+    at = HEADER.index("p95 latency")
+    cells[at:at] = _extra_cells(row, board)
     if shows_real(board):
         cells.insert(3, _with_ci(v[real], row.cis.get(real)))
     return cells
@@ -139,11 +172,21 @@ def _origin_text(board: Board) -> str:
     return text
 
 
+def _spread_text(board: Board) -> str:
+    text = ", the lowest and highest beside it" if shows_run_spread(board) else ""
+    if repeat_columns(board):
+        text += (
+            "; runs with --epochs show the sd of macro-F1 over their epochs and the share of cases whose epochs all "
+            "agree, runs with --probe the share of verdicts a probe changed (medians over the runs)"
+        )
+    return text
+
+
 def method_text(board: Board) -> str:
     m = board.method
     return (
         f"Ranked by {board.metric}. Several runs of one detector (same name and code fingerprint) count by their "
-        f"median. A detector's rank is 1 + the "
+        f"median{_spread_text(board)}. A detector's rank is 1 + the "
         f"number of detectors significantly better than it: a paired bootstrap over the shared cases "
         f"({m['bootstrap_resamples']} resamples, seed {m['seed']}) whose {100 * (1 - m['alpha']):.0f}% interval of "
         f"the difference excludes zero. Detectors that no test separates share a rank (`2=`). Cases a run did not "
@@ -166,7 +209,6 @@ def to_markdown(boards: list[Board]) -> str:
 
 
 def to_csv(boards: list[Board]) -> str:
-    repeats = any(shows_repeats(b) for b in boards)  # without them, the columns of a board of plain runs as ever
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
@@ -193,11 +235,14 @@ def to_csv(boards: list[Board]) -> str:
             "real_value",
             "real_ci_low",
             "real_ci_high",
+            # the ranking metric's lowest and highest over the runs (empty for one run); the figures of runs with
+            # --epochs and --probe, medians over the runs (empty without them)
+            RUNS_MIN,
+            RUNS_MAX,
+            *REPEATS,
             # the median expected calibration error of risk_score and its bin count (empty without scores)
             "ece",
             "ece_bins",
-            # runs with --epochs or --probe: the sd over epochs of the metric, self-agreement, flip rates
-            *(["epoch_sd", *REPEATS] if repeats else []),
         ]
     )
     for board in boards:
@@ -224,9 +269,11 @@ def to_csv(boards: list[Board]) -> str:
                     board.real_cases,
                     r.values[real],
                     *(r.cis.get(real) or (None, None)),
+                    r.values[RUNS_MIN],
+                    r.values[RUNS_MAX],
+                    *(r.values[key] for key in REPEATS),
                     r.values[ECE],
                     r.values[ECE_BINS],
-                    *([r.values.get(EPOCH_SD), *(r.values.get(name) for name in REPEATS)] if repeats else []),
                 ]
             )
     return out.getvalue()

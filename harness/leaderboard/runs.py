@@ -9,7 +9,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +19,23 @@ import orjson
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
-from harness.leaderboard.figures import check_figures, item_figures, journal_figures, latency_figures, score_figures
+from harness.leaderboard.figures import (
+    MISSING,
+    check_figures,
+    item_figures,
+    journal_figures,
+    latency_figures,
+    score_figures,
+)
 from harness.metrics import CODE, ERROR
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
-from harness.runfolder.journal import outcome_of
+from harness.runfolder.journal import is_item_record
+from harness.runfolder.manifest import read_manifest
 from harness.runfolder.names import METRICS as METRICS_FILE
 from harness.runfolder.names import PREDICTIONS
-from harness.runfolder.read import has_items, item_records, read_metrics, records_by_case
+from harness.runfolder.read import item_records, read_metrics, reduced_records
 from harness.runfolder.scope import read_scope
-from harness.types import RISKS
+from harness.types import RISKS, ItemKey
 
 REAL_SUFFIX = "_real"
 """A metric name ending in this is the metric on the natural and assembled cases only."""
@@ -47,6 +55,14 @@ class Run:
     y_pred: np.ndarray  # 0..2, or 3 for an error
     origins: np.ndarray | None = None  # str, from the cases' origin tags; None for runs of untagged cases
     scores: np.ndarray | None = None  # float, NaN where a case has no risk_score; None for a baseline (keeps none)
+    epochs: np.ndarray | None = None  # (cases, N) verdict codes of a run with --epochs N >= 2 (no item: an error)
+    variants: dict[str, np.ndarray] = field(default_factory=dict)  # per probe: (cases, N) codes, -1: no variant
+    reducer: str = "mode"  # the run's --epoch-reducer
+
+    @property
+    def n_epochs(self) -> int:
+        """How many times each case was asked: 1 for a run without --epochs and for a baseline."""
+        return 1 if self.epochs is None else int(self.epochs.shape[1])
 
     @property
     def detector(self) -> str:
@@ -118,12 +134,15 @@ def read_run(path: str | Path) -> Run:
     if path.is_file() and path.suffix == ".json":
         return read_baseline_run(path)
     doc = read_metrics(path)
-    items = item_records(path)  # a run with epochs or probes: its items reduced to one record a case, as it counted
-    records = records_by_case(items, doc["settings"].get("epoch_reducer", "mode"))
+    items = item_records(path)
+    has_items = any(is_item_record(rec) for rec in items.values())
+    reducer = _reducer(path) if has_items else "mode"
+    records = reduced_records(items, reducer) if has_items else {k.case_id: r for k, r in items.items()}
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
     origins = np.array([r.get("origin", UNKNOWN_ORIGIN) for r in rows], dtype=object)
     scores = np.array([np.nan if r["score"] is None else r["score"] for r in rows], dtype=float)
+    epochs, variants = item_verdicts(items, ids)
     run = Run(
         path=path,
         doc=doc,
@@ -133,18 +152,16 @@ def read_run(path: str | Path) -> Run:
         y_pred=np.array([ERROR if r["risk"] is None else CODE[r["risk"]] for r in rows], dtype=np.int64),
         origins=origins if (origins != UNKNOWN_ORIGIN).any() else None,
         scores=scores,
+        epochs=np.where(epochs == MISSING, ERROR, epochs) if epochs.shape[1] > 1 else None,
+        variants=variants,
+        reducer=reducer,
     )
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
     figures |= score_figures(doc["metrics"], run.y_true, scores)
-    asked = [float(r.get("latency_s", 0.0)) for r in rows if r.get("cached") is not True]  # as metrics.operational
-    if has_items(items):  # operational figures count every item asked; the epochs and probes figures follow
-        asked = [float(r.get("latency_s", 0.0)) for r in items.values() if r.get("cached") is not True]
-        errors = sum(1 for r in items.values() if r["error"] is not None)
-        figures |= {("operational", "cases"): len(items), ("operational", "errors"): errors}
-        outcomes = {key: outcome_of(rec) for key, rec in items.items()}
-        expected = {str(i): int(code) for i, code in zip(ids, run.y_true, strict=True)}
-        settings = doc["settings"]
-        figures |= item_figures(outcomes, expected, settings.get("epochs", 1), settings.get("probes", []))
+    figures |= _item_operational(items) if has_items else {}
+    figures |= item_figures(doc["metrics"], run.y_true, epochs, variants)
+    asked = [float(r.get("latency_s", 0.0)) for r in (items.values() if has_items else rows)
+             if r.get("cached") is not True]  # as metrics.operational: every item asked counts  # fmt: skip
     figures |= latency_figures(np.array(asked, dtype=float))
     if (scope := read_scope(path)) is not None:
         figures[("n_not_run",)] = len(scope) - len(records)
@@ -156,6 +173,37 @@ def read_run(path: str | Path) -> Run:
             f"no line in its journal ({PREDICTIONS}); refusing a run whose figures do not follow from its cases"
         )
     return run
+
+
+def _reducer(path: Path) -> str:
+    """The ``--epoch-reducer`` of a run with items (its ``run.json``)."""
+    manifest = read_manifest(path)
+    return str(manifest["settings"].get("epoch_reducer", "mode")) if manifest else "mode"
+
+
+def _item_operational(items: dict[ItemKey, Any]) -> dict[tuple[str, ...], Any]:
+    """``operational.cases`` and ``.errors`` of a run with items: every item counts (a request each)."""
+    errors = sum(1 for rec in items.values() if rec.get("error") is not None)
+    return {("operational", "cases"): len(items), ("operational", "errors"): errors}
+
+
+def item_verdicts(items: dict[ItemKey, Any], ids: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Verdict codes by case (rows in ``ids`` order) and epoch (columns, 1..N): the plain items', and each probe's
+    variants'; `MISSING` where the case has no such item in that epoch."""
+    n_epochs = max((k.epoch for k in items), default=1)
+    row = {case_id: i for i, case_id in enumerate(ids)}
+    plain = np.full((len(ids), n_epochs), MISSING, dtype=np.int64)
+    variants: dict[str, np.ndarray] = {}
+    for key, rec in items.items():
+        if key.case_id not in row:
+            continue
+        code = ERROR if rec.get("risk") is None else CODE[rec["risk"]]
+        if key.variant is None:
+            plain[row[key.case_id], key.epoch - 1] = code
+        else:
+            table = variants.setdefault(key.variant, np.full((len(ids), n_epochs), MISSING, dtype=np.int64))
+            table[row[key.case_id], key.epoch - 1] = code
+    return plain, variants
 
 
 def find_runs(patterns: list[str]) -> list[Path]:
