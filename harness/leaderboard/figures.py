@@ -74,26 +74,22 @@ def score_figures(metrics: Mapping[str, Any], y_true: np.ndarray, scores: np.nda
     }
 
 
-MISSING = -1
-"""In a verdict matrix (`harness.leaderboard.runs.item_verdicts`): no item journaled for this case and epoch."""
-
-
 def item_figures(metrics: Mapping[str, Any], y_true: np.ndarray, plain: np.ndarray,
                  variants: Mapping[str, np.ndarray]) -> dict[Path, Any]:  # fmt: skip
     """The figures of the ``epochs`` and ``probes`` blocks that leaderboards show, from the journal's items, when
     the document has the block: the sd of macro-F1 over epochs, the share of cases whose epochs all agree, and
-    each probe's flip rate (as `harness.repeats` computes them). ``plain``: (cases, N) verdict codes, `MISSING`
-    where an epoch has no item; ``variants``: the same per probe."""
+    each probe's flip rate (as `harness.repeats` computes them). ``plain``: (cases, N) verdict codes, -1 where an
+    epoch has no item (`harness.leaderboard.runs.item_verdicts`); ``variants``: the same per probe."""
     figures: dict[Path, Any] = {}
     if _lookup(metrics, ("epochs",))[0] and plain.shape[1] > 1:
         f1 = []
         for e in range(plain.shape[1]):
-            asked = plain[:, e] != MISSING
+            asked = plain[:, e] >= 0
             cm = confusion(y_true[asked], plain[asked, e])
             f1.append(defined(headline_batch(cm, present_classes(cm))["macro_f1"]))
         sd = None if any(v is None for v in f1) else float(np.std(np.array(f1, dtype=float), ddof=1))
         figures[("epochs", "spread", "macro_f1", "sd")] = sd
-        complete = plain[(plain != MISSING).all(axis=1)]
+        complete = plain[(plain >= 0).all(axis=1)]
         agree = (complete == complete[:, :1]).all(axis=1)
         figures[("epochs", "self_agreement", "all_agree")] = float(agree.mean()) if len(agree) else None
     for probe, table in variants.items():

@@ -20,7 +20,6 @@ from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
 from harness.leaderboard.figures import (
-    MISSING,
     check_figures,
     item_figures,
     journal_figures,
@@ -39,6 +38,8 @@ from harness.types import RISKS, ItemKey
 
 REAL_SUFFIX = "_real"
 """A metric name ending in this is the metric on the natural and assembled cases only."""
+MISSING = -1
+"""In a verdict matrix (`item_verdicts`): no item journaled for this case and epoch."""
 ECE_PATH = "scores.calibration"
 """Where ``metrics.json`` keeps the calibration of risk_score (`harness.calibration`)."""
 
