@@ -110,6 +110,7 @@ class RateLimits:
 def _bucket(per_minute: int, at_least: int) -> AsyncLimiter:
     # imported here: its import reads package metadata, 30 ms that a run without limits skips
     from aiolimiter import AsyncLimiter
+
     capacity = max(per_minute / 120, at_least)
     return AsyncLimiter(capacity, time_period=capacity * 60 / per_minute)
 
