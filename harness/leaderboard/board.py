@@ -80,7 +80,9 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
     ids, categories, y_true, preds = align(runs)
     origins = aligned_origins(runs, ids)
     stack = np.array(preds, dtype=np.int64).reshape(len(runs), len(ids))
-    present = np.array([np.isin(ids, run.ids) for run in runs]).reshape(stack.shape)
+    present = np.zeros(stack.shape, dtype=bool)
+    for k, run in enumerate(runs):
+        present[k, np.searchsorted(ids, run.ids)] = True  # ids is the sorted union of every run's (`align`)
     cats = sorted({str(c) for c in categories})
     cat_index = np.array([cats.index(str(c)) for c in categories], dtype=np.int64)
     right = stack == y_true
