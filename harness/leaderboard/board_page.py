@@ -134,6 +134,7 @@ def write_board(
     """Write the page for ``runs`` to ``out`` (atomically); returns its path and the notes on what it lacks (no
     case text, no items analysis)."""
     out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     views = board_views(runs, out.resolve().parent, n_boot=n_boot, seed=seed, strongest=strongest)
     atomic_write(out, board_html(views).encode())
     notes: list[Any] = [f"{v.board.dataset['name']}: {n}" for v in views for n in v.notes]
