@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.files import atomic_write
 from harness.leaderboard.board import DataSetView, board_views
-from harness.leaderboard.render import REAL_LABEL, header, method_text, row_cells
+from harness.leaderboard.render import header, method_text, row_cells
 from harness.leaderboard.runs import Run
 from harness.report.html import esc, pack
 
@@ -95,11 +95,10 @@ def dataset_section(view: DataSetView, ds: int) -> str:
     b = view.board
     ds_name, sha = b.dataset["name"], b.dataset["sha256"][:12]
     title = f"{ds_name} (sha256 {sha}, {len(view.data['ids'])} cases, {len(view.runs)} runs)"
-    real = f" The {REAL_LABEL} column counts cases tagged origin_natural or origin_assembled." if b.real_cases else ""
     notes = "".join(f"<p class='note'>{esc(n)}</p>" for n in view.notes)
     return (
         f'<section class="ds" data-ds="{ds}"{" hidden" if ds else ""}><h2>{esc(title)}</h2>'
-        f"<h3>Leaderboard</h3>{leaderboard_table(view)}<p class='note'>{esc(method_text(b))}{esc(real)}</p>"
+        f"<h3>Leaderboard</h3>{leaderboard_table(view)}<p class='note'>{esc(method_text(b))}</p>"
         f"{natural_table(view)}"
         f"<h3>Accuracy by category</h3>{heatmap_table(view, ds)}"
         "<p class='note'>Share of each category's cases a detector got right (an error or a case it did not finish "
