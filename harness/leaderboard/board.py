@@ -10,10 +10,12 @@ compression; each case's text rides once per data set, whatever the number of ru
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import orjson
@@ -92,7 +94,7 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
     data: dict[str, Any] = {
         "name": board.dataset["name"],
         "sha256": board.dataset["sha256"],
-        "runs": [run_entry(run, page_dir) for run in runs],
+        "runs": run_entries(runs, page_dir),
         "best": best_run(runs),
         "ids": [str(i) for i in ids],
         "cats": cats,
@@ -134,6 +136,16 @@ def best_run(runs: Sequence[Run]) -> int | None:
     return min(known)[1] if known else None
 
 
+def run_entries(runs: Sequence[Run], page_dir: Path) -> list[dict[str, Any]]:
+    """Each run as the page names it; a detector with several runs here gets its folder's name beside its own."""
+    labels = Counter(run.label for run in runs)
+    entries = [run_entry(run, page_dir) for run in runs]
+    for entry in entries:
+        if labels[entry["label"]] > 1:
+            entry["label"] = f"{entry['label']} ({Path(entry['path']).name})"
+    return entries
+
+
 def run_entry(run: Run, page_dir: Path) -> dict[str, Any]:
     """A run as the page names it: its detector, folder, headline and a link to its own report (relative)."""
     report = next((run.path / name for name in (REPORT_HTML, REPORT) if (run.path / name).is_file()), None)
@@ -141,11 +153,18 @@ def run_entry(run: Run, page_dir: Path) -> dict[str, Any]:
         "label": run.label,
         "spec": run.detector,
         "path": str(run.path),
-        "report": None if report is None else os.path.relpath(report, page_dir).replace(os.sep, "/"),
+        "report": None if report is None else relative_link(report, page_dir),
         "macro_f1": run.metric(SCORE),
         "accuracy": run.metric("accuracy"),
         "complete": run.complete,
     }
+
+
+def relative_link(target: Path, page_dir: Path) -> str:
+    """A link from the page to ``target`` as a relative URL: percent-encoded, and starting ``./`` or ``../`` so that
+    no folder name (``javascript:...``) can read as a scheme."""
+    rel = os.path.relpath(target, page_dir).replace(os.sep, "/")
+    return quote(rel if rel.startswith("../") else f"./{rel}")
 
 
 def scores_of(run: Run, ids: np.ndarray) -> list[float | None] | None:

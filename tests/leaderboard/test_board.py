@@ -18,7 +18,7 @@ from sklearn.metrics import f1_score
 
 import harness
 from harness.errors import RunLoadError
-from harness.leaderboard.board import board_views, discover, prediction_letters
+from harness.leaderboard.board import board_views, discover, prediction_letters, relative_link
 from harness.leaderboard.board_page import board_html, heatmap_table
 from harness.leaderboard.runs import read_run
 
@@ -195,3 +195,20 @@ def test_a_changed_cases_file_gives_no_text_and_says_why(made, tmp_path: Path) -
     assert only.data["text"] is None and "case text unavailable" in " ".join(only.notes)
     assert only.data["items"] is None  # one run: no items analysis, and a note says so
     assert Counter(n.split(" ")[0] for n in only.notes)["the"] == 1
+
+
+def test_a_report_link_is_relative_and_never_a_scheme(tmp_path: Path) -> None:
+    page = tmp_path / "page"
+    odd = tmp_path / "javascript:alert(1)#x" / "report.html"
+    assert relative_link(odd, page) == "../javascript%3Aalert%281%29%23x/report.html"
+    assert relative_link(page / "runs" / "a b" / "report.html", page) == "./runs/a%20b/report.html"
+
+
+def test_two_runs_of_one_detector_are_told_apart_by_folder(made, tmp_path: Path) -> None:
+    folders = made[2]
+    again = tmp_path / "fair-again"
+    shutil.copytree(folders["fair"], again)
+    runs = [read_run(folders["fair"]), read_run(again), read_run(folders["sharp"])]
+    (only,) = board_views(runs, tmp_path, n_boot=0)
+    assert sorted(r["label"] for r in only.data["runs"]) == ["fair (fair)", "fair (fair-again)", "sharp"]
+    assert "two runs of detector 'fair'" in " ".join(only.notes)  # no items analysis over one detector twice
