@@ -65,9 +65,7 @@ class DataSetView:
     notes: list[str] = field(default_factory=list)
 
 
-def board_views(
-    runs: Sequence[Run], page_dir: Path, *, n_boot: int = 1000, seed: int = 0, strongest: int = 3
-) -> list[DataSetView]:
+def board_views(runs: Sequence[Run], page_dir: Path, *, n_boot: int, seed: int, strongest: int) -> list[DataSetView]:
     """One view per data set (by sha256, as `build_boards`), largest first; ``page_dir`` is where the page will be
     (its links to each run's report are relative to it)."""
     for run in runs:
@@ -81,19 +79,16 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
     runs = [run for row in board.rows for run in row.runs]  # the board's order: ranked first
     ids, categories, y_true, preds = align(runs)
     origins = aligned_origins(runs, ids)
-    stack = np.array(preds, dtype=np.int64).reshape(len(runs), len(ids))
-    present = np.zeros(stack.shape, dtype=bool)
+    stack = np.array(preds).reshape(len(runs), len(ids))
+    present = np.full(stack.shape, False)
     for k, run in enumerate(runs):
         present[k, np.searchsorted(ids, run.ids)] = True  # ids is the sorted union of every run's (`align`)
     cats = sorted({str(c) for c in categories})
-    cat_index = np.array([cats.index(str(c)) for c in categories], dtype=np.int64)
+    cat_index = np.array([cats.index(str(c)) for c in categories])
     right = stack == y_true
-    view = DataSetView(board, runs, {})
-    view.heatmap = category_accuracy(right, cat_index, len(cats))
+    view = DataSetView(board, runs, {}, heatmap=category_accuracy(right, cat_index))
     records = [journal_records(run.path) for run in runs]
     data: dict[str, Any] = {
-        "name": board.dataset["name"],
-        "sha256": board.dataset["sha256"],
         "runs": run_entries(runs, page_dir),
         "best": best_run(runs),
         "ids": [str(i) for i in ids],
@@ -108,25 +103,22 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
     }
     data["items"], items_note = items_columns(runs, ids, strongest)
     data["text"], text_note = case_text(runs, records, ids)
-    view.notes = [n for n in (items_note, text_note) if n]
-    data["notes"] = view.notes
+    view.notes = data["notes"] = [n for n in (items_note, text_note) if n]
     view.data = data
-    view.natural = natural_rows(board, n_boot=n_boot, seed=seed) if origins is not None else []
+    view.natural = natural_rows(board, n_boot=n_boot, seed=seed)
     return view
 
 
-def category_accuracy(right: np.ndarray, cat_index: np.ndarray, n_cats: int) -> list[list[tuple[int, int]]]:
-    """Runs x categories: (cases right, cases) per run and category; an error or an unfinished case is wrong."""
-    n = np.bincount(cat_index, minlength=n_cats)
-    return [
-        list(zip(np.bincount(cat_index, weights=r, minlength=n_cats).astype(int).tolist(), n.tolist(), strict=True))
-        for r in right.astype(float)
-    ]
+def category_accuracy(right: np.ndarray, cat_index: np.ndarray) -> list[list[tuple[int, int]]]:
+    """Runs x categories: (cases right, cases) per run and category (``cat_index``: 0 .. the number of categories
+    - 1, each present); an error or an unfinished case is wrong."""
+    n = np.bincount(cat_index).tolist()
+    return [list(zip(np.bincount(cat_index, weights=r).astype(int).tolist(), n, strict=True)) for r in right]
 
 
 def prediction_letters(pred: np.ndarray, present: np.ndarray) -> str:
     """One letter a case: l, m, h, e (an error), or `NOT_RUN` where the run has no record of the case."""
-    return "".join(LETTERS[p] if here else NOT_RUN for p, here in zip(pred.tolist(), present.tolist(), strict=True))
+    return "".join(np.where(present, np.array(list(LETTERS))[pred], NOT_RUN).tolist())
 
 
 def best_run(runs: Sequence[Run]) -> int | None:
@@ -151,12 +143,8 @@ def run_entry(run: Run, page_dir: Path) -> dict[str, Any]:
     report = next((run.path / name for name in (REPORT_HTML, REPORT) if (run.path / name).is_file()), None)
     return {
         "label": run.label,
-        "spec": run.detector,
         "path": str(run.path),
-        "report": None if report is None else relative_link(report, page_dir),
-        "macro_f1": run.metric(SCORE),
-        "accuracy": run.metric("accuracy"),
-        "complete": run.complete,
+        "report": report and relative_link(report, page_dir),
     }
 
 
@@ -168,20 +156,20 @@ def relative_link(target: Path, page_dir: Path) -> str:
 
 
 def scores_of(run: Run, ids: np.ndarray) -> list[float | None] | None:
-    """The run's risk_score per case (None where it gave none); None when it gave none at all."""
-    if run.scores is None or np.isnan(run.scores).all():
+    """The run's risk_score per case, to 4 decimals (None where it gave none); None when it gave none at all."""
+    full = np.full(len(ids), np.nan)
+    if run.scores is not None:  # a run folder always has them (NaN where none); a baseline file has none
+        full[np.searchsorted(ids, run.ids)] = run.scores
+    if np.isnan(full).all():
         return None
-    out: list[float | None] = [None] * len(ids)
-    for pos, s in zip(np.searchsorted(ids, run.ids).tolist(), run.scores.tolist(), strict=True):
-        out[pos] = None if s != s else round(s, 4)  # NaN is no score
-    return out
+    return [None if np.isnan(s) else round(s, 4) for s in full.tolist()]
 
 
 def errors_of(records: dict[str, Any], ids: np.ndarray) -> dict[int, list[str]]:
     """Case position -> [error kind, message] for the run's errored cases."""
     pos = {str(i): k for k, i in enumerate(ids)}
-    return {pos[cid]: [r["error"]["kind"], str(r["error"].get("message") or "")[:REPLY_MAX]]
-            for cid, r in records.items() if r.get("error")}  # fmt: skip
+    return {pos[cid]: [r["error"]["kind"], r["error"]["message"][:REPLY_MAX]]
+            for cid, r in records.items() if r["error"]}  # fmt: skip
 
 
 def replies_of(records: dict[str, Any], ids: np.ndarray) -> dict[int, str]:
@@ -190,7 +178,7 @@ def replies_of(records: dict[str, Any], ids: np.ndarray) -> dict[int, str]:
     out = {}
     for cid, rec in records.items():
         if rec.get("response"):
-            text = orjson.dumps(rec["response"], default=repr).decode()
+            text = orjson.dumps(rec["response"]).decode()
             out[pos[cid]] = text if len(text) <= REPLY_MAX else text[:REPLY_MAX] + "..."
     return out
 
@@ -206,12 +194,11 @@ def items_columns(runs: Sequence[Run], ids: np.ndarray, strongest: int) -> tuple
         return None, f"no items analysis: {exc}"
     by_id = {c["id"]: c for c in doc["cases"]}
     rows = [by_id[str(i)] for i in ids]  # the same ids: check_runs refuses runs of different cases
+    discrimination = [c["discrimination"] for c in rows]
     return {
-        "difficulty": [round(c["difficulty"], 4) for c in rows],
-        "discrimination": [None if c["discrimination"] is None else round(c["discrimination"], 3) for c in rows],
+        "difficulty": [c["difficulty"] for c in rows],
+        "discrimination": [d if d is None else round(d, 3) for d in discrimination],
         "suspect": [int(c["suspect"]) for c in rows],
-        "strongest": [k for k, d in enumerate(doc["detectors"]) if d["strongest"]],
-        "suspects": doc["summary"]["suspects"],
     }, ""
 
 
@@ -226,23 +213,20 @@ def case_text(runs: Sequence[Run], records: Sequence[dict[str, Any]], ids: np.nd
         for cid, r in rec.items():
             wanted.setdefault(cid, r.get("hash"))
     notes = []
-    for path, dataset in dict.fromkeys((r.dataset.get("path"), _key(r.dataset)) for r in runs):
-        found, note = case_texts(path, wanted, file_sha256_of(dict(dataset)))
-        if found and not note:
+    for path, sha256 in dict.fromkeys((r.dataset.get("path"), file_sha256_of(r.dataset)) for r in runs):
+        found, note = case_texts(path, wanted, sha256)
+        if not note:
             return [_text(found.get(str(i))) for i in ids], ""
-        notes.append(note or f"{path}: none of the cases")
-    return None, "; ".join(dict.fromkeys(notes))
-
-
-def _key(dataset: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple((k, v) for k, v in dataset.items() if k in ("sha256", "file_sha256"))
+        notes.append(note)
+    return None, notes[0]  # the first run's file: the one a reader would look for
 
 
 def _text(case: dict[str, Any] | None) -> list[Any] | None:
+    """The parts of a valid case the page shows (the run checked it against the case schema)."""
     if case is None:
         return None
-    answers = [[a.get("agent_id"), a.get("text")] for a in case.get("answers", []) if isinstance(a, dict)]
-    return [case.get("question"), answers, case.get("evidence") or [], case.get("ground_truth"), case.get("rationale")]
+    answers = [[a["agent_id"], a["text"]] for a in case["answers"]]
+    return [case["question"], answers, case.get("evidence", []), case["ground_truth"], case["rationale"]]
 
 
 def natural_rows(board: Board, *, n_boot: int, seed: int) -> list[dict[str, Any]]:
@@ -254,23 +238,20 @@ def natural_rows(board: Board, *, n_boot: int, seed: int) -> list[dict[str, Any]
     reps = [row.representative for row in ranked]
     ids, _, y_true, preds = align(reps)
     origins = aligned_origins(reps, ids)
-    mask = np.zeros(len(ids), dtype=bool) if origins is None else origins == NATURAL
+    if origins is None:
+        return []
+    mask = origins == NATURAL
     if not mask.any():
         return []
     points, boots = paired_headline(y_true[mask], [p[mask] for p in preds], n_boot=n_boot, seed=seed)
-    rows = [
-        {"detector": row.detector, "cases": int(mask.sum()), "macro_f1": _num(points["macro_f1"][k]),
-         "macro_f1_ci": finite_interval(boots["macro_f1"][k]) if n_boot else None,
-         "accuracy": _num(points["accuracy"][k]),
-         "errors": int((preds[k][mask] == ERROR).sum())}
-        for k, row in enumerate(ranked)
+    ranks = [_Rank() for _ in ranked]  # as the board ranks (with no resample, every detector shares rank 1)
+    assign_ranks(ranks, boots["macro_f1"], higher_better=True, alpha=board.method["alpha"])  # type: ignore[arg-type]
+    return [
+        {"detector": row.detector, "cases": int(mask.sum()), "macro_f1": float(points["macro_f1"][k]),
+         "macro_f1_ci": finite_interval(boots["macro_f1"][k]), "accuracy": float(points["accuracy"][k]),
+         "errors": int((preds[k][mask] == ERROR).sum()), "rank": f"{r.rank}{'=' * r.shared_rank}"}
+        for k, (row, r) in enumerate(zip(ranked, ranks, strict=True))
     ]  # fmt: skip
-    if n_boot:
-        ranks = [_Rank() for _ in ranked]
-        assign_ranks(ranks, boots["macro_f1"], higher_better=True, alpha=board.method["alpha"])  # type: ignore[arg-type]
-        for row, r in zip(rows, ranks, strict=True):
-            row["rank"] = f"{r.rank}=" if r.shared_rank else str(r.rank)
-    return rows
 
 
 @dataclass
@@ -279,8 +260,3 @@ class _Rank:
 
     rank: int | None = None
     shared_rank: bool = False
-
-
-def _num(value: Any) -> float | None:
-    value = float(value)
-    return None if value != value else value
