@@ -201,5 +201,6 @@ def test_exit_codes(built: Path, tmp_path: Path) -> None:
                    "--bootstrap", "0")  # fmt: skip
     assert proc.returncode == 0 and out.is_file(), proc.stderr
     assert "2 runs" in proc.stderr and "items analysis" in proc.stderr  # two detectors: no items, and it says so
-    rows = re.findall(r"<tr><td>(\d+=?)</td><td>([a-z-]+)</td>", out.read_text())
+    leaderboard = out.read_text().split('class="num leaderboard"')[1].split("</table>")[0]
+    rows = re.findall(r"<tr><td>(\d+=?)</td><td>([a-z-]+)</td>", leaderboard)
     assert sorted(name for _, name in rows) == ["agreement", "heuristic"]
