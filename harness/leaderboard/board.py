@@ -85,8 +85,6 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
         present[k, np.searchsorted(ids, run.ids)] = True  # ids is the sorted union of every run's (`align`)
     cats = sorted({str(c) for c in categories})
     cat_index = np.array([cats.index(str(c)) for c in categories])
-    right = stack == y_true
-    view = DataSetView(board, runs, {}, heatmap=category_accuracy(right, cat_index))
     records = [journal_records(run.path) for run in runs]
     data: dict[str, Any] = {
         "runs": run_entries(runs, page_dir),
@@ -103,10 +101,9 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
     }
     data["items"], items_note = items_columns(runs, ids, strongest)
     data["text"], text_note = case_text(runs, records, ids)
-    view.notes = data["notes"] = [n for n in (items_note, text_note) if n]
-    view.data = data
-    view.natural = natural_rows(board, n_boot=n_boot, seed=seed)
-    return view
+    data["notes"] = [n for n in (items_note, text_note) if n]
+    return DataSetView(board, runs, data, natural_rows(board, n_boot=n_boot, seed=seed),
+                       category_accuracy(stack == y_true, cat_index), data["notes"])  # fmt: skip
 
 
 def category_accuracy(right: np.ndarray, cat_index: np.ndarray) -> list[list[tuple[int, int]]]:

@@ -368,3 +368,17 @@ def test_the_text_is_the_very_line_the_run_sent(tmp_path: Path) -> None:
     run = harness.evaluate(str(cases), "builtin:agreement", out=str(tmp_path / "run"), n_boot=0, skip_invalid=True)
     (only,) = board_views([read_run(run.run_dir)], tmp_path, n_boot=0, seed=0, strongest=3)
     assert only.data["text"][0][0] == json.loads(lines[0])["question"]  # matched by the journal's content hash
+
+
+def test_a_case_a_run_did_not_finish_is_marked_and_wrong(made, tmp_path: Path) -> None:
+    tmp, cases, folders = made
+    part = harness.evaluate(str(tmp / "cases.jsonl"), "builtin:always-low", name="part", out=str(tmp_path / "part"),
+                            n_boot=0, limit=10)  # fmt: skip
+    runs = [read_run(folders["sharp"]), read_run(part.run_dir)]
+    (only,) = board_views(runs, tmp_path, n_boot=0, seed=0, strongest=3)
+    k = [r["label"] for r in only.data["runs"]].index("part")
+    first = {c["id"] for c in cases[:10]}
+    assert only.data["pred"][k] == "".join("l" if i in first else "-" for i in only.data["ids"])
+    assert sum(n for _, n in only.heatmap[k]) == N and sum(r for r, _ in only.heatmap[k]) == sum(
+        c["expected_risk"] == "low" for c in cases[:10]
+    )  # the 30 cases it did not finish count as wrong
