@@ -1,7 +1,8 @@
 """``make bench``: the harness's own cost, measured and printed, and written to results/bench/*.json.
 
 Nothing here is asserted; tests never look at times. Every server runs on 127.0.0.1 and stops by itself.
-Sections: overhead, realistic, startup, http, memory, replies, leaderboard, profile, report, scale
+Sections: overhead, realistic, startup, http, memory, replies, leaderboard, profile, report, scale, limits,
+throughput, board
 (``python benchmarks/bench.py [SECTION ...]``).
 """
 
@@ -29,6 +30,7 @@ OUT = ROOT / "results" / "bench"
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 
+from board import bench_board  # noqa: E402  (benchmarks/board.py: fcb board over 20 runs x 10,000 cases)
 from limits import bench_limits  # noqa: E402  (benchmarks/limits.py: runs against a rate-limited stand-in)
 from throughput import SERVER, bench_items, bench_throughput, free_port  # noqa: E402  (benchmarks/throughput.py: the 50 ms server)
 
@@ -555,6 +557,7 @@ SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "report": bench_report,
     "scale": bench_scale,
     "limits": bench_limits,
+    "board": bench_board,
     "throughput": bench_throughput,
     "items": bench_items,
 }

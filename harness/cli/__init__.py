@@ -14,6 +14,7 @@ Command modules (``fcb NAME``; ``build_dataset`` is ``build-dataset``):
 - ``export``: a run for other tools (``--to parquet``)
 - ``suite``: detectors x data sets from a TOML file, run or resumed, then leaderboards and items per data set
 - ``items``: case-level analysis over several detectors' runs (difficulty, discrimination, suspect labels)
+- ``board``: one HTML page over many runs: leaderboards, a category heatmap, the cases across detectors
 - ``serve``: serve a detector over HTTP
 - ``audit_dataset``: check a benchmark for shortcuts; ``build_dataset``: build the real-data benchmark
 - ``scenario``: ``fcb scenario validate|analyze|score``
@@ -34,6 +35,7 @@ from collections.abc import Sequence
 from harness.cli import (
     audit_dataset,
     baseline,
+    board,
     build_dataset,
     compare,
     export,
@@ -64,6 +66,7 @@ COMMANDS = [
     compare,
     history,
     items,
+    board,
     export,
     suite,
     merge,

@@ -12,7 +12,9 @@ from harness.errors import UsageError
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("schema", help="print the JSON Schema of an output document (metrics, journal, run, ...)")
     p.add_argument(
-        "document", metavar="NAME", help="metrics, journal, run, scope, baseline, leaderboard, compare, audit or items"
+        "document",
+        metavar="NAME",
+        help="metrics, journal, run, scope, baseline, leaderboard, compare, audit, items or suite (fcb suite's file)",
     )
     p.set_defaults(func=run)
 

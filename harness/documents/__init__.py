@@ -17,6 +17,7 @@ against the same definitions (`check`, used by `harness.runfolder.read`).
 | compare     | ``fcb compare --format json``               | `CompareDocument`   |
 | audit       | ``fcb audit-dataset --format json``         | `AuditDocument` (its parts in `harness.documents.audit`) |
 | items       | ``fcb items --format json``                 | `ItemsDocument` (its parts in `harness.documents.items`) |
+| suite       | the suite file of ``fcb suite`` (TOML)      | `Suite` (pydantic, in `harness.documents.suite`) |
 
 Constraints and descriptions ride on the types as small markers (`Limits`, `Doc`) that pydantic reads when it builds
 a schema; this module imports no pydantic itself, so the contract costs no start-up time. Fields a document of an
@@ -180,6 +181,7 @@ SCHEMAS: tuple[str, ...] = (
     "compare",
     "audit",
     "items",
+    "suite",
 )
 """The documents that have a shipped JSON Schema, by the name ``fcb schema`` takes."""
 
@@ -204,6 +206,10 @@ DEFINITIONS: dict[str, Any] = {
 def _adapter(name: str) -> Any:
     from pydantic import TypeAdapter  # imported on use: only readers of a run folder and schema tools need it
 
+    if name == "suite":  # pydantic models: imported on use, as pydantic itself
+        from harness.documents.suite import Suite
+
+        return TypeAdapter(Suite)
     return TypeAdapter(DEFINITIONS[name])
 
 

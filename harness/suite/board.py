@@ -1,7 +1,7 @@
 """What ``fcb suite`` writes after its runs: the gates, and ``OUT/board/`` with, per data set, the leaderboard
 (``leaderboard.md``, ``leaderboard.json``, as ``fcb leaderboard`` writes them) and, with at least 3 detectors, the
-case-level analysis (``items.json``, ``items.md``, as ``fcb items``), plus ``index.md`` linking every run's report.
-The HTML board (``fcb board``) is not written yet."""
+case-level analysis (``items.json``, ``items.md``, as ``fcb items``), plus ``index.md`` linking every run's report,
+and ``board.html``: the same page as ``fcb board`` over every completed run (leaderboards, heatmap, case table)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from tabulate import tabulate
 
 from harness.errors import FcbError
 from harness.files import atomic_write
+from harness.leaderboard.board_page import BOARD_HTML
+from harness.leaderboard.board_page import write_board as write_board_page
 from harness.leaderboard.compare import compare_runs
 from harness.leaderboard.items import items_document
 from harness.leaderboard.items_render import to_json as items_json
@@ -62,6 +64,7 @@ def write_board(suite: Suite, pairs: list[Pair], out: Path) -> tuple[Path, list[
     board = out / "board"
     notes: list[str] = []
     links: dict[str, list[str]] = {}
+    every: list[Run] = []
     for ds in suite.datasets:
         done = [p for p in pairs if p.dataset == ds.name and p.status in GOOD]
         links[ds.name] = []
@@ -73,14 +76,30 @@ def write_board(suite: Suite, pairs: list[Pair], out: Path) -> tuple[Path, list[
         except FcbError as exc:
             notes.append(f"{ds.name}: no leaderboard: {exc}")
             continue
+        every += runs
         _write(board / ds.name / "leaderboard.md", board_markdown(boards))
         _write(board / ds.name / "leaderboard.json", board_json(boards))
         links[ds.name] += [f"{ds.name}/leaderboard.md", f"{ds.name}/leaderboard.json"]
         if len(runs) >= MIN_ITEMS:
             links[ds.name] += _write_items(runs, suite, board / ds.name, notes, ds.name)
+    page = _write_page(every, suite, board, notes)
     index = board / "index.md"
-    _write(index, index_markdown(suite, pairs, board, links, notes))
+    _write(index, index_markdown(suite, pairs, board, links, notes, page))
     return index, notes
+
+
+def _write_page(runs: list[Run], suite: Suite, board: Path, notes: list[str]) -> bool:
+    """``board.html`` over every completed run (as ``fcb board``); False, with a note, when it cannot be written."""
+    if not runs:
+        return False
+    try:
+        _, page_notes = write_board_page(runs, board / BOARD_HTML, n_boot=suite.bootstrap, seed=suite.seed,
+                                         strongest=suite.strongest)  # fmt: skip
+    except FcbError as exc:
+        notes.append(f"no {BOARD_HTML}: {exc}")
+        return False
+    notes += [f"{BOARD_HTML}: {n}" for n in page_notes]
+    return True
 
 
 def _write_items(runs: list[Run], suite: Suite, folder: Path, notes: list[str], name: str) -> list[str]:
@@ -115,8 +134,13 @@ def summary_rows(pairs: list[Pair]) -> list[list[str]]:
 SUMMARY_HEADER = ["data set", "detector", "status", "macro-F1", "cases", "gate", "note"]
 
 
-def index_markdown(suite: Suite, pairs: list[Pair], board: Path, links: dict[str, list[str]], notes: list[str]) -> str:
-    lines = ["# Suite board", "", "The HTML board (`fcb board`) is not written yet: these are Markdown and JSON.", ""]
+def index_markdown(
+    suite: Suite, pairs: list[Pair], board: Path, links: dict[str, list[str]], notes: list[str], page: bool = False
+) -> str:
+    lines = ["# Suite board", ""]
+    if page:
+        lines += [f"[{BOARD_HTML}]({BOARD_HTML}): every data set's leaderboard, accuracy by category and the cases "
+                  "across detectors, in one page (as `fcb board`).", ""]  # fmt: skip
     for ds in suite.datasets:
         lines += [f"## {ds.name}", ""]
         lines += [f"- [{link.split('/')[-1]}]({link})" for link in links.get(ds.name, [])] or [

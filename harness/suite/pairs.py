@@ -17,7 +17,7 @@ from harness.run.runner import INTERRUPTED, run
 from harness.run.settings import EvalSettings
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
-from harness.suite.spec import EMBEDDED, Suite, SuiteDataset, SuiteDetector, resolve
+from harness.suite.spec import EMBEDDED, Suite, SuiteDataset, SuiteDetector, cases_file, resolve
 from harness.types import BUDGET_STOP, RunResult
 
 SKIPPED, RAN, RESUMED = "complete (skipped)", "ran", "resumed"
@@ -46,7 +46,7 @@ def cases_path(base: Path, dataset: SuiteDataset) -> str:
         from harness.cases.reader import embedded_cases_path
 
         return str(embedded_cases_path())
-    return resolve(base, dataset.cases)
+    return cases_file(base, dataset)
 
 
 def pair_settings(suite: Suite, base: Path, det: SuiteDetector, ds: SuiteDataset, run_dir: Path) -> EvalSettings:

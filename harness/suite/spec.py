@@ -10,85 +10,19 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
+from harness.documents.suite import Suite, SuiteDataset, SuiteDetector, SuiteGate
 from harness.errors import UsageError
 
+__all__ = ["EMBEDDED", "Suite", "SuiteDataset", "SuiteDetector", "SuiteGate", "cases_file", "key_line", "load_suite",
+           "resolve"]  # fmt: skip
+
 EMBEDDED = "embedded"
-NAME = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)]  # a folder name too
-_STRICT = ConfigDict(extra="forbid", strict=True)
-
-
-class SuiteDetector(BaseModel):
-    """One detector: a spec as ``fcb eval -d`` takes, and the settings ``fcb eval`` offers as flags."""
-
-    model_config = _STRICT
-    name: NAME
-    spec: str | None = None  # None: the spec of ``config`` (a detector config file), as ``fcb eval``
-    config: str | None = None  # --detector-config
-    concurrency: int | None = Field(None, ge=1)
-    timeout: float | None = Field(None, gt=0)
-    retries: int | None = Field(None, ge=0)
-    rpm: int | None = Field(None, ge=1)
-    tpm: int | None = Field(None, ge=1)
-    max_requests: int | None = Field(None, ge=1)
-    max_cost: float | None = Field(None, gt=0)
-    risk_field: str | None = None
-    batch_size: int | None = Field(None, ge=1)
-    cache: bool | None = None
-    cache_dir: str | None = None
-    engine: Literal["local", "processes", "ray"] = "local"
-    workers: int | None = Field(None, ge=1)
-    ray_address: str | None = None
-    num_cpus: float | None = Field(None, gt=0)
-    num_gpus: float | None = Field(None, ge=0)
-    anonymize_agents: bool = False
-    preflight: bool = True
-    max_consecutive_errors: int = Field(25, ge=0)
-
-    @model_validator(mode="after")
-    def _spec_or_config(self) -> SuiteDetector:
-        if self.spec is None and self.config is None:
-            raise ValueError("give spec (as fcb eval -d takes) or config (a detector config file)")
-        return self
-
-
-class SuiteDataset(BaseModel):
-    """One data set: a cases file, ``"embedded"``, or a built benchmark's split (``.../test.jsonl``)."""
-
-    model_config = _STRICT
-    name: NAME
-    cases: str
-    limit: int | None = Field(None, ge=1)
-    categories: list[str] = []
-    tags: list[str] = []
-    skip_invalid: bool = False
-    strict: bool = False
-
-
-class SuiteGate(BaseModel):
-    """A baseline a detector's run on a data set must not regress from, compared as ``fcb compare`` does."""
-
-    model_config = _STRICT
-    detector: str
-    dataset: str
-    baseline: str
-    max_drop: float = Field(0.01, ge=0)
-    alpha: float = Field(0.05, gt=0, lt=1)
-
-
-class Suite(BaseModel):
-    """The whole suite file."""
-
-    model_config = _STRICT
-    detectors: list[SuiteDetector] = Field(min_length=1)
-    datasets: list[SuiteDataset] = Field(min_length=1)
-    gates: list[SuiteGate] = []
-    bootstrap: int = Field(1000, ge=0)
-    seed: int = 0
-    strongest: int = Field(3, ge=1)  # fcb items --strongest
+SPLIT_FILE = "{split}.jsonl"
+"""A built benchmark folder's split file (``fcb build-dataset`` writes dev.jsonl and test.jsonl)."""
 
 
 def key_line(text: str, loc: tuple[int | str, ...]) -> int:
@@ -150,6 +84,7 @@ def load_suite(path: str | Path) -> tuple[Suite, Path]:
         lines = [f"{path}:{key_line(text, e['loc'])}: {_key_name(e['loc'])}: {_message(e)}" for e in exc.errors()]
         raise UsageError("\n".join(lines)) from None
     _check_names(suite, text, path)
+    _check_splits(suite, text, path)
     return suite, path.parent
 
 
@@ -169,6 +104,36 @@ def _check_names(suite: Suite, text: str, path: Path) -> None:
                 raise UsageError(
                     f"{path}:{line}: gates[{i}].{key}: {value!r} is no {key} of this suite ({', '.join(sorted(known))})"
                 )
+
+
+def _check_splits(suite: Suite, text: str, path: Path) -> None:
+    """A data set with ``split`` names a built benchmark folder holding that split's file; a folder without
+    ``split`` is refused too (which split would it be?)."""
+    for i, ds in enumerate(suite.datasets):
+        if ds.cases == EMBEDDED:
+            if ds.split:
+                line = key_line(text, ("datasets", i, "split"))
+                raise UsageError(f"{path}:{line}: datasets[{i}].split: the embedded set has no splits")
+            continue
+        folder = Path(resolve(path.parent, ds.cases))
+        if ds.split is None:
+            if folder.is_dir():
+                line = key_line(text, ("datasets", i, "cases"))
+                raise UsageError(f"{path}:{line}: datasets[{i}].cases: {folder} is a folder (a built benchmark?): "
+                                 'give split = "dev" or "test", or the path of a cases file')  # fmt: skip
+            continue
+        split_file = folder / SPLIT_FILE.format(split=ds.split)
+        if not split_file.is_file():
+            line = key_line(text, ("datasets", i, "split"))
+            what = "is no folder" if not folder.is_dir() else f"holds no {split_file.name}"
+            raise UsageError(f"{path}:{line}: datasets[{i}].split: {folder} {what}; split needs cases to name a "
+                             "benchmark folder built by fcb build-dataset (dev.jsonl, test.jsonl)")  # fmt: skip
+
+
+def cases_file(base: Path, ds: SuiteDataset) -> str:
+    """The cases file of a data set other than the embedded one: its path, or its split's file in the folder."""
+    path = resolve(base, ds.cases)
+    return str(Path(path) / SPLIT_FILE.format(split=ds.split)) if ds.split else path
 
 
 def resolve(base: Path, value: str) -> str:

@@ -100,6 +100,12 @@ def test_every_pair_runs_once_and_the_board_gathers_them(tmp_path: Path, detecto
         for det in ("agree", "low", "web"):
             link = f"(../runs/{name}/{det}/report.html)"
             assert link in index and (out / "board" / link[1:-1]).is_file()
+    assert "[board.html](board.html)" in index  # the fcb board page over every run, one section a data set
+    page = (out / "board" / "board.html").read_text()
+    assert page.count('<section class="ds"') == 2 and page.count('class="hm"') == 2 * 3 * 8  # 8 categories
+    for name in files:
+        for det in ("agree", "low", "web"):
+            assert f'href="../runs/{name}/{det}/report.html"' in page
 
     code, stdout, stderr = suite(path, out)  # again: every pair is complete, nothing is sent
     assert code == 0, stderr

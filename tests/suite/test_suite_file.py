@@ -123,3 +123,54 @@ def test_key_line_finds_keys_by_table_position() -> None:
     text = "[[a]]\nx = 1\n[[a]]\ny = 2\nx = 3\n[[b]]\nx = 4\n"
     assert [key_line(text, ("a", 0, "x")), key_line(text, ("a", 1, "x")), key_line(text, ("b", 0, "x"))] == [2, 5, 7]
     assert key_line(text, ("a", 1, "z")) == 3  # absent: the table's header
+
+
+# ---- split: a built benchmark folder ------------------------------------------------------------------------------
+
+SPLIT = GOOD.replace('cases = "cases/small.jsonl"', 'cases = "bench"\nsplit = "test"')  # split: line 18
+
+
+def test_split_reads_the_split_file_of_a_benchmark_folder(tmp_path: Path) -> None:
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "test.jsonl").write_text("")
+    path = tmp_path / "suite.toml"
+    path.write_text(SPLIT)
+    suite, base = load_suite(path)
+    settings = pair_settings(suite, base, suite.detectors[0], suite.datasets[0], tmp_path / "run")
+    assert settings.cases == str(tmp_path / "bench" / "test.jsonl")
+
+
+def test_a_missing_split_file_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "dev.jsonl").write_text("")  # the dev split alone: test.jsonl is missing
+    message = refusal(tmp_path, SPLIT)
+    assert message.startswith("FILE:18: datasets[0].split: ") and "holds no test.jsonl" in message
+    assert refusal(tmp_path, SPLIT.replace('"bench"', '"elsewhere"')).startswith("FILE:18: datasets[0].split: ")
+
+
+def test_a_folder_without_split_is_refused_at_its_cases_line(tmp_path: Path) -> None:
+    (tmp_path / "bench").mkdir()
+    message = refusal(tmp_path, SPLIT.replace('split = "test"\n', ""))  # cases: line 17
+    assert message.startswith("FILE:17: datasets[0].cases: ") and 'split = "dev" or "test"' in message
+
+
+def test_split_takes_dev_or_test_alone(tmp_path: Path) -> None:
+    (tmp_path / "bench").mkdir()
+    assert refusal(tmp_path, SPLIT.replace('"test"', '"train"')).startswith("FILE:18: datasets[0].split: ")
+    embedded = SPLIT.replace('cases = "bench"', 'cases = "embedded"')
+    assert refusal(tmp_path, embedded) == "FILE:18: datasets[0].split: the embedded set has no splits"
+
+
+def test_the_example_suite_holds_to_the_printed_schema() -> None:
+    import tomllib
+
+    from jsonschema import Draft202012Validator
+
+    from harness.documents import schema
+
+    validator = Draft202012Validator(schema("suite"))
+    example = tomllib.loads((Path(__file__).parents[2] / "configs" / "suites" / "builtins.toml").read_text())
+    assert list(validator.iter_errors(example)) == []
+    example["datasets"][0]["split"] = "train"
+    example["detectors"][0]["concurency"] = 2
+    assert sorted(e.json_path for e in validator.iter_errors(example)) == ["$.datasets[0].split", "$.detectors[0]"]
