@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 
-from harness.types import REDUCERS, ItemKey, Outcome
+from harness.types import REDUCERS, Outcome
 
 DEFAULT_REDUCER = "mode"
 
@@ -70,8 +70,3 @@ def _totals(base: Outcome, epochs: list[Outcome]) -> Outcome:
         completion_tokens=sum(o.completion_tokens for o in epochs),
         cached=all(o.cached for o in epochs),
     )
-
-
-def plain_key(case_id: str) -> ItemKey:
-    """The item of a case in a run without epochs or probes."""
-    return ItemKey(case_id, 1, None)

@@ -60,3 +60,21 @@ def test_variants_never_reach_the_reduced_outcome_and_one_epoch_is_kept_unchange
 def test_an_unknown_reducer_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown epoch reducer 'mean'"):
         reduce_items([out("A", 1, "low")], "mean")
+
+
+def test_a_reduced_outcome_sums_tokens_and_is_cached_only_when_every_epoch_was() -> None:
+    def spent(epoch: int, prompt: int, completion: int, cached: bool) -> Outcome:
+        return Outcome("A", "h", "low", None, None, 1, 0.5, prompt_tokens=prompt, completion_tokens=completion,
+                       cached=cached, epoch=epoch)  # fmt: skip
+
+    for reducer in ("mode", "first"):
+        mixed = reduce_items([spent(1, 10, 3, True), spent(2, 20, 5, False)], reducer)["A"]
+        # 10 + 20 prompt and 3 + 5 completion tokens; one epoch asked the detector, so the case was not all replayed
+        assert (mixed.prompt_tokens, mixed.completion_tokens, mixed.cached) == (30, 8, False)
+        replayed = reduce_items([spent(1, 10, 3, True), spent(2, 20, 5, True)], reducer)["A"]
+        assert replayed.cached is True
+
+
+def test_an_unknown_reducer_is_refused_with_the_ones_there_are() -> None:
+    with pytest.raises(ValueError, match=r"unknown epoch reducer 'median'; one of mode, first$"):
+        reduce_items([out("A", 1, "low")], "median")
