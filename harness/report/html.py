@@ -64,7 +64,7 @@ from harness.report.text import (
 )
 from harness.runfolder.baseline import decode_cases, read_baseline
 from harness.runfolder.names import REPORT_HTML
-from harness.runfolder.read import case_records, read_metrics
+from harness.runfolder.read import case_records, item_records, read_metrics
 from harness.types import RISKS
 
 COLUMNS = [*RISKS, "error"]
@@ -384,10 +384,11 @@ def _title_lines(doc: MetricsDocument) -> list[str]:
 def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | IO[bytes] | None = None) -> tuple[str, str]:
     """(the page of one run, a note when some or all case text is missing), from its metrics document, its journal
     and its cases file: ``cases`` (a path, or the run's own copy of the file), by default the file the run read."""
-    records = case_records(run_dir)
+    items = item_records(run_dir)  # read once: the reduced verdicts and the items' views both come from it
+    records = case_records(run_dir, items=items)
     dataset = doc["dataset"]
     rows, note = explorer_cases([records], cases or dataset.get("path"), sha256=file_sha256_of(dataset))
-    annotate(rows, item_views(run_dir))  # a run with epochs or probes: each epoch's verdict, the variants that flipped
+    annotate(rows, item_views(items))  # a run with epochs or probes: each epoch's verdict, the variants that flipped
     label = doc["detector"].get("label") or doc["detector"]["spec"]
     explorer = {"runs": [label], "cases": rows, "note": note}
     return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer), note

@@ -5,12 +5,11 @@ over the epochs and the variants whose verdict differs from the request's (read 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from harness.documents import FlipRate, Metrics
+from harness.documents import FlipRate, JournalRecord, Metrics
 from harness.repeats import EPOCH_FIGURES, INDEPENDENT, INFORMATIVE
-from harness.runfolder.read import item_records
+from harness.types import ItemKey
 
 EPOCH_HEADER = ["epoch", "cases", *EPOCH_FIGURES]
 AGREEMENT_HEADER = ["cases", "all epochs agree", "95% CI", "pairwise agreement", "Fleiss' kappa"]
@@ -95,12 +94,12 @@ PROBES_NOTE = (
 )
 
 
-def item_views(run_dir: str | Path) -> dict[str, dict[str, Any]]:
+def item_views(records: Mapping[ItemKey, JournalRecord]) -> dict[str, dict[str, Any]]:
     """Per case of a run with epochs or probes, what the case explorer shows beside the reduced verdict: ``ep``,
     the verdict of each epoch (None: an error); ``fl``, each variant whose verdict differs from the request's in
-    its epoch, with both verdicts and the permutation applied. Empty for a plain run."""
+    its epoch, with both verdicts and the permutation applied. Empty for a plain run. ``records``: the run's
+    `item_records`."""
     views: dict[str, dict[str, Any]] = {}
-    records = item_records(run_dir)
     if all(k.epoch == 1 and k.variant is None for k in records):
         return views
     for key, rec in sorted(records.items(), key=lambda kv: (kv[0].epoch, kv[0].variant or "")):

@@ -70,11 +70,18 @@ def _scoped_records(run_dir: str | Path, scoped: bool) -> Iterator[tuple[int, Jo
             yield line_no, rec
 
 
-def case_records(run_dir: str | Path, *, scoped: bool = True, reducer: str | None = None) -> dict[str, JournalRecord]:
+def case_records(
+    run_dir: str | Path,
+    *,
+    scoped: bool = True,
+    reducer: str | None = None,
+    items: Mapping[ItemKey, JournalRecord] | None = None,
+) -> dict[str, JournalRecord]:
     """One record a case, for readers that show or pair runs case by case (reports, leaderboards, compare): a plain
     run's `journal_records`; for a run with epochs or probes, its items reduced (`reduced_records`) by ``reducer``,
-    by default the run's own ``--epoch-reducer`` (its ``run.json``). Never epoch 1 taken for the case."""
-    items = item_records(run_dir, scoped=scoped)
+    by default the run's own ``--epoch-reducer`` (its ``run.json``). Never epoch 1 taken for the case. ``items``:
+    the run's `item_records` when the caller read them already (the journal is then not read again)."""
+    items = item_records(run_dir, scoped=scoped) if items is None else items
     if reducer is None and has_items(items):
         manifest = read_document(Path(run_dir) / MANIFEST, "run")
         reducer = manifest["settings"].get("epoch_reducer", "mode")

@@ -14,7 +14,7 @@ from casegen import write_cases
 from harness import evaluate
 from harness.report.html import explorer_cases
 from harness.report.repeats import annotate, item_views
-from harness.runfolder.read import case_records
+from harness.runfolder.read import case_records, item_records
 
 RISKS = ("low", "medium", "high")
 
@@ -51,7 +51,7 @@ def test_a_probed_run_s_report_and_explorer_show_the_flips(tmp_path: Path) -> No
                 expected.add((rec["id"], rec["epoch"]))
     assert expected  # the fixture flips somewhere
 
-    views = item_views(run)
+    views = item_views(item_records(run))
     shown = {(cid, f["e"]) for cid, v in views.items() for f in v["fl"]}
     assert shown == expected
     for cid, view in views.items():
@@ -79,5 +79,5 @@ def test_a_plain_run_s_report_has_no_epochs_or_probes(tmp_path: Path) -> None:
     evaluate(tmp_path / "cases.jsonl", first_only, out=str(tmp_path / "run"), n_boot=50)
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## Epochs" not in report and "## Probes" not in report and "cases run" in report
-    assert item_views(tmp_path / "run") == {}
+    assert item_views(item_records(tmp_path / "run")) == {}
     assert "<h2>Probes</h2>" not in (tmp_path / "run" / "report.html").read_text()
