@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import cast
 
-from harness.types import Answer, Request
+from harness.types import Request
 
 NEUTRAL_PREFIXES = ("member", "voice", "participant", "speaker")
 """Fresh agent ids are PREFIX-K for the first of these that begins none of the request's own ids."""
@@ -40,7 +39,8 @@ def order_variant(request: Request, rng: random.Random) -> Variant | None:
     order = _reordering([a["text"] for a in answers], rng)
     if order is None:
         return None
-    return cast(Request, {**request, "answers": [answers[i] for i in order]}), order
+    variant: Request = {**request, "answers": [answers[i] for i in order]}
+    return variant, order
 
 
 def evidence_variant(request: Request, rng: random.Random) -> Variant | None:
@@ -49,7 +49,8 @@ def evidence_variant(request: Request, rng: random.Random) -> Variant | None:
     order = _reordering(passages, rng)
     if order is None:
         return None
-    return cast(Request, {**request, "evidence": [passages[i] for i in order]}), order
+    variant: Request = {**request, "evidence": [passages[i] for i in order]}
+    return variant, order
 
 
 def names_variant(request: Request, rng: random.Random) -> Variant | None:
@@ -62,10 +63,11 @@ def names_variant(request: Request, rng: random.Random) -> Variant | None:
     prefix = next((p for p in NEUTRAL_PREFIXES if not any(i.startswith(p) for i in own)), "agent-renamed")
     numbers = list(range(1, len(answers) + 1))
     rng.shuffle(numbers)
-    renamed: list[Answer] = [
-        {"agent_id": f"{prefix}-{k}", "text": a["text"]} for k, a in zip(numbers, answers, strict=True)
-    ]
-    return cast(Request, {**request, "answers": renamed}), None
+    variant: Request = {
+        **request,
+        "answers": [{"agent_id": f"{prefix}-{numbers[j]}", "text": a["text"]} for j, a in enumerate(answers)],
+    }
+    return variant, None
 
 
 VARIANTS: dict[str, Callable[[Request, random.Random], Variant | None]] = {

@@ -250,7 +250,8 @@ def in_file_order(path: str | Path, ids: list[str]) -> None:
 
     Cases are sent in a shuffled order and finish in any order; the journal a run leaves is still in file order,
     a case's items by epoch, then the request as it is before the probes' variants (in `PROBES` order). A later
-    line for an item replaces an earlier one (as `read_items` reads it); lines for other ids are kept, after.
+    line for an item replaces an earlier one (as `read_items` reads it); lines for other ids, and a line of a variant
+    no probe makes (edited by hand), are kept, after: such a line never stands in for an item's own.
     """
     path = Path(path)
     lines = path.read_bytes().splitlines(keepends=True) if path.exists() else []
@@ -260,8 +261,8 @@ def in_file_order(path: str | Path, ids: list[str]) -> None:
     for line in lines:
         rec = orjson.loads(line)
         case_id = rec.get("id") if isinstance(rec, dict) else None
-        if case_id in rank:
-            by_item[(rank[case_id], rec.get("epoch", 1), _VARIANT_RANK.get(rec.get("variant"), 0))] = line
+        if case_id in rank and (variant := rec.get("variant")) in _VARIANT_RANK:
+            by_item[(rank[case_id], rec.get("epoch", 1), _VARIANT_RANK[variant])] = line
         else:
             others.append(line)
     ordered = [by_item[k] for k in sorted(by_item)] + others

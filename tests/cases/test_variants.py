@@ -97,3 +97,55 @@ def test_a_variant_never_changes_the_request_it_came_from() -> None:
     for probe in ("order", "names", "evidence-order"):
         derive(req, probe, 0, "X", 1)
     assert repr(req) == before
+
+
+def test_names_fall_back_to_agent_renamed_when_every_neutral_prefix_is_taken() -> None:
+    # each of the four neutral prefixes begins one of the ids: none is free
+    req = request("p", "q", "r", "s", ids=("member-1", "voice-x", "participant", "speaker-7"))
+    new, perm = names_variant(req, random.Random(2))  # type: ignore[misc]
+    assert perm is None
+    ids = [a["agent_id"] for a in new["answers"]]
+    assert sorted(ids) == ["agent-renamed-1", "agent-renamed-2", "agent-renamed-3", "agent-renamed-4"]
+    assert [a["text"] for a in new["answers"]] == ["p", "q", "r", "s"]
+
+
+@pytest.mark.parametrize(
+    ("ids", "prefix"),
+    [
+        (("member-1", "voice-2", "x"), "participant"),  # the first two taken: the third
+        (("participant-1", "voice-2", "member-3"), "speaker"),  # the first three taken (in any order): the fourth
+        (("speakerX", "a", "b"), "member"),  # a later prefix taken does not move the choice off the first
+    ],
+)
+def test_names_take_the_first_free_neutral_prefix(ids: tuple[str, ...], prefix: str) -> None:
+    new, _ = names_variant(request("p", "q", "r", ids=ids), random.Random(0))  # type: ignore[misc]
+    assert sorted(a["agent_id"] for a in new["answers"]) == [f"{prefix}-1", f"{prefix}-2", f"{prefix}-3"]
+
+
+def test_names_are_numbered_in_the_generator_s_shuffled_order() -> None:
+    req = request(*"abcdef", ids=tuple("uvwxyz"))
+    new, _ = names_variant(req, random.Random(11))  # type: ignore[misc]
+    numbers = [1, 2, 3, 4, 5, 6]
+    random.Random(11).shuffle(numbers)  # the same draw, made here: answer j gets member-numbers[j]
+    assert [a["agent_id"] for a in new["answers"]] == [f"member-{k}" for k in numbers]
+
+
+def test_a_variant_depends_on_the_probe_and_on_the_case() -> None:
+    # the same eight texts as answers and as passages: an order generator that ignored the probe's name would
+    # permute both alike (two equal permutations by chance: 1 in 8! - 1)
+    texts = list("abcdefgh")
+    req = request(*texts, evidence=texts)
+    by_answers = derive(req, "order", 5, "FCB-1", 1)
+    by_passages = derive(req, "evidence-order", 5, "FCB-1", 1)
+    assert by_answers is not None and by_passages is not None
+    assert by_answers[1] != by_passages[1]
+    # another case, the same seed, probe and epoch: another order
+    other_case = derive(req, "order", 5, "FCB-2", 1)
+    assert other_case is not None and other_case[1] != by_answers[1]
+
+
+def test_derive_draws_from_the_item_s_own_seeded_generator() -> None:
+    # the documented key of an item's generator: seed, probe, epoch and case
+    req = request(*"abcdefgh")
+    expected = order_variant(req, random.Random("probe:5:order:3:FCB-9"))
+    assert derive(req, "order", 5, "FCB-9", 3) == expected

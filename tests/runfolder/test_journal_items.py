@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from harness.errors import RunLoadError
-from harness.runfolder.journal import JournalWriter, read_items, read_journal, record, record_problem
+from harness.runfolder.journal import JournalWriter, in_file_order, read_items, read_journal, record, record_problem
 from harness.runfolder.read import item_records, journal_records
 from harness.types import DetectorError, ItemKey, Outcome, Prediction
 from tests.runfolder.test_journal import labels
@@ -166,3 +166,112 @@ def test_an_items_journal_is_rewritten_case_by_case_then_epoch_then_variant(tmp_
         ("A", 2, None, "low"), ("A", 2, "order", "low"),
         ("B", 1, None, "high"), ("B", 2, None, "low"),
     ]  # fmt: skip
+
+
+def _wrong(fields: dict[str, Any]) -> tuple[str, str] | None:
+    rec = dict(record(labels(), Prediction("low"), None, 1, 0.5))
+    rec.update(fields)
+    return record_problem(rec)
+
+
+def test_the_messages_of_a_wrong_variant_and_permutation_show_the_value_in_full() -> None:
+    assert _wrong({"variant": "reversed"}) == ("variant", "'reversed' is not one of order, names, evidence-order")
+    assert _wrong({"variant": "names", "permutation": [1, 0]}) == (
+        "permutation",
+        "only an order or evidence-order variant has a permutation",
+    )
+    assert _wrong({"variant": "order", "permutation": [0, 2, 2]}) == (
+        "permutation",
+        "[0, 2, 2] is not a permutation of 0..n-1",
+    )
+
+
+@pytest.mark.parametrize(
+    "perm",
+    [
+        [1.0, 0],  # sorted: [0, 1.0], which equals [0, 1]: only the type check refuses the float
+        [True, 0],  # sorted: [0, True], which equals [0, 1]: only the type check refuses the bool
+    ],
+)
+def test_a_permutation_holds_whole_numbers_never_floats_or_booleans(perm: list[Any]) -> None:
+    assert _wrong({"variant": "evidence-order", "permutation": perm}) == (
+        "permutation",
+        f"{perm!r} is not a permutation of 0..n-1",
+    )
+    assert _wrong({"variant": "evidence-order", "permutation": [1, 2, 0]}) is None
+
+
+def test_the_refusal_of_an_items_journal_says_how_to_read_it(tmp_path: Path) -> None:
+    path = tmp_path / "predictions.jsonl"
+    lab = labels("A")
+    _write(path, [record(lab, Prediction("low"), None, 1, 0.5, {"epoch": 2})])
+    with pytest.raises(RunLoadError) as info:
+        read_journal(path)
+    assert str(info.value) == (
+        f"{path}:1: epoch: the journal of a run with --epochs or --probe holds several items a case; "
+        "this reader keeps one line a case (read it with read_items and reduce it: harness.epochs)"
+    )
+
+
+def test_read_items_cuts_a_torn_last_line_off_unless_told_not_to(tmp_path: Path) -> None:
+    path = tmp_path / "predictions.jsonl"
+    _items_journal(path)
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"id": "FCB-0001", "epo')  # a write cut short: no newline
+    kept = read_items(path, repair=False)
+    assert len(kept) == 3 and path.read_bytes() == whole + b'{"id": "FCB-0001", "epo'  # left in place
+    assert read_items(path) == kept  # by default: the same items, and the torn line truncated away
+    assert path.read_bytes() == whole
+
+
+def test_read_items_names_the_file_line_and_field_of_a_wrong_line(tmp_path: Path) -> None:
+    path = tmp_path / "predictions.jsonl"
+    _items_journal(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = orjson.dumps({**orjson.loads(lines[1]), "epoch": 0}) + b"\n"  # the second line, edited by hand
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(RunLoadError) as info:
+        read_items(path)
+    assert str(info.value) == f"{path}:2: epoch: 0 is not a whole number of 1 or more"
+
+
+def _lines(path: Path) -> list[tuple[str, int, str | None, str]]:
+    records = map(orjson.loads, path.read_bytes().splitlines())
+    return [(r["id"], r.get("epoch", 0), r.get("variant"), r["risk"]) for r in records]
+
+
+def test_ordering_takes_a_line_without_an_epoch_for_epoch_one_as_read_items_does(tmp_path: Path) -> None:
+    # a journal merged by hand: A's epoch-1 lines without the field (a plain run's), its epoch 2 with it
+    path = tmp_path / "predictions.jsonl"
+    a = labels("A")
+    _write(
+        path,
+        [
+            record(a, Prediction("low"), None, 1, 0.5, {"epoch": 2}),
+            record(a, Prediction("high"), None, 1, 0.5, {"variant": "names"}),
+            record(a, Prediction("medium"), None, 1, 0.5),
+            record(a, Prediction("high"), None, 1, 0.5, {"epoch": 3, "variant": "names"}),
+            record(a, Prediction("low"), None, 1, 0.5, {"epoch": 1}),  # the same item as the line without an epoch
+        ],
+    )
+    items = read_items(path)
+    in_file_order(path, ["A"])
+    assert _lines(path) == [  # 0: no epoch field
+        ("A", 1, None, "low"), ("A", 0, "names", "high"), ("A", 2, None, "low"), ("A", 3, "names", "high"),
+    ]  # fmt: skip
+    assert read_items(path) == items
+
+
+def test_a_line_of_an_unknown_variant_is_kept_after_and_never_replaces_an_item_s_line(tmp_path: Path) -> None:
+    path = tmp_path / "predictions.jsonl"
+    a = labels("A")
+    plain = orjson.dumps(record(a, Prediction("low"), None, 1, 0.5, {"epoch": 2})) + b"\n"
+    order = orjson.dumps(record(a, Prediction("medium"), None, 1, 0.5, {"epoch": 2, **ORDER_2})) + b"\n"
+    edited = orjson.dumps({**orjson.loads(plain), "variant": "reversed", "risk": "high"}) + b"\n"
+    first = orjson.dumps(record(a, Prediction("high"), None, 1, 0.5, {"epoch": 1})) + b"\n"
+    path.write_bytes(order + plain + edited + first)
+    in_file_order(path, ["A"])
+    assert path.read_bytes() == first + plain + order + edited
+
+
+ORDER_2 = {"variant": "order", "permutation": [1, 0]}
