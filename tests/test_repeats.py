@@ -340,3 +340,17 @@ def test_case_pairs_counts_one_case() -> None:
     assert (pairs, flips, left_out, asked) == (3, 2, 0, True)
     assert changes == pytest.approx([0.35 - 0.2])
     assert case_pairs("D", many_probes(), "order", 3) == (0, 0, 0, [], False)
+
+
+def test_the_epochs_block_passes_the_run_s_seed_to_the_agreement_interval() -> None:
+    block = epochs_block(LABS, three_epochs(), n_epochs=3, reducer="mode", n_boot=30, seed=4)
+    agree = np.array([1, 0, 0], dtype=float)  # A agrees; B and C do not; D lacks epoch 3
+    assert block["self_agreement"]["all_agree_ci95"] == pytest.approx(boot_interval(agree, np.ones(3), 30, 4))
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_resample_without_pairs_is_left_out_quietly() -> None:
+    # case 0 has a flipping pair, case 1 none: a resample drawing case 1 twice (about 1 in 4) has no pair at all
+    pairs, flips = np.array([1, 0], dtype=float), np.array([1, 0], dtype=float)
+    block = flip_rate(pairs, flips, n_boot=40, seed=2)
+    assert block["ci95"] == [1.0, 1.0]  # every resample with a pair flips
