@@ -227,12 +227,12 @@ def test_verdict_matrix_needs_every_epoch_from_the_first() -> None:
                      out("B", 3, "medium"))  # fmt: skip
     assert verdict_matrix(["A", "B"], items, 3).tolist() == [[0, 3, 1]]  # A lacks epoch 1
     empty = verdict_matrix(["A"], items, 3)
-    assert empty.shape == (0, 3)
+    assert empty.shape == (0, 3) and empty.dtype.kind == "i"  # codes, even without a row
 
 
 def test_category_counts_and_pairwise_agreement_by_hand() -> None:
     counts = category_counts(np.array([[0, 3, 3], [2, 1, 1], [1, 1, 1]]))
-    assert counts.tolist() == [[1, 0, 0, 2], [0, 2, 1, 0], [0, 3, 0, 0]]
+    assert counts.tolist() == [[1, 0, 0, 2], [0, 2, 1, 0], [0, 3, 0, 0]] and counts.dtype.kind == "i"
     # pairs of 3 epochs: 3; agreeing: case 1 one (3, 3), case 2 one (1, 1), case 3 all three
     assert pairwise_agreement(counts).tolist() == pytest.approx([1 / 3, 1 / 3, 1.0])
     # four raters: 6 pairs; counts (2, 2): 1 + 1 agree; (3, 1): 3 agree
@@ -354,3 +354,11 @@ def test_a_resample_without_pairs_is_left_out_quietly() -> None:
     pairs, flips = np.array([1, 0], dtype=float), np.array([1, 0], dtype=float)
     block = flip_rate(pairs, flips, n_boot=40, seed=2)
     assert block["ci95"] == [1.0, 1.0]  # every resample with a pair flips
+
+
+def test_a_probe_of_no_cases() -> None:
+    block = probes_block([], {}, ["order"], n_epochs=2, not_possible={"order": 5}, n_boot=10, seed=0)["order"]
+    assert (block["n"], block["flip_rate"], block["ci95"], block["n_cases"], block["not_possible"]) == (0, None, None,
+                                                                                                      0, 5)  # fmt: skip
+    assert block["per_category"] == {} and block["order_informative"]["independent"]["n"] == 0
+    assert block["mean_score_change"] is None and block["epoch_disagreement"] is None
