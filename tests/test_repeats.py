@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from sklearn.metrics import accuracy_score, f1_score
 
 from harness.repeats import (
     case_pairs,
@@ -182,8 +183,6 @@ def boot_interval(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int) -> l
 
 
 def test_one_epoch_s_headline_every_figure() -> None:
-    from sklearn.metrics import accuracy_score, f1_score
-
     expected = ["high"] * 5 + ["low"] * 4 + ["medium"] * 2
     got = ["high", "high", "medium", None, "high", "low", "high", "low", "medium", "medium", "low"]
     labs = [labels(f"K{i}", expected=e) for i, e in enumerate(expected)]
