@@ -8,14 +8,19 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from sklearn.metrics import accuracy_score, f1_score
 
 from harness.repeats import (
+    case_pairs,
+    category_counts,
     epoch_disagreement,
     epochs_block,
     fleiss_kappa,
     flip_rate,
+    pairwise_agreement,
     probes_block,
     self_agreement,
+    spread,
     verdict_matrix,
 )
 from harness.types import ItemKey, Outcome
@@ -162,3 +167,197 @@ def test_agreement_interval_is_a_percentile_bootstrap_over_cases() -> None:
     se = (0.6 * 0.4 / 10) ** 0.5  # the normal approximation's: the percentile interval lands near 0.6 +- 1.96 se
     assert lo == pytest.approx(0.6 - 1.96 * se, abs=0.1) and hi == pytest.approx(0.6 + 1.96 * se, abs=0.1)
     assert lo < 0.6 < hi
+
+
+# --- each figure and key of the blocks, against hand counts, scikit-learn and a replayed bootstrap ---------------
+
+
+def boot_interval(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int) -> list[float]:
+    """The documented percentile bootstrap written out: n_boot resamples of the cases (one draw, n_boot <= 100),
+    the ratio of the resampled sums, the central 95% of the finite ones."""
+    idx = np.random.default_rng(seed).integers(0, len(den), size=(n_boot, len(den)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = num[idx].sum(axis=1) / den[idx].sum(axis=1)
+    lo, hi = np.percentile(ratios[np.isfinite(ratios)], [2.5, 97.5])
+    return [float(lo), float(hi)]
+
+
+def test_one_epoch_s_headline_every_figure() -> None:
+    expected = ["high"] * 5 + ["low"] * 4 + ["medium"] * 2
+    got = ["high", "high", "medium", None, "high", "low", "high", "low", "medium", "medium", "low"]
+    labs = [labels(f"K{i}", expected=e) for i, e in enumerate(expected)]
+    outs = [out(f"K{i}", 2, g) for i, g in enumerate(got)]
+    outs += [out(f"K{i}", 1, "low") for i in range(11)]  # epoch 1 differs: must not leak into epoch 2
+    block = epochs_block(labs, items_of(*outs), n_epochs=2, reducer="mode", n_boot=0, seed=0)
+    second = block["per_epoch"][1]
+    code = {"low": 0, "medium": 1, "high": 2, None: 3}
+    y_true, y_pred = [code[e] for e in expected], [code[g] for g in got]
+    assert set(second) == {"epoch", "n_cases", "accuracy", "macro_f1", "high_risk_recall", "false_alarm_rate",
+                           "error_rate"}  # fmt: skip
+    assert (second["epoch"], second["n_cases"]) == (2, 11)
+    assert second["accuracy"] == pytest.approx(accuracy_score(y_true, y_pred))  # 6/11
+    assert second["macro_f1"] == pytest.approx(f1_score(y_true, y_pred, labels=[0, 1, 2], average="macro"))
+    assert second["high_risk_recall"] == pytest.approx(3 / 5)  # K0, K1, K4 of five high
+    assert second["false_alarm_rate"] == pytest.approx(1 / 4)  # K6 of four low
+    assert second["error_rate"] == pytest.approx(1 / 11)
+    first = block["per_epoch"][0]
+    assert (first["epoch"], first["accuracy"], first["error_rate"]) == (1, pytest.approx(4 / 11), 0.0)
+    assert set(block) == {"n", "reducer", "per_epoch", "spread", "self_agreement"}
+    assert set(block["spread"]) == {"accuracy", "macro_f1", "high_risk_recall", "false_alarm_rate", "error_rate"}
+    for name in block["spread"]:  # a second computation over the two epochs' figures
+        values = [first[name], second[name]]
+        assert block["spread"][name]["mean"] == pytest.approx((values[0] + values[1]) / 2)
+        assert block["spread"][name]["sd"] == pytest.approx(abs(values[0] - values[1]) / 2**0.5)
+    assert block["self_agreement"]["n_cases"] == 11
+    assert block["self_agreement"]["all_agree"] == pytest.approx(3 / 11)  # K5, K7, K10 low twice
+
+
+def test_spread_by_hand() -> None:
+    from statistics import stdev
+
+    assert spread([0.2, 0.5, 0.9]) == {"mean": pytest.approx(1.6 / 3), "sd": pytest.approx(stdev([0.2, 0.5, 0.9]))}
+    assert spread([0.4]) == {"mean": 0.4, "sd": None}  # one epoch: no sample sd
+    assert spread([]) == {"mean": None, "sd": None}
+    assert spread([0.3, None]) == {"mean": None, "sd": None}
+
+
+def test_verdict_matrix_needs_every_epoch_from_the_first() -> None:
+    items = items_of(out("A", 2, "high"), out("A", 3, "low"), out("B", 1, "low"), out("B", 2, None),
+                     out("B", 3, "medium"))  # fmt: skip
+    assert verdict_matrix(["A", "B"], items, 3).tolist() == [[0, 3, 1]]  # A lacks epoch 1
+    empty = verdict_matrix(["A"], items, 3)
+    assert empty.shape == (0, 3) and empty.dtype.kind == "i"  # codes, even without a row
+
+
+def test_category_counts_and_pairwise_agreement_by_hand() -> None:
+    counts = category_counts(np.array([[0, 3, 3], [2, 1, 1], [1, 1, 1]]))
+    assert counts.tolist() == [[1, 0, 0, 2], [0, 2, 1, 0], [0, 3, 0, 0]] and counts.dtype.kind == "i"
+    # pairs of 3 epochs: 3; agreeing: case 1 one (3, 3), case 2 one (1, 1), case 3 all three
+    assert pairwise_agreement(counts).tolist() == pytest.approx([1 / 3, 1 / 3, 1.0])
+    # four raters: 6 pairs; counts (2, 2): 1 + 1 agree; (3, 1): 3 agree
+    assert pairwise_agreement(np.array([[2, 2, 0, 0], [0, 3, 0, 1]])).tolist() == pytest.approx([2 / 6, 3 / 6])
+
+
+def test_self_agreement_of_two_epochs_with_an_interval_replayed() -> None:
+    verdicts = np.array([[0, 0], [0, 1], [2, 2], [3, 3], [1, 2], [2, 2], [1, 0]])
+    block = self_agreement(verdicts, n_boot=50, seed=7)
+    agree = np.array([1, 0, 1, 1, 0, 1, 0], dtype=float)
+    assert set(block) == {"n_cases", "all_agree", "all_agree_ci95", "pairwise", "fleiss_kappa"}
+    assert block["n_cases"] == 7
+    assert block["all_agree"] == pytest.approx(4 / 7)
+    assert block["pairwise"] == pytest.approx(4 / 7)  # two epochs: a case's one pair agrees or not
+    # 14 ratings: low 4, medium 3, high 5, error 2; P = 4/7
+    p_e = (16 + 9 + 25 + 4) / 196
+    assert block["fleiss_kappa"] == pytest.approx((4 / 7 - p_e) / (1 - p_e))
+    assert block["all_agree_ci95"] == pytest.approx(boot_interval(agree, np.ones(7), 50, 7))
+    single = self_agreement(verdicts, n_boot=1, seed=7)  # one resample: an interval of one value
+    idx = np.random.default_rng(7).integers(0, 7, size=(1, 7))
+    assert single["all_agree_ci95"] == pytest.approx([agree[idx].mean()] * 2)
+    assert self_agreement(np.zeros((0, 2), dtype=int), n_boot=10, seed=0) == {
+        "n_cases": 0, "all_agree": None, "all_agree_ci95": None, "pairwise": None, "fleiss_kappa": None}  # fmt: skip
+
+
+def test_flip_rate_keys_edges_and_a_replayed_interval() -> None:
+    pairs = np.array([2, 1, 0, 3, 1], dtype=float)
+    flips = np.array([1, 1, 0, 0, 1], dtype=float)
+    block = flip_rate(pairs, flips, n_boot=40, seed=5)
+    assert set(block) == {"n", "flips", "flip_rate", "ci95"}
+    assert (block["n"], block["flips"], block["flip_rate"]) == (7, 3, pytest.approx(3 / 7))
+    assert block["ci95"] == pytest.approx(boot_interval(flips, pairs, 40, 5))
+    assert flip_rate(pairs, flips, n_boot=0, seed=5)["ci95"] is None
+    none = flip_rate(np.zeros(3), np.zeros(3), n_boot=40, seed=5)
+    assert none == {"n": 0, "flips": 0, "flip_rate": None, "ci95": None}
+    assert flip_rate(np.zeros(0), np.zeros(0), n_boot=40, seed=5)["ci95"] is None
+    one = flip_rate(pairs, flips, n_boot=1, seed=5)
+    idx = np.random.default_rng(5).integers(0, 5, size=(1, 5))
+    assert one["ci95"] == pytest.approx([flips[idx].sum() / pairs[idx].sum()] * 2)
+
+
+def many_probes() -> dict[ItemKey, Outcome]:
+    return items_of(
+        # A (echo_cascade, independent): epoch 1 flips with scores; epoch 2 no variant; epoch 3 same verdict
+        out("A", 1, "high", 0.8), out("A", 1, "medium", 0.5, "order"),
+        out("A", 2, "high", 0.7),
+        out("A", 3, "high", 0.9), out("A", 3, "high", 0.6, "order"),
+        # B (genuine_agreement_correct): the variant errors in 1, the request errors in 2, no request in 3
+        out("B", 1, "low", 0.1), out("B", 1, None, variant="order"),
+        out("B", 2, None), out("B", 2, "low", 0.2, "order"),
+        out("B", 3, "low", 0.3, "order"),
+        # C (echo_cascade, saw others' answers): flips in 2 of 3, a score only on one side in epoch 1
+        out("C", 1, "high", 0.9), out("C", 1, "low", variant="order"),
+        out("C", 2, "medium"), out("C", 2, "high", 0.4, "order"),
+        out("C", 3, "low", 0.2), out("C", 3, "low", 0.35, "order"),
+        # D (genuine_disagreement): never asked a variant
+        out("D", 1, "medium"), out("D", 2, "medium"), out("D", 3, "low"),
+    )  # fmt: skip
+
+
+def test_a_probe_over_three_epochs_every_figure_by_hand() -> None:
+    items = many_probes()
+    block = probes_block(LABS, items, ["order"], n_epochs=3, not_possible={"names": 4}, n_boot=60, seed=11)["order"]
+    # pairs compared: A 2 (1 flip), B 0 (3 left out: variant error, request error, no request), C 3 (2 flips), D 0
+    assert (block["n"], block["flips"], block["flip_rate"]) == (5, 3, pytest.approx(3 / 5))
+    assert (block["n_cases"], block["not_compared"], block["not_possible"]) == (3, 3, 0)
+    pairs, flips = np.array([2, 0, 3, 0], dtype=float), np.array([1, 0, 2, 0], dtype=float)
+    assert block["ci95"] == pytest.approx(boot_interval(flips, pairs, 60, 11))
+    assert set(block["per_category"]) == {"echo_cascade", "genuine_agreement_correct", "genuine_disagreement"}
+    echo = block["per_category"]["echo_cascade"]  # A and C
+    assert (echo["n"], echo["flips"]) == (5, 3)
+    assert echo["ci95"] == pytest.approx(boot_interval(flips[[0, 2]], pairs[[0, 2]], 60, 11))
+    agreement = block["per_category"]["genuine_agreement_correct"]
+    assert agreement == {"n": 0, "flips": 0, "flip_rate": None, "ci95": None}
+    assert set(block["order_informative"]) == {"saw_other_answers", "independent"}
+    saw = block["order_informative"]["saw_other_answers"]  # C
+    assert (saw["n"], saw["flips"], saw["flip_rate"]) == (3, 2, pytest.approx(2 / 3))
+    independent = block["order_informative"]["independent"]  # A, B, D
+    assert (independent["n"], independent["flips"], independent["flip_rate"]) == (2, 1, pytest.approx(1 / 2))
+    # score changes over pairs with both scores: A1 0.5-0.8, A3 0.6-0.9, C2 has no request score, C3 0.35-0.2
+    changes = [0.5 - 0.8, 0.6 - 0.9, 0.35 - 0.2]
+    assert block["mean_score_change"] == pytest.approx(sum(changes) / 3)
+    assert block["mean_abs_score_change"] == pytest.approx((0.3 + 0.3 + 0.15) / 3)
+    # the request's own epochs: A (high x3) 3 pairs, 0 differ; B one answered epoch; C 3 pairs all differ;
+    # D (medium, medium, low) 3 pairs, 2 differ
+    assert block["epoch_disagreement"] == pytest.approx((0 + 3 + 2) / (3 + 3 + 3))
+    assert set(block) == {"n", "flips", "flip_rate", "ci95", "n_cases", "not_possible", "not_compared",
+                          "per_category", "order_informative", "mean_score_change", "mean_abs_score_change",
+                          "epoch_disagreement"}  # fmt: skip
+
+
+def test_a_probe_without_scores_or_pairs() -> None:
+    items = items_of(out("A", 1, "high"), out("A", 1, "low", variant="names"), out("B", 1, "low"))
+    block = probes_block(LABS[:2], items, ["names", "order"], n_epochs=1, not_possible={}, n_boot=0, seed=0)
+    names, order = block["names"], block["order"]
+    assert (names["n"], names["flips"], names["n_cases"]) == (1, 1, 1)
+    assert names["mean_score_change"] is None and names["mean_abs_score_change"] is None
+    assert (order["n"], order["n_cases"], order["not_compared"], order["flip_rate"]) == (0, 0, 0, None)
+
+
+def test_case_pairs_counts_one_case() -> None:
+    pairs, flips, left_out, changes, asked = case_pairs("B", many_probes(), "order", 3)
+    assert (pairs, flips, left_out, changes, asked) == (0, 0, 3, [], True)  # all three epochs left out
+    pairs, flips, left_out, changes, asked = case_pairs("C", many_probes(), "order", 3)
+    assert (pairs, flips, left_out, asked) == (3, 2, 0, True)
+    assert changes == pytest.approx([0.35 - 0.2])
+    assert case_pairs("D", many_probes(), "order", 3) == (0, 0, 0, [], False)
+
+
+def test_the_epochs_block_passes_the_run_s_seed_to_the_agreement_interval() -> None:
+    block = epochs_block(LABS, three_epochs(), n_epochs=3, reducer="mode", n_boot=30, seed=4)
+    agree = np.array([1, 0, 0], dtype=float)  # A agrees; B and C do not; D lacks epoch 3
+    assert block["self_agreement"]["all_agree_ci95"] == pytest.approx(boot_interval(agree, np.ones(3), 30, 4))
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_resample_without_pairs_is_left_out_quietly() -> None:
+    # case 0 has a flipping pair, case 1 none: a resample drawing case 1 twice (about 1 in 4) has no pair at all
+    pairs, flips = np.array([1, 0], dtype=float), np.array([1, 0], dtype=float)
+    block = flip_rate(pairs, flips, n_boot=40, seed=2)
+    assert block["ci95"] == [1.0, 1.0]  # every resample with a pair flips
+
+
+def test_a_probe_of_no_cases() -> None:
+    block = probes_block([], {}, ["order"], n_epochs=2, not_possible={"order": 5}, n_boot=10, seed=0)["order"]
+    assert (block["n"], block["flip_rate"], block["ci95"], block["n_cases"], block["not_possible"]) == (0, None, None,
+                                                                                                      0, 5)  # fmt: skip
+    assert block["per_category"] == {} and block["order_informative"]["independent"]["n"] == 0
+    assert block["mean_score_change"] is None and block["epoch_disagreement"] is None
