@@ -131,6 +131,20 @@ def test_the_identity_of_a_subset_names_its_categories_and_tags_sorted() -> None
     assert "subset" not in run_identity(EvalSettings(cases="c", detector=SPEC), scanned(), FINGERPRINT)
 
 
+def test_the_identity_of_a_run_with_epochs_and_probes_holds_them_and_a_plain_run_s_does_not() -> None:
+    settings = EvalSettings(cases="c", detector=SPEC, epochs=2, probes=("order", "names"), probe_seed=7)
+    identity = run_identity(settings, scanned(), FINGERPRINT)
+    # a resume or a merge must ask the same items: 2 epochs, these probes, this seed
+    assert (identity["epochs"], identity["probes"], identity["probe_seed"]) == (2, ["order", "names"], 7)
+    assert type(identity["probes"]) is list  # JSON's own type, as run.json reads back
+    probes_only = run_identity(EvalSettings(cases="c", detector=SPEC, probes=("names",)), scanned(), FINGERPRINT)
+    assert "epochs" not in probes_only and (probes_only["probes"], probes_only["probe_seed"]) == (["names"], 0)
+    epochs_only = run_identity(EvalSettings(cases="c", detector=SPEC, epochs=3), scanned(), FINGERPRINT)
+    assert epochs_only["epochs"] == 3 and "probes" not in epochs_only and "probe_seed" not in epochs_only
+    plain = run_identity(EvalSettings(cases="c", detector=SPEC, epochs=1), scanned(), FINGERPRINT)
+    assert not {"epochs", "probes", "probe_seed"} & set(plain)  # a plain run's identity as before epochs
+
+
 # ---- the run folder a run opens ----------------------------------------------------------------------------------
 
 
