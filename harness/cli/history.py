@@ -36,11 +36,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tabulate import tabulate
-
     from harness.files import atomic_write
     from harness.leaderboard.runs import Run, find_runs, read_run
     from harness.report.plots import trend_png
+    from harness.tables import table
 
     runs = [read_run(p) for p in find_runs([args.results_dir])]
     wanted = args.detector
@@ -53,9 +52,12 @@ def run(args: argparse.Namespace) -> int:
             return ece[0] if (ece := r.ece()) else None
         return r.metric(REPEATS.get(args.metric, args.metric))
 
-    def shown(r: Run) -> float | str | None:
+    def figure(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.4f}"  # a trend's small steps show; the leaderboard shows 3 places
+
+    def shown(r: Run) -> str:
         ece = r.ece() if args.metric == "ece" else None
-        return f"{ece[0]:.4f} ({ece[1]} bins)" if ece else value(r)  # an ECE always says over how many bins
+        return f"{ece[0]:.4f} ({ece[1]} bins)" if ece else figure(value(r))  # an ECE always says over how many bins
 
     extra = [k for k, path in REPEATS.items() if k != args.metric and any(r.metric(path) is not None for r in runs)]
     rows = [
@@ -63,19 +65,19 @@ def run(args: argparse.Namespace) -> int:
             r.created,
             r.label,
             shown(r),
-            *(r.metric(REPEATS[k]) for k in extra),  # shown only when some run has the figure
+            *(figure(r.metric(REPEATS[k])) for k in extra),  # shown only when some run has the figure
             f"{r.dataset['name']} {r.sha256[:12]}",
             "" if r.complete else "incomplete",
             str(r.path),
         ]
         for r in runs
     ]
-    headers = ["created", "detector", args.metric, *extra, "data set", "", "run"]
-    print(tabulate(rows, headers=headers, tablefmt="simple", missingval="n/a"))
+    headers = ["created", "detector", args.metric, *extra, "data set", "status", "run"]
+    print(table(rows, headers=headers, tablefmt="simple"))
     series: dict[str, list[tuple[str, float]]] = {}
     for r in runs:
-        if (figure := value(r)) is not None:
-            series.setdefault(f"{r.label} @ {r.sha256[:8]}", []).append((r.created, figure))
+        if (v := value(r)) is not None:
+            series.setdefault(f"{r.label} @ {r.sha256[:8]}", []).append((r.created, v))
     png = Path(args.results_dir) / f"history-{args.metric}.png"
     atomic_write(png, trend_png(series, args.metric))
     print(f"wrote {png}", file=sys.stderr)

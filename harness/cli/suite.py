@@ -20,11 +20,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from tabulate import tabulate
-
     from harness.suite.board import SUMMARY_HEADER, check_gates, summary_rows, write_board
     from harness.suite.pairs import STOPPED_INTERRUPTED, run_suite
     from harness.suite.spec import load_suite
+    from harness.tables import table
 
     suite, base = load_suite(args.suite)
     out = Path(args.out or Path("results") / "suites" / Path(args.suite).stem)
@@ -34,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     gate_lines = check_gates(suite, base, pairs)
     index, notes = write_board(suite, pairs, out)
-    print(tabulate(summary_rows(pairs), SUMMARY_HEADER, tablefmt="simple"))
+    print(table(summary_rows(pairs), SUMMARY_HEADER, tablefmt="simple"))
     for line in [*gate_lines, *notes]:
         print(line)
     for p in pairs:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from tabulate import tabulate
-
 from harness.documents.audit import AuditDocument, CaseRef, Pairs, PairSet
+from harness.tables import table
 
 PAIRS_SHOWN = 10  # overlap pairs printed per kind; the JSON lists up to 20 and counts them all
 NGRAMS_SHOWN = 5
@@ -30,9 +29,7 @@ class _Writer:
 
     def table(self, rows: list[list[Any]], headers: list[str]) -> None:
         if rows:
-            self.parts.append(
-                tabulate(rows, headers=headers, tablefmt="github" if self.md else "simple", disable_numparse=True)
-            )
+            self.parts.append(table(rows, headers=headers, tablefmt="github" if self.md else "simple"))
         else:
             self.parts.append("(none)")
 
@@ -130,9 +127,9 @@ def _counts(w: _Writer, doc: AuditDocument) -> None:
     c = doc["count_leakage"]
     w.heading("3. Count leakage (answers per case, TRAIN + TEST)")
     w.para(f"macro-F1 on TEST from the answer count alone: {c['count_only_macro_f1']:.3f}")
-    for table, label in ((c["by_category"], "category"), (c["by_source"], "source")):
-        values = sorted({int(n) for d in table.values() for n in d}, key=int)
-        rows = [[name, *(d.get(str(v), "") for v in values)] for name, d in table.items()]
+    for counts, label in ((c["by_category"], "category"), (c["by_source"], "source")):
+        values = sorted({int(n) for d in counts.values() for n in d}, key=int)
+        rows = [[name, *(d.get(str(v), "") for v in values)] for name, d in counts.items()]
         w.table(rows, [label, *(f"{v} ans." for v in values)])
 
 

@@ -44,10 +44,10 @@ def _order(item: tuple[Any, int]) -> tuple[int, Any]:
 
 def render(path: str, total: int, counts: dict[str, dict[str, int]]) -> str:
     """The text ``fcb stats`` prints: one small table per count."""
-    from tabulate import tabulate
+    from harness.tables import table
 
     parts = [f"{path}: {total} valid cases"]
     for name, c in counts.items():
         rows = [[k, v, f"{100 * v / total:.1f}%" if total else ""] for k, v in c.items()]
-        parts.append(tabulate(rows, headers=[name, "cases", "share"], tablefmt="simple"))
+        parts.append(table(rows, headers=[name, "cases", "share"], tablefmt="simple"))
     return "\n\n".join(parts)

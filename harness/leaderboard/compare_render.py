@@ -6,12 +6,12 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from tabulate import tabulate
 
 from harness.documents import CompareDocument, FlippedCase
 from harness.report.html import esc, render_compare, table
 from harness.report.markdown import md_text
 from harness.schema_messages import printable
+from harness.tables import table as text_table
 
 MAX_LISTED = 50
 
@@ -85,12 +85,11 @@ def to_text(cmp: CompareDocument, fmt: str = "simple") -> str:
         f"base: {printable(cmp['base']['detector'])} ({printable(cmp['base']['path'])})\n"
         f"new:  {printable(cmp['new']['detector'])} ({printable(cmp['new']['path'])})\n"
         f"data set: {printable(ds['name'])} (sha256 {printable(ds['sha256'][:12])}, {ds['cases']} cases)",
-        tabulate(metric_rows(cmp), headers=header, tablefmt=fmt, disable_numparse=True),
-        tabulate(
+        text_table(metric_rows(cmp), headers=header, tablefmt=fmt),
+        text_table(
             category_rows(cmp, printable),
             headers=["category", "n", "base", "new", "delta"],
             tablefmt=fmt,
-            disable_numparse=True,
         ),
         "\n".join([f"right to wrong: {len(flips['right_to_wrong'])}", *_flip_lines(flips["right_to_wrong"], "  ")]),
         "\n".join([f"wrong to right: {len(flips['wrong_to_right'])}", *_flip_lines(flips["wrong_to_right"], "  ")]),
@@ -110,17 +109,16 @@ def to_markdown(cmp: CompareDocument) -> str:
         f"{md_text(cmp['new']['detector'])} against baseline {md_text(cmp['base']['detector'])} on "
         f"**{md_text(ds['name'])}** (sha256 {md_text(ds['sha256'][:12])}, {ds['cases']} cases).",
         "",
-        tabulate(metric_rows(cmp), headers=header, tablefmt="github", disable_numparse=True),
+        text_table(metric_rows(cmp), headers=header, tablefmt="github"),
         "",
         _summary(cmp),
         "",
         "<details><summary>Per category</summary>",
         "",
-        tabulate(
+        text_table(
             category_rows(cmp, md_text),
             headers=["category", "n", "base", "new", "delta"],
             tablefmt="github",
-            disable_numparse=True,
         ),
         "",
         "</details>",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import orjson
-from tabulate import tabulate
 
 from harness.documents import ItemsCase, ItemsDocument
 from harness.report.markdown import md_text
+from harness.tables import table
 
 DEFAULT_TOP = 20
 """Rows of each Markdown case table (``--top``); the JSON always holds every case."""
@@ -17,7 +17,7 @@ def _f(value: float | None) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    return tabulate(rows, headers=header, tablefmt="github", disable_numparse=True) if rows else "(none)"
+    return table(rows, headers=header, tablefmt="github") if rows else "(none)"
 
 
 def detector_rows(doc: ItemsDocument) -> list[list[str]]:

@@ -8,7 +8,6 @@ import io
 from collections.abc import Callable
 
 import orjson
-from tabulate import tabulate
 
 from harness.documents import LeaderboardBoard
 from harness.leaderboard.rank import (
@@ -25,6 +24,7 @@ from harness.leaderboard.rank import (
 )
 from harness.leaderboard.runs import REAL_SUFFIX
 from harness.report.markdown import md_text
+from harness.tables import table
 
 REAL_LABEL = "natural + assembled"
 HEADER = [
@@ -201,10 +201,10 @@ def to_markdown(boards: list[Board]) -> str:
     parts = []
     for board in boards:
         # a detector's name and the data set's come from run folders: inert Markdown (`md_text`), never rendered
-        table = tabulate([row_cells(r, board, md_text) for r in board.rows], headers=header(board), tablefmt="github")
+        body = table([row_cells(r, board, md_text) for r in board.rows], headers=header(board), tablefmt="github")
         ds = board.dataset
         heading = f"{md_text(ds['name'])} (sha256 {md_text(ds['sha256'][:12])}, {ds['cases']} cases)"
-        parts.append(f"### {heading}\n\n{table}\n\n{method_text(board)}\n")
+        parts.append(f"### {heading}\n\n{body}\n\n{method_text(board)}\n")
     return "\n".join(parts)
 
 
@@ -362,10 +362,10 @@ def _table(board: Board) -> str:
 
 def _card(board: Board) -> str:
     rows = [[cat, c["low"], c["medium"], c["high"], sum(c.values())] for cat, c in board.card["by_category"].items()]
-    table = tabulate(rows, headers=["category", "low", "medium", "high", "cases"], tablefmt="html")
+    out = table(rows, headers=["category", "low", "medium", "high", "cases"], tablefmt="html")
     if origins := board.card.get("by_origin"):
-        table += tabulate(list(origins.items()), headers=["origin", "cases"], tablefmt="html")
-    return table
+        out += table(list(origins.items()), headers=["origin", "cases"], tablefmt="html")
+    return out
 
 
 def to_html(boards: list[Board]) -> str:

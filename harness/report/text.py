@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import orjson
-from tabulate import tabulate
 
 from harness.documents import Calibration, GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
 from harness.files import atomic_write
@@ -25,6 +24,7 @@ from harness.report.repeats import (
 )
 from harness.runfolder.names import METRICS, REPORT
 from harness.schema_messages import printable
+from harness.tables import table
 
 
 def _pct(value: float | None) -> str:
@@ -212,7 +212,7 @@ def _error_table(m: Metrics, fmt: str) -> list[str]:
     rows = error_message_rows(m)
     if fmt == "github":  # a detector's message is inert Markdown: no HTML, link or pipe of it renders
         rows = [[n, kind, md_text(text), md_text(case)] for n, kind, text, case in rows]
-    return [tabulate(rows, headers=ERROR_HEADER, tablefmt=fmt)] if rows else []
+    return [table(rows, headers=ERROR_HEADER, tablefmt=fmt)] if rows else []
 
 
 def _token_rows(tokens: Tokens | None) -> list[list[Any]]:
@@ -243,7 +243,7 @@ def _title(doc: MetricsDocument, shown: Callable[[Any], str] = str) -> list[str]
 
 def _origin_table(m: Metrics, fmt: str) -> list[str]:
     rows = origin_rows(m)
-    return [] if rows is None else [tabulate(rows, headers=["origin", "n", "accuracy", "95% CI"], tablefmt=fmt)]
+    return [] if rows is None else [table(rows, headers=["origin", "n", "accuracy", "95% CI"], tablefmt=fmt)]
 
 
 def _real_note(m: Metrics) -> list[str]:
@@ -275,17 +275,17 @@ def render_summary(doc: MetricsDocument) -> str:
     headline_header, headline_body = headline_table(m)
     parts = [
         "\n".join(_title(doc, printable)),
-        tabulate(headline_body, headers=headline_header, tablefmt=fmt),
-        tabulate(cm_rows, headers=header, tablefmt=fmt),
-        tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt),
+        table(headline_body, headers=headline_header, tablefmt=fmt),
+        table(cm_rows, headers=header, tablefmt=fmt),
+        table(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt),
         *_origin_table(m, fmt),
-        tabulate(
+        table(
             group_rows(m["breakdowns"]["model_family"]),
             headers=["model_family", "n", "accuracy", "95% CI"],
             tablefmt=fmt,
         ),
         *_repeats_summary(m, fmt),
-        tabulate(operational_rows(m), tablefmt=fmt),
+        table(operational_rows(m), tablefmt=fmt),
         *_error_table(m, fmt),
     ]
     return "\n\n".join(parts)
@@ -295,10 +295,9 @@ def _repeats_summary(m: Metrics, fmt: str) -> list[str]:
     """Self-agreement over the epochs and each probe's flip rate, when the run has them."""
     out = []
     if rows := agreement_rows(m):
-        out.append(tabulate(rows, headers=[f"epochs: {AGREEMENT_HEADER[0]}", *AGREEMENT_HEADER[1:]], tablefmt=fmt,
-                            disable_numparse=True))  # fmt: skip
+        out.append(table(rows, [f"epochs: {AGREEMENT_HEADER[0]}", *AGREEMENT_HEADER[1:]], fmt))
     if rows := probe_rows(m):
-        out.append(tabulate(rows, headers=PROBE_HEADER, tablefmt=fmt, disable_numparse=True))
+        out.append(table(rows, headers=PROBE_HEADER, tablefmt=fmt))
     return out
 
 
@@ -309,7 +308,7 @@ def render_markdown(doc: MetricsDocument) -> str:
     header, cm_rows = confusion_rows(m)
     out = ["# False-consensus detector report", "", *(f"- {line}" for line in _title(doc, md_text)), ""]
     headline_header, headline_body = headline_table(m)
-    out += ["## Headline", "", tabulate(headline_body, headers=headline_header, tablefmt=fmt)]
+    out += ["## Headline", "", table(headline_body, headers=headline_header, tablefmt=fmt)]
     out += ["", *_real_note(m)]
     if boot := m.get("bootstrap"):
         out += [
@@ -317,28 +316,28 @@ def render_markdown(doc: MetricsDocument) -> str:
             f"{boot['method']}); per-group intervals are Wilson score intervals. Errors count as wrong.",
             "",
         ]
-    out += ["## Confusion matrix", "", tabulate(cm_rows, headers=header, tablefmt=fmt), ""]
+    out += ["## Confusion matrix", "", table(cm_rows, headers=header, tablefmt=fmt), ""]
     out += [
         "## Per class",
         "",
-        tabulate(class_rows(m), headers=["risk", "precision", "recall", "F1", "support"], tablefmt=fmt),
+        table(class_rows(m), headers=["risk", "precision", "recall", "F1", "support"], tablefmt=fmt),
         "",
     ]
     out += ["## Calibration", "", calibration_note(m), ""]
     if cal_rows := calibration_rows(m):
-        out += [tabulate(cal_rows, headers=CALIBRATION_HEADER, tablefmt=fmt, disable_numparse=True), ""]
+        out += [table(cal_rows, headers=CALIBRATION_HEADER, tablefmt=fmt), ""]
     out += _repeats_markdown(m, fmt)
-    out += ["## Per category", "", tabulate(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt), ""]
+    out += ["## Per category", "", table(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt), ""]
     for name, groups in m["breakdowns"].items():
         if name == "origin" and origin_rows(m) is None:
             continue
         out += [
             f"## By {name}",
             "",
-            tabulate(group_rows(groups, md_text), headers=[name, "n", "accuracy", "95% CI"], tablefmt=fmt),
+            table(group_rows(groups, md_text), headers=[name, "n", "accuracy", "95% CI"], tablefmt=fmt),
             "",
         ]
-    out += ["## Operational", "", tabulate(operational_rows(m), headers=["", ""], tablefmt=fmt), ""]
+    out += ["## Operational", "", table(operational_rows(m), headers=["", ""], tablefmt=fmt), ""]
     if errors := _error_table(m, fmt):
         out += ["## Errors (most frequent messages)", "", *errors, ""]
     if problems := doc["dataset"].get("problems"):
@@ -350,16 +349,12 @@ def _repeats_markdown(m: Metrics, fmt: str) -> list[str]:
     """The epochs and probes sections (`harness.report.repeats`); none for a plain run."""
     out: list[str] = []
     if rows := epoch_rows(m):
-        out += ["## Epochs", "", epochs_note(m), "", tabulate(rows, headers=EPOCH_HEADER, tablefmt=fmt,
-                                                              disable_numparse=True), ""]  # fmt: skip
-        out += ["Self-agreement:", "", tabulate(agreement_rows(m), headers=AGREEMENT_HEADER, tablefmt=fmt,
-                                                disable_numparse=True), ""]  # fmt: skip
+        out += ["## Epochs", "", epochs_note(m), "", table(rows, EPOCH_HEADER, fmt), ""]
+        out += ["Self-agreement:", "", table(agreement_rows(m), AGREEMENT_HEADER, fmt), ""]
     if rows := probe_rows(m):
         header, cat_rows = probe_category_rows(m)
-        out += ["## Probes", "", PROBES_NOTE, "", tabulate(rows, headers=PROBE_HEADER, tablefmt=fmt,
-                                                          disable_numparse=True), ""]  # fmt: skip
-        out += ["Flip rate per category:", "", tabulate(cat_rows, headers=header, tablefmt=fmt,
-                                                        disable_numparse=True), ""]  # fmt: skip
+        out += ["## Probes", "", PROBES_NOTE, "", table(rows, headers=PROBE_HEADER, tablefmt=fmt), ""]  # fmt: skip
+        out += ["Flip rate per category:", "", table(cat_rows, headers=header, tablefmt=fmt), ""]  # fmt: skip
     return out
 
 

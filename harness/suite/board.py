@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tabulate import tabulate
-
 from harness.errors import FcbError
 from harness.files import atomic_write
 from harness.leaderboard.board_page import BOARD_HTML
@@ -25,6 +23,7 @@ from harness.leaderboard.runs import Run, read_run
 from harness.runfolder.names import REPORT, REPORT_HTML
 from harness.suite.pairs import GOOD, Pair
 from harness.suite.spec import Suite, resolve
+from harness.tables import table
 
 MIN_ITEMS = 3  # the items analysis needs the strongest three detectors
 
@@ -153,6 +152,6 @@ def index_markdown(
             shown = f"[{p.detector}]({target})" if report.exists() else p.detector
             lines.append(f"- {shown}: {p.status}" + (f", gate {p.gate}" if p.gate else ""))
         lines.append("")
-    lines += ["## Summary", "", tabulate(summary_rows(pairs), SUMMARY_HEADER, tablefmt="github"), ""]
+    lines += ["## Summary", "", table(summary_rows(pairs), SUMMARY_HEADER, tablefmt="github"), ""]
     lines += [f"- {note}" for note in notes]
     return "\n".join(lines)

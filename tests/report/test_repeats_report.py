@@ -68,7 +68,7 @@ def test_a_probed_run_s_report_and_explorer_show_the_flips(tmp_path: Path) -> No
     assert "## Epochs" in report and "## Probes" in report and "Flip rate per category" in report
     order = json.loads((run / "metrics.json").read_text())["metrics"]["probes"]["order"]
     assert (order["flips"], order["n"]) == (len(expected), 32)
-    assert re.search(rf"\| order +\| 16 +\| 32 +\| {order['flips']} +\|", report)  # cases, pairs, flips
+    assert re.search(rf"\| order +\| +16 +\| +32 +\| +{order['flips']} +\|", report)  # cases, pairs, flips
     assert "items run" in report
     page = (run / "report.html").read_text()
     assert "<h2>Epochs</h2>" in page and "<h2>Probes</h2>" in page and "<h3>Self-agreement</h3>" in page
