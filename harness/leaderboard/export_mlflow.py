@@ -26,6 +26,8 @@ from harness.runfolder.names import MANIFEST, METRICS, REPORT, REPORT_HTML
 HEADLINE = ("n_cases", "accuracy", "macro_f1", "weighted_kappa", "high_risk_recall", "false_alarm_rate", "error_rate")
 ARTIFACTS = (REPORT, REPORT_HTML, METRICS, MANIFEST)
 """The run folder's files logged as artifacts (the journal, the run's largest file, stays in the folder)."""
+CALIBRATION_NAMES = {"calibration.bins": "ece_bins"}
+"""A calibration figure whose bare name would not say what it is."""
 DEFAULT_EXPERIMENT = "fcb"
 BATCH = 100
 
@@ -47,11 +49,29 @@ def _headline(block: Mapping[str, Any], suffix: str) -> dict[str, float]:
     return {k: float(v) for k, v in out.items() if _number(v)}
 
 
+def flattened(block: Mapping[str, Any], prefix: str) -> dict[str, float]:
+    """Every number in a nested block of metrics.json under its dotted path (``probes.order.flip_rate``), an
+    interval ``NAME.ci95: [low, high]`` as ``NAME.ci95_low`` and ``NAME.ci95_high``; lists of another kind (a
+    reliability diagram's bins) and undefined figures are left out."""
+    out: dict[str, float] = {}
+    for key, value in block.items():
+        name = f"{prefix}.{key}"
+        if isinstance(value, Mapping):
+            out |= flattened(value, name)
+        elif _number(value):
+            out[name] = float(value)
+        elif key.endswith("ci95") and isinstance(value, list) and len(value) == 2 and all(map(_number, value)):
+            out[f"{name}_low"], out[f"{name}_high"] = float(value[0]), float(value[1])
+    return out
+
+
 def mlflow_metrics(doc: MetricsDocument) -> dict[str, float]:
     """The figures of a metrics document as MLflow metrics: the headline (and ``NAME_real`` on the natural and
-    assembled cases), per-class scores, the score metrics, accuracy per category (``per_category.CATEGORY.accuracy``;
-    not ``accuracy/CATEGORY``, which MLflow's file store cannot hold beside ``accuracy``), latency.
-    Undefined figures are left out."""
+    assembled cases), per-class scores, the score metrics with the expected calibration error (``ece``,
+    ``ece_ci95_low``...), accuracy per category (``per_category.CATEGORY.accuracy``; not ``accuracy/CATEGORY``, which
+    MLflow's file store cannot hold beside ``accuracy``), latency, and a run's repeats and probes under their
+    metrics.json paths (``epochs.self_agreement.all_agree``, ``probes.order.flip_rate``...). Undefined figures are
+    left out."""
     metrics: Mapping[str, Any] = doc["metrics"]
     out = _headline(metrics, "")
     if isinstance(real := metrics.get("headline_real"), dict):
@@ -59,6 +79,11 @@ def mlflow_metrics(doc: MetricsDocument) -> dict[str, float]:
     for name, value in (metrics.get("scores") or {}).items():
         if name != "n_scored" and _number(value):
             out[name] = float(value)
+    calibration = flattened((metrics.get("scores") or {}).get("calibration") or {}, "calibration")
+    out |= {CALIBRATION_NAMES.get(name, name.removeprefix("calibration.")): v for name, v in calibration.items()}
+    for block in ("epochs", "probes"):
+        if isinstance(metrics.get(block), Mapping):
+            out |= flattened(metrics[block], block)
     for category, block in metrics["per_category"].items():
         if _number(block.get("accuracy")):
             out[f"per_category.{category}.accuracy"] = float(block["accuracy"])  # as in metrics.json

@@ -97,3 +97,70 @@ def test_a_broken_run_reaches_no_mlflow_store(run_dir: Path, tmp_path: Path, mon
     client = mlflow_tracking.MlflowClient(f"file:{store}")
     found = client.get_experiment_by_name("fcb")
     assert found is None or client.search_runs([found.experiment_id]) == []
+
+
+SWAYED = '''
+import hashlib, json, threading
+from harness.types import Prediction
+
+RISKS = ("low", "medium", "high")
+LOCK = threading.Lock()
+CALLS = {}
+
+
+def h(text):
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
+def swayed(request):
+    """Reads the first answer only, and answers at random on a share of calls: every figure of a repeated, probed
+    run is then away from its bound."""
+    key = json.dumps(request, sort_keys=True)
+    with LOCK:
+        k = CALLS[key] = CALLS.get(key, -1) + 1
+    first = request["answers"][0]["text"]
+    risk = RISKS[h(f"draw:{key}:{k}") % 3] if h(f"{key}:{k}") % 10 < 3 else RISKS[h(first) % 3]
+    return Prediction(risk, score=h(f"score:{first}") % 101 / 100)
+'''
+
+
+def test_repeats_probes_and_calibration_reach_mlflow_as_the_journal_gives_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    detector = tmp_path / "swayed.py"
+    detector.write_text(SWAYED)
+    run_dir = tmp_path / "run"
+    proc = run_cli("eval", "-d", f"{detector}:swayed", "--out", str(run_dir), "--epochs", "3",
+                   "--probe", "order,names", "--bootstrap", "100", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    store = f"file:{tmp_path / 'mlruns'}"
+    proc = run_cli("export", str(run_dir), "--to", "mlflow", "--tracking-uri", store)
+    assert proc.returncode == 0, proc.stderr
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    metrics = mlflow_tracking.MlflowClient(store).get_run(proc.stdout.strip()).data.metrics
+
+    # counted here from the journal: one record per case, epoch and variant (none for the request as it is)
+    journal = read_jsonl(run_dir / "predictions.jsonl")
+    plain = {(r["id"], r["epoch"]): r for r in journal if "variant" not in r}
+    cases = sorted({case_id for case_id, _ in plain})
+    verdicts = {c: [plain[c, e]["risk"] for e in (1, 2, 3)] for c in cases}
+    all_agree = sum(len(set(v)) == 1 for v in verdicts.values()) / len(cases)
+    assert 0 < all_agree < 1
+    assert metrics["epochs.n"] == 3 and metrics["epochs.self_agreement.all_agree"] == pytest.approx(all_agree)
+    for probe in ("order", "names"):
+        pairs = [(plain[r["id"], r["epoch"]]["risk"], r["risk"]) for r in journal if r.get("variant") == probe]
+        rate = sum(a != b for a, b in pairs) / len(pairs)
+        assert metrics[f"probes.{probe}.n"] == len(pairs)
+        assert metrics[f"probes.{probe}.flip_rate"] == pytest.approx(rate)
+        assert metrics[f"probes.{probe}.ci95_low"] <= rate <= metrics[f"probes.{probe}.ci95_high"]
+    assert metrics["probes.order.flip_rate"] > 0 and metrics["probes.names.flip_rate"] > 0  # noise flips names too
+
+    # ECE, high against the rest, each case's score the mean of its epochs', 15 bins as calibration_curve cuts them
+    import numpy as np
+
+    scores = np.array([np.mean([plain[c, e]["score"] for e in (1, 2, 3)]) for c in cases])
+    high = np.array([plain[c, 1]["expected"] == "high" for c in cases], dtype=float)
+    bins = np.searchsorted(np.linspace(0, 1, 16)[1:-1], scores)
+    ece = sum(abs(high[bins == b].sum() - scores[bins == b].sum()) for b in range(15)) / len(cases)
+    assert metrics["ece_bins"] == 15 and metrics["ece"] == pytest.approx(ece)
+    assert metrics["ece_ci95_low"] <= metrics["ece"] <= metrics["ece_ci95_high"]
