@@ -20,6 +20,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--out", metavar="FILE", help="parquet: where to write (default RUN_DIR/predictions.parquet)")
     p.add_argument("--cases", metavar="PATH", help="parquet: read the cases from here (the cases file has moved)")
+    p.add_argument(
+        "--items",
+        action="store_true",
+        help="parquet: a row per case, epoch and probe variant (runs with --epochs, --probe); default a row per case",
+    )
     p.add_argument("--tracking-uri", metavar="URI", help="mlflow: file:DIR, a server... (default: MLflow's own)")
     p.add_argument("--experiment", default="fcb", metavar="NAME", help="mlflow: the experiment (default fcb)")
     p.set_defaults(func=run)
@@ -31,8 +36,10 @@ def run(args: argparse.Namespace) -> int:
     if args.to == "mlflow":
         from harness.leaderboard.export_mlflow import export_mlflow
 
-        if args.out or args.cases:
-            raise UsageError("--out and --cases are for --to parquet; --to mlflow takes --tracking-uri, --experiment")
+        if args.out or args.cases or args.items:
+            raise UsageError(
+                "--out, --cases and --items are for --to parquet; --to mlflow takes --tracking-uri, --experiment"
+            )
         run_id, experiment_id = export_mlflow(args.run_dir, args.tracking_uri, args.experiment)
         print(f"logged MLflow run {run_id} in experiment {args.experiment} ({experiment_id})", file=sys.stderr)
         print(run_id)
@@ -41,6 +48,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.tracking_uri:
         raise UsageError("--tracking-uri is for --to mlflow")
-    path, rows = export_parquet(args.run_dir, args.out, args.cases)
+    path, rows = export_parquet(args.run_dir, args.out, args.cases, items=args.items)
     print(f"wrote {path} ({rows} rows)", file=sys.stderr)
     return EXIT_OK

@@ -1,11 +1,14 @@
 """A finished run exported for the tools people already use: its predictions joined with the cases they were made
 on, as one Parquet file (pandas, DuckDB, Polars, Spark).
 
-One row per case the run finished, in case-id order. The case's own fields come from the cases file the run read,
-matched line by line by the content hash its journal recorded (the very case that was sent: a changed file is
-refused, never joined). Scalar fields are columns of their own; nested ones (answers, evidence, tags, source, the
-detector's reply) are JSON text in columns ending ``_json`` (`JSON_COLUMNS`), so that every reader gets plain
-strings and DuckDB's ``json_extract`` or pandas' ``json.loads`` opens them. The file's key-value metadata
+One row per case the run finished, in case-id order: for a run with ``--epochs`` or ``--probe``, the verdict its
+headline counts (its epochs reduced; variants left out), or with ``items=True`` one row per case, epoch and variant
+(columns ``epoch``, ``variant``, ``permutation_json``), every answer the journal holds. The case's own fields
+come from the cases file the run read, matched line by line by the content hash its journal recorded (the very
+case that was sent: a changed file is refused, never joined). Scalar fields are columns of their own; nested ones
+(answers, evidence, tags, source, the detector's reply) are JSON text in columns ending ``_json``
+(`JSON_COLUMNS`), so that every reader gets plain strings and DuckDB's ``json_extract`` or pandas' ``json.loads``
+opens them. The file's key-value metadata
 (``fcb``) holds the run's identity: data set, detector, completeness, harness version.
 
 pyarrow is an optional dependency (the ``parquet`` extra), imported here on use only.
@@ -26,7 +29,8 @@ from harness.errors import RunLoadError, UsageError
 from harness.files import atomic_write
 from harness.leaderboard.runs import Run, read_run
 from harness.report.html import case_texts, file_sha256_of
-from harness.runfolder.read import case_records
+from harness.runfolder.read import case_records, item_records
+from harness.types import ItemKey
 
 CASE_FIELDS = ("question", "ground_truth", "majority_correct", "rationale")
 """Scalar fields of a case, each a column under its own name (``id``, ``category`` and ``expected_risk`` too)."""
@@ -58,8 +62,12 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("attempts", "int64"),
     ("latency_s", "float64"),
     ("cached", "bool_"),
+    ("epoch", "int64"),
+    ("variant", "string"),
+    ("permutation_json", "string"),
 )
-"""Every column, in order, with its Arrow type; each may hold nulls."""
+"""Every column, in order, with its Arrow type; each may hold nulls (``epoch``, ``variant`` and
+``permutation_json`` are null on a row per case; ``variant`` null on an item as it was asked)."""
 JSON_COLUMNS = tuple(name for name, _ in COLUMNS if name.endswith("_json"))
 METADATA_KEY = b"fcb"
 
@@ -68,11 +76,25 @@ def _json(value: Any) -> str | None:
     return None if value is None else orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def joined_rows(run: Run, records: Mapping[str, JournalRecord], cases: Mapping[str, Mapping[str, Any]]) -> list[dict]:
-    """One row per journal record (case-id order), its case's fields beside its prediction (see `COLUMNS`)."""
+def _order(key: str | ItemKey) -> tuple[str, int, str]:
+    """Case id, then epoch, then the request as it is before its variants."""
+    if isinstance(key, str):
+        return key, 0, ""
+    return key.case_id, key.epoch, key.variant or ""
+
+
+def joined_rows(
+    run: Run,
+    records: Mapping[str, JournalRecord] | Mapping[ItemKey, JournalRecord],
+    cases: Mapping[str, Mapping[str, Any]],
+) -> list[dict]:
+    """One row per record, by case (a `case_records` mapping) or by item (`item_records`), in case-id order, its
+    case's fields beside its prediction (see `COLUMNS`)."""
     rows = []
-    for case_id in sorted(records):
-        rec, case = records[case_id], cases[case_id]
+    for key in sorted(records, key=_order):
+        rec = records[key]  # type: ignore[index]
+        case_id = key if isinstance(key, str) else key.case_id
+        case = cases[case_id]
         if extra := sorted(set(case) - KNOWN_CASE_KEYS):
             raise RunLoadError(f"case {case_id}: field(s) {', '.join(extra)} have no column in the export")
         error = rec.get("error")
@@ -95,6 +117,9 @@ def joined_rows(run: Run, records: Mapping[str, JournalRecord], cases: Mapping[s
             "attempts": rec.get("attempts", 1),
             "latency_s": rec.get("latency_s", 0.0),
             "cached": bool(rec.get("cached", False)),
+            "epoch": None if isinstance(key, str) else key.epoch,
+            "variant": rec.get("variant"),
+            "permutation_json": _json(rec.get("permutation")),
         }
         rows.append(row)
     return rows
@@ -150,16 +175,20 @@ def parquet_bytes(rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) ->
     return buffer.getvalue()
 
 
-def export_parquet(run_dir: str | Path, out: str | Path | None = None, cases: str | None = None) -> tuple[Path, int]:
-    """Write the run's predictions joined with its cases to ``out`` (default ``RUN_DIR/predictions.parquet``);
-    returns (the path, the number of rows)."""
+def export_parquet(
+    run_dir: str | Path, out: str | Path | None = None, cases: str | None = None, *, items: bool = False
+) -> tuple[Path, int]:
+    """Write the run's predictions joined with its cases to ``out`` (default ``RUN_DIR/predictions.parquet``), one
+    row a case, or with ``items`` one row a case, epoch and variant; returns (the path, the number of rows)."""
     run_dir = Path(run_dir)
     if run_dir.is_file():
         raise UsageError(f"{run_dir}: a baseline file keeps no replies; export a run folder")
     _pyarrow()  # before any reading: a missing library is said at once
     run = read_run(run_dir)  # every file checked, and its figures against its journal
-    records = case_records(run_dir)
-    rows = joined_rows(run, records, run_cases(run, records, cases))
+    records: Mapping[str, JournalRecord] | Mapping[ItemKey, JournalRecord]
+    records = item_records(run_dir) if items else case_records(run_dir)
+    by_case = {(k if isinstance(k, str) else k.case_id): rec for k, rec in records.items()}
+    rows = joined_rows(run, records, run_cases(run, by_case, cases))
     path = Path(out) if out else run_dir / "predictions.parquet"
     atomic_write(path, parquet_bytes(rows, metadata(run)))
     return path, len(rows)

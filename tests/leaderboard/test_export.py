@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -141,3 +142,70 @@ def test_without_mlflow_the_export_says_how_to_install_it(run: dict[str, Path], 
                    env={"PYTHONPATH": str(tmp_path / "block")})  # fmt: skip
     assert proc.returncode == 2 and not (tmp_path / "store").exists()
     assert "needs MLflow" in proc.stderr and "pip install 'fcb-harness[mlflow]'" in proc.stderr
+
+
+NOISY = '''
+import hashlib, json, threading
+from harness.types import Prediction
+
+RISKS = ("low", "medium", "high")
+LOCK = threading.Lock()
+CALLS = {}
+
+
+def h(text):
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
+def noisy(request):
+    """A verdict drawn afresh on every call, with a score: epochs disagree and variants flip."""
+    key = json.dumps(request, sort_keys=True)
+    with LOCK:
+        k = CALLS[key] = CALLS.get(key, -1) + 1
+    return Prediction(RISKS[h(f"{key}:{k}") % 3], score=h(f"s:{key}:{k}") % 101 / 100)
+'''
+
+
+def test_a_run_with_epochs_and_probes_exports_by_case_or_by_item(tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 30)
+    (tmp_path / "noisy.py").write_text(NOISY)
+    run_dir = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", f"{tmp_path / 'noisy.py'}:noisy", "--out", str(run_dir), "--epochs", "3",
+                   "--probe", "order,names", "--bootstrap", "0", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    journal = read_jsonl(run_dir / "predictions.jsonl")
+    asked = Counter(r.get("variant") for r in journal)  # order only where the answers' texts allow another order
+    assert asked[None] == asked["names"] == 30 * 3 and 0 < asked["order"] <= 30 * 3
+
+    proc = run_cli("export", str(run_dir), "--to", "parquet", "--items", "--out", str(tmp_path / "items.parquet"))
+    assert proc.returncode == 0, proc.stderr
+    items = pd.read_parquet(tmp_path / "items.parquet")
+    assert len(items) == len(journal)  # every answer the journal holds, once
+    by_key = {(r["id"], r["epoch"], r.get("variant")): r for r in journal}
+    for row in items.to_dict("records"):
+        rec = by_key.pop((row["id"], int(row["epoch"]), plain(row["variant"])))
+        assert (row["predicted_risk"], row["risk_score"]) == (rec["risk"], rec["score"])
+        permutation = plain(row["permutation_json"])
+        assert (None if permutation is None else json.loads(permutation)) == rec.get("permutation")
+    assert not by_key
+    keys = [(row["id"], row["epoch"], plain(row["variant"]) or "") for row in items.to_dict("records")]
+    assert keys == sorted(keys)  # by case, then epoch, the request as it is before its variants
+
+    proc = run_cli("export", str(run_dir), "--to", "parquet", "--out", str(tmp_path / "cases.parquet"))
+    assert proc.returncode == 0, proc.stderr
+    frame = pd.read_parquet(tmp_path / "cases.parquet")
+    assert len(frame) == 30 and frame["epoch"].isna().all() and frame["variant"].isna().all()
+    ties = 0
+    for row in frame.to_dict("records"):  # the reduced verdict: the most frequent, a tie to the earliest epoch's
+        asked = sorted((r for r in journal if r["id"] == row["id"] and "variant" not in r), key=lambda r: r["epoch"])
+        verdicts = [r["risk"] for r in asked]
+        top = max(Counter(verdicts).values())
+        ties += top == 1
+        assert row["predicted_risk"] == next(v for v in verdicts if verdicts.count(v) == top)
+        assert row["risk_score"] == pytest.approx(sum(r["score"] for r in asked) / 3)
+    assert 0 < ties < 30  # both rules were exercised
+    metrics = json.loads((run_dir / "metrics.json").read_text())["metrics"]
+    assert frame["correct"].mean() == pytest.approx(metrics["accuracy"])
+
+    refused = run_cli("export", str(run_dir), "--to", "mlflow", "--items")
+    assert refused.returncode == 2 and "--items" in refused.stderr
