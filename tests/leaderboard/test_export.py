@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from casegen import write_cases
 from conftest import Server, read_jsonl, run_cli
+from known_detectors import KNOWN
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 pd = pytest.importorskip("pandas")
@@ -144,33 +145,10 @@ def test_without_mlflow_the_export_says_how_to_install_it(run: dict[str, Path], 
     assert "needs MLflow" in proc.stderr and "pip install 'fcb-harness[mlflow]'" in proc.stderr
 
 
-NOISY = '''
-import hashlib, json, threading
-from harness.types import Prediction
-
-RISKS = ("low", "medium", "high")
-LOCK = threading.Lock()
-CALLS = {}
-
-
-def h(text):
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-
-
-def noisy(request):
-    """A verdict drawn afresh on every call, with a score: epochs disagree and variants flip."""
-    key = json.dumps(request, sort_keys=True)
-    with LOCK:
-        k = CALLS[key] = CALLS.get(key, -1) + 1
-    return Prediction(RISKS[h(f"{key}:{k}") % 3], score=h(f"s:{key}:{k}") % 101 / 100)
-'''
-
-
 def test_a_run_with_epochs_and_probes_exports_by_case_or_by_item(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 30)
-    (tmp_path / "noisy.py").write_text(NOISY)
     run_dir = tmp_path / "run"
-    proc = run_cli("eval", str(cases), "-d", f"{tmp_path / 'noisy.py'}:noisy", "--out", str(run_dir), "--epochs", "3",
+    proc = run_cli("eval", str(cases), "-d", f"{KNOWN}:fresh", "--out", str(run_dir), "--epochs", "3",
                    "--probe", "order,names", "--bootstrap", "0", "-q")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     journal = read_jsonl(run_dir / "predictions.jsonl")

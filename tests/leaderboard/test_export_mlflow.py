@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import read_jsonl, run_cli
+from known_detectors import KNOWN
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 try:
@@ -99,38 +100,11 @@ def test_a_broken_run_reaches_no_mlflow_store(run_dir: Path, tmp_path: Path, mon
     assert found is None or client.search_runs([found.experiment_id]) == []
 
 
-SWAYED = '''
-import hashlib, json, threading
-from harness.types import Prediction
-
-RISKS = ("low", "medium", "high")
-LOCK = threading.Lock()
-CALLS = {}
-
-
-def h(text):
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-
-
-def swayed(request):
-    """Reads the first answer only, and answers at random on a share of calls: every figure of a repeated, probed
-    run is then away from its bound."""
-    key = json.dumps(request, sort_keys=True)
-    with LOCK:
-        k = CALLS[key] = CALLS.get(key, -1) + 1
-    first = request["answers"][0]["text"]
-    risk = RISKS[h(f"draw:{key}:{k}") % 3] if h(f"{key}:{k}") % 10 < 3 else RISKS[h(first) % 3]
-    return Prediction(risk, score=h(f"score:{first}") % 101 / 100)
-'''
-
-
 def test_repeats_probes_and_calibration_reach_mlflow_as_the_journal_gives_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    detector = tmp_path / "swayed.py"
-    detector.write_text(SWAYED)
     run_dir = tmp_path / "run"
-    proc = run_cli("eval", "-d", f"{detector}:swayed", "--out", str(run_dir), "--epochs", "3",
+    proc = run_cli("eval", "-d", f"{KNOWN}:swayed", "--out", str(run_dir), "--epochs", "3",
                    "--probe", "order,names", "--bootstrap", "100", "-q")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     store = f"file:{tmp_path / 'mlruns'}"

@@ -6,7 +6,6 @@ headline without it."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from itertools import combinations
@@ -15,48 +14,9 @@ from pathlib import Path
 import pytest
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
+from known_detectors import KNOWN, RISKS, h
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
-
-RISKS = ("low", "medium", "high")
-
-DETECTORS = """
-import hashlib, json, os, threading
-from harness.types import Prediction
-
-RISKS = ("low", "medium", "high")
-LOCK = threading.Lock()
-CALLS = {}
-
-
-def h(text):
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-
-
-def first_only(request):
-    with LOCK, open(os.environ["SEEN"], "a") as f:
-        f.write(json.dumps(request) + "\\n")
-    return Prediction(RISKS[h(request["answers"][0]["text"]) % 3], score=h(request["answers"][0]["text"]) % 101 / 100)
-
-
-def blind(request):
-    texts = sorted(a["text"] for a in request["answers"]) + sorted(request.get("evidence", []))
-    return Prediction(RISKS[h("|".join(texts)) % 3])
-
-
-def noisy(request):
-    key = json.dumps(request, sort_keys=True)
-    with LOCK:
-        k = CALLS.get(key, 0)
-        CALLS[key] = k + 1
-    if h(f"{key}:{k}") % 10 < 3:  # 30% of calls: a verdict drawn for the call
-        return Prediction(RISKS[h(f"draw:{key}:{k}") % 3])
-    return Prediction(RISKS[h(key) % 3])
-"""
-
-
-def h(text: str) -> int:
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
 def varied_cases(path: Path, n: int) -> Path:
@@ -73,9 +33,7 @@ def varied_cases(path: Path, n: int) -> Path:
 
 
 def _eval(tmp_path: Path, cases: Path, fn: str, out: str, *args: str, env: dict | None = None) -> dict:
-    detectors = tmp_path / "detectors.py"
-    detectors.write_text(DETECTORS)
-    proc = run_cli("eval", str(cases), "-d", f"{detectors}:{fn}", "--out", str(tmp_path / out), "-q",
+    proc = run_cli("eval", str(cases), "-d", f"{KNOWN}:{fn}", "--out", str(tmp_path / out), "-q",
                    "--bootstrap", "100", *args, env=env)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return json.loads((tmp_path / out / "metrics.json").read_text())
