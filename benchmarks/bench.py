@@ -545,6 +545,20 @@ def bench_scale(tmp: Path) -> dict[str, Any]:
     return out
 
 
+def bench_gate(tmp: Path) -> dict[str, Any]:
+    """Issue 30's gate target in full (benchmarks/gate.py: 30 pairs of runs of identical code, at most 3 may fail the
+    gate; 5 pairs with a real change, at least 4 must); the test suite runs it with one pair of each."""
+    import gate
+
+    result = gate.measure(tmp, pairs=30, change_pairs=5, epochs=5, n_boot=1000, alpha=0.05)
+    same, changed = result["same"]["exit_1"], result["changed"]["exit_1"]
+    return {
+        "identical_pairs_failed": f"{same} of 30 (target: at most 3)",
+        "changed_pairs_caught": f"{changed} of 5 (target: at least 4)",
+        "meets_target": same <= 3 and changed >= 4,
+    }
+
+
 SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "overhead": bench_overhead,
     "realistic": bench_realistic,
@@ -560,6 +574,7 @@ SECTIONS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "board": bench_board,
     "throughput": bench_throughput,
     "items": bench_items,
+    "gate": bench_gate,
 }
 
 

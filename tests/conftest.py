@@ -1,15 +1,21 @@
-"""Shared fixtures: a real detector server on 127.0.0.1 and the real CLI in a subprocess."""
+"""Shared fixtures: a real detector server on 127.0.0.1, and the real CLI called in process or in a subprocess."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import urllib.request
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,7 +78,33 @@ def detector_server() -> Iterator[Callable[..., Server]]:
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python -m harness ARGS`` in a subprocess, as a user would run ``fcb``."""
+    """``fcb ARGS`` called in this process: `harness.cli.main` with its own standard streams, the environment
+    updated by ``env`` and the checkout as the working folder for the call, its exit code as ``returncode``. What
+    the process boundary itself does (start-up, signals, a killed process, pipes) is the business of the named tests
+    that call `run_fcb_process`. ``timeout`` is pytest-timeout's here (a subprocess's in `run_fcb_process`)."""
+    from harness.cli import main
+
+    out, err = _Stream(), _Stream()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.update(env or {})
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            warnings.resetwarnings()  # as in a fresh interpreter: a warning reaches standard error once a place
+            warnings.simplefilter("default")
+            warnings.showwarning = _show_warning
+            code = _exit_code(main, list(args))
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["fcb", *args], code, out.text(), err.text())
+
+
+def run_fcb_process(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120, **kwargs: Any
+) -> subprocess.CompletedProcess:
+    """``python -m harness ARGS`` in a subprocess, as a user runs ``fcb``: for the tests about the process itself."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "harness", *args],
@@ -81,7 +113,54 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120)
         timeout=timeout,
         env=full_env,
         cwd=ROOT,
+        **kwargs,
     )
+
+
+class _Stream(io.TextIOWrapper):
+    """A standard stream for one in-process call: text over bytes (``.buffer`` exists, as on a real stream) and
+    no descriptor, as for a pipe that is not a terminal."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True)
+
+    def text(self) -> str:
+        self.flush()
+        return self.buffer.getvalue().decode("utf-8", "replace")  # type: ignore[attr-defined]
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno))
+
+
+def _exit_code(main: Callable[[list[str]], int], argv: list[str]) -> int:
+    """What the process would exit with: main's return value, or the code of a `SystemExit` (argparse's). Called
+    from a thread of its own when this one runs an event loop already (a test driving Playwright's sync API)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _call_main(main, argv)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(_call_main, main, argv).result()
+
+
+def _call_main(main: Callable[[list[str]], int], argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+
+
+def short_backoff(folder: Path) -> list[str]:
+    """``fcb eval`` flags for a detector config whose retries wait 20 ms, then 40 ms... (``backoff_initial``, with
+    jitter of as much again) instead of 0.5 s, 1 s... plus up to 1 s: for the tests about what is retried, not how
+    long it waits (`harness.detectors.transport` tests the waits themselves)."""
+    config = folder / "short-backoff.toml"
+    config.write_text("backoff_initial = 0.02\nbackoff_max = 0.5\n")
+    return ["--detector-config", str(config)]
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -106,3 +185,18 @@ def once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], obje
             make(folder)
             done.touch()
     return folder
+
+
+def _audit_embedded(folder: Path) -> None:
+    proc = run_cli(
+        "audit-dataset", str(EMBEDDED), "--split-by", "source-item", "--format", "json", "--out",
+        str(folder / "audit.json"), "-q",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture(scope="session")
+def embedded_audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`fcb audit-dataset EMBEDDED --split-by source-item --format json` (its grid searches: about 8 s on 2 cores),
+    run once for the whole session and shared by the workers: the audit.json it wrote."""
+    return once(tmp_path_factory, "embedded-audit", _audit_embedded) / "audit.json"

@@ -26,7 +26,7 @@ def assess(request):
 
 # under pytest -n these tests are to share one worker (--dist loadgroup; see the Makefile), so that
 # the module-scoped outputs are made once, not once on every worker
-pytestmark = [pytest.mark.xdist_group("test_documents"), pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 
 def printed_schemas() -> dict[str, dict]:
@@ -52,19 +52,17 @@ def validators(schemas: dict[str, dict]) -> dict[str, Draft202012Validator]:
 
 
 @pytest.fixture(scope="module")
-def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def outputs(tmp_path_factory: pytest.TempPathFactory, embedded_audit: Path) -> dict[str, object]:
     """Real outputs of real commands: two evaluations, a baseline, a leaderboard, a case-level analysis and a data set
-    audit. Made once a session (`once`): the xdist workers that run this module's tests share them and read them back
-    each."""
+    audit (the embedded set's, `conftest.embedded_audit`). Made once a session (`once`): the xdist workers that run
+    this module's tests share them and read them back each."""
     tmp = once(tmp_path_factory, "documents-outputs", _make_outputs)
     runs = {"agreement": tmp / "agreement", "flaky": tmp / "flaky"}
     return {
         "runs": runs,
         "baseline": json.loads((tmp / "baselines" / "b1.json").read_text()),
-        **{
-            name: json.loads((tmp / f"{name}.json").read_text())
-            for name in ("leaderboard", "audit", "compare", "items")
-        },
+        "audit": json.loads(embedded_audit.read_text()),
+        **{name: json.loads((tmp / f"{name}.json").read_text()) for name in ("leaderboard", "compare", "items")},
     }
 
 
@@ -82,13 +80,11 @@ def _make_outputs(tmp: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     board = run_cli("leaderboard", str(runs["agreement"]), str(runs["flaky"]), "--format", "json", "--bootstrap", "50")
     assert board.returncode == 0, board.stderr
-    audit = run_cli("audit-dataset", str(EMBEDDED), "--split-by", "source-item", "--format", "json", "-q")
-    assert audit.returncode in (0, 1), audit.stderr
     compare = run_cli("compare", str(runs["agreement"]), str(runs["flaky"]), "--format", "json", "--bootstrap", "50")
     assert compare.returncode in (0, 1), compare.stderr
     items = run_cli("items", str(runs["agreement"]), str(runs["flaky"]), "--strongest", "2", "--format", "json")
     assert items.returncode == 0, items.stderr
-    for name, proc in (("leaderboard", board), ("audit", audit), ("compare", compare), ("items", items)):
+    for name, proc in (("leaderboard", board), ("compare", compare), ("items", items)):
         (tmp / f"{name}.json").write_text(proc.stdout)
 
 

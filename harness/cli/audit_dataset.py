@@ -36,6 +36,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--split-by", choices=["source-item"], help="split one file in halves by source item")
     p.add_argument("--seed", type=int, default=0, help="seed of the models, the bootstrap and --split-by")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap resamples (1000)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="fit each surface model at one setting instead of choosing it by grouped cross-validation: a planted "
+        "shortcut still shows, in a fraction of the time (a check while building, not a verdict to publish)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
 
@@ -111,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("TRAIN needs cases of two categories or more, and TEST at least one case")
     progress = _Progress(args.quiet)
     settings = Settings(max_surface_f1=args.max_surface_f1, seed=args.seed, n_boot=args.bootstrap,
-                        max_shape_auc=args.max_shape_auc)  # fmt: skip
+                        max_shape_auc=args.max_shape_auc, search=not args.quick)  # fmt: skip
     document = audit(train, test, files, settings, progress, split_by=args.split_by)
     progress.done()
     if args.format == "json":

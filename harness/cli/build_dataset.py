@@ -32,8 +32,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument(
         "--audit",
-        action="store_true",
-        help="also run fcb audit-dataset on the splits: audit.json beside them, its figures in card.json",
+        nargs="?",
+        const="full",
+        choices=("full", "quick"),
+        help="also run fcb audit-dataset on the splits (--audit quick: as fcb audit-dataset --quick): audit.json "
+        "beside them, its figures in card.json",
     )
     p.add_argument("--workers", type=positive_int, default=None, help="grading processes (default: one per core)")
     p.set_defaults(func=run)

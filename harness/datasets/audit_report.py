@@ -71,9 +71,14 @@ def _surface(w: _Writer, doc: AuditDocument) -> None:
         for b in s["baselines"]
     ]
     w.table(rows, ["features", "category macro-F1 [95% CI]", "risk macro-F1 [95% CI]", "CV on TRAIN", "chosen"])
+    chosen = (
+        f"settings chosen by grouped cross-validation on TRAIN ({s['train_cases']} cases)"
+        if doc["settings"].get("search", True)
+        else f"each model at one setting, fitted on TRAIN ({s['train_cases']} cases) without a search (--quick)"
+    )
     w.para(
         f"{len(doc['categories'])} categories, chance about {1 / len(doc['categories']):.3f} (category) and "
-        f"the majority class above; settings chosen by grouped cross-validation on TRAIN ({s['train_cases']} cases)"
+        f"the majority class above; {chosen}"
     )
     names = [b["name"] for b in s["baselines"] if b["name"] != "majority class"]
     per = {b["name"]: b["per_category"] for b in s["baselines"]}

@@ -33,6 +33,8 @@ _KEYS = _LLM_KEYS | {
     "risk_field",
     "token_env",
     "max_response_bytes",
+    "backoff_initial",
+    "backoff_max",
     "batch_size",
     "rpm",
     "tpm",

@@ -18,7 +18,7 @@ class DetectorOptions:
     headers: dict[str, str] = field(default_factory=dict)
     token_env: str = "FCB_DETECTOR_TOKEN"
     max_response_bytes: int = 4 * 1024 * 1024
-    backoff_initial: float = 0.5
+    backoff_initial: float = 0.5  # seconds before the first retry, doubled at each next one (plus jitter)
     backoff_max: float = 30.0
     # language-model detectors (llm:MODEL@BASE_URL) only
     temperature: float = 0.0
@@ -46,6 +46,11 @@ class DetectorOptions:
             raise UsageError(f"timeout must be positive, got {self.timeout}")
         if self.retries < 0:
             raise UsageError(f"retries must be 0 or more, got {self.retries}")
+        if not 0 < self.backoff_initial <= self.backoff_max:
+            raise UsageError(
+                f"backoff_initial must be above 0 and at most backoff_max ({self.backoff_max} s), got "
+                f"{self.backoff_initial}"
+            )
         if self.batch_size < 1:
             raise UsageError(f"batch size must be at least 1, got {self.batch_size}")
         if self.samples < 1:

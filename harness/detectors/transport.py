@@ -180,7 +180,11 @@ class Transport:
             self._replicas.append(_Replica(clean, headers_from_env(options, basic_auth)))
         self.name = ",".join(redact_url(r.url) for r in self._replicas)
         """The URLs with their secrets redacted, comma-separated: fit to show and to store."""
-        self._backoff = wait_exponential_jitter(multiplier=options.backoff_initial, max=options.backoff_max)
+        # jitter of up to 1 s, or of twice the first wait when that is shorter: a 10 ms backoff stays about 10 ms
+        jitter = min(1.0, 2 * options.backoff_initial)
+        self._backoff = wait_exponential_jitter(
+            multiplier=options.backoff_initial, max=options.backoff_max, jitter=jitter
+        )
         self._session: aiohttp.ClientSession | None = None  # made inside the running event loop
         self._budget = _Budget(max(REPLY_BUDGET_BYTES, options.max_response_bytes))
         self._retry_connect = True  # False during a preflight: an unreachable endpoint fails at once

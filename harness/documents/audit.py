@@ -38,6 +38,13 @@ class AuditSettings(TypedDict):
     seed: int
     bootstrap: Positive
     max_shape_auc: Share
+    search: Annotated[
+        NotRequired[bool],
+        Doc(
+            "false: each surface model at one setting, without the grouped cross-validated grid search "
+            "(fcb audit-dataset --quick); absent in audits written before the setting existed: searched"
+        ),
+    ]
 
 
 # ---- surface baselines: models fitted on TRAIN's wording and sizes alone -------------------------------------------

@@ -386,6 +386,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         whole = complete and not scanned.invalid_lines and settings.shard is None
         document = metrics_document(settings, scanned, digest, detector, detector_fingerprint, metrics, complete=whole)
         document["stopped"] = stopped
+        signals.abort_if_asked()
         write_outputs(run_dir, document, scanned.spool)
     problems = [str(p) for p in scanned.problems]
     details = case_details(run_dir, settings.cases, scanned.sha256)

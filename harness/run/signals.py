@@ -28,6 +28,7 @@ class Signals:
         self.on_first: Callable[[], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._old: dict[int, Any] = {}
+        self._old_hook: Callable[[Any], object] | None = None
 
     def __enter__(self) -> Signals:
         self._loop = asyncio.get_running_loop()
@@ -35,11 +36,20 @@ class Signals:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(ValueError, OSError):
                     self._old[sig] = signal.signal(sig, self._handle)
+            self._old_hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return self
 
     def __exit__(self, *_: object) -> None:
         for sig, old in self._old.items():
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
+        if self._old_hook is not None:
+            sys.unraisablehook, self._old_hook = self._old_hook, None
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """The third signal's `RunAborted`, raised where Python only reports exceptions (a weakref's callback), is
+        not reported as a trace: `abort_if_asked` aborts the run before its report all the same."""
+        if not isinstance(unraisable.exc_value, RunAborted) and self._old_hook is not None:
+            self._old_hook(unraisable)
 
     def _handle(self, signum: int, frame: Any) -> None:
         self.count += 1
@@ -52,6 +62,13 @@ class Signals:
                 os.write(sys.stderr.fileno(), b"finishing the report; press Ctrl-C again to abort\n")
         else:
             raise RunAborted  # a KeyboardInterrupt that detector adapters do not take for the detector's own
+
+    def abort_if_asked(self) -> None:
+        """Raise `RunAborted` when a third signal came: its own raise can be lost, when it lands in code whose
+        exceptions Python only reports ("Exception ignored in: ...", a weakref's callback), and the report must not
+        be written all the same."""
+        if self.count >= 3:
+            raise RunAborted
 
     def _first(self) -> None:
         if self.on_first is not None:

@@ -224,6 +224,22 @@ def test_detector_config_file(tmp_path: Path, detector_server) -> None:
     config.write_text('detector = "builtin:agreement"\nretrys = 1\n')
     proc = run_cli("eval", str(cases), "--detector-config", str(config), "-q")
     assert proc.returncode == 2 and "unknown key 'retrys'" in proc.stderr
+    config.write_text('detector = "builtin:agreement"\nbackoff_initial = 0\n')
+    proc = run_cli("eval", str(cases), "--detector-config", str(config), "-q")
+    assert proc.returncode == 2 and f"{config}: backoff_initial must be above 0" in proc.stderr
+
+
+def test_a_config_s_backoff_is_used_and_kept_for_the_resume(tmp_path: Path, detector_server) -> None:
+    server = detector_server("--status", "503")
+    config = tmp_path / "det.toml"
+    config.write_text(f'detector = "{server.url}"\nretries = 2\nbackoff_initial = 0.01\nbackoff_max = 5\n')
+    cases = write_cases(tmp_path / "cases.jsonl", 2)
+    out = tmp_path / "run"
+    args = ["eval", str(cases), "--detector-config", str(config), "--out", str(out), "-q", "--no-preflight"]
+    assert run_cli(*args).returncode == 1  # every case errored, after its retries
+    assert {r["attempts"] for r in read_jsonl(out / "predictions.jsonl")} == {3}
+    stored = json.loads((out / "run.json").read_text())["settings"]
+    assert (stored["backoff_initial"], stored["backoff_max"]) == (0.01, 5)
 
 
 def test_help_lists_every_detector_form_and_serve_defaults() -> None:

@@ -122,14 +122,15 @@ def write(path: Path, cases: list[dict]) -> Path:
 
 
 def audit_of(train: list[dict], test: list[dict]) -> dict:
-    """The audit in-process (the CLI tests below cover the command itself)."""
+    """The audit in-process (the CLI tests below cover the command itself), each surface model at one setting: a
+    planted shortcut shows without the grid search, which the clean benchmark's test runs."""
     tr = [item_from_case(c, "train", k + 1) for k, c in enumerate(train)]
     te = [item_from_case(c, "test", k + 1) for k, c in enumerate(test)]
     info = (
         {"path": "train", "sha256": "0" * 64, "cases": len(tr)},
         {"path": "test", "sha256": "0" * 64, "cases": len(te)},
     )
-    return audit(tr, te, info, Settings(n_boot=200))
+    return audit(tr, te, info, Settings(n_boot=200, search=False))
 
 
 def test_items_that_do_not_name_their_file_are_refused() -> None:
@@ -167,6 +168,9 @@ def test_a_clean_benchmark_passes_with_every_surface_baseline_near_chance(clean:
         assert b["risk_macro_f1"] <= risk_chance + 0.1, b
     assert doc["rules"]["total"] == 0
     assert doc["overlap"]["shared_source_items"]["count"] == 0
+    # the one test that runs the grid search: every fitted model chose its setting by cross-validation
+    assert doc["settings"]["search"] is True
+    assert all(b["cv_macro_f1"] is not None for b in doc["surface"]["baselines"] if b["name"] != "majority class")
 
 
 def test_a_fixed_phrase_is_named_by_an_exact_rule(tmp_path: Path) -> None:
@@ -174,7 +178,7 @@ def test_a_fixed_phrase_is_named_by_an_exact_rule(tmp_path: Path) -> None:
     train = write(tmp_path / "train.jsonl", make_split(3, 0, plant=plant))
     test = write(tmp_path / "test.jsonl", make_split(4, 5000, plant=plant))
     out = tmp_path / "audit.json"
-    proc = run_cli("audit-dataset", str(train), str(test), "--format", "json", "--out", str(out), "-q")
+    proc = run_cli("audit-dataset", str(train), str(test), "--format", "json", "--out", str(out), "-q", "--quick")
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, SCHEMA)
@@ -187,6 +191,15 @@ def test_a_fixed_phrase_is_named_by_an_exact_rule(tmp_path: Path) -> None:
     assert any(f["kind"] == "exact_rule" and "echo_cascade" in f["message"] for f in doc["verdict"]["findings"])
     text = render(doc)
     assert f'"{best["text"]}"' in text and f'"{best["longest_equivalent"]}"' in text and "verdict: FAIL" in text
+    # --quick: each model at its one setting, no cross-validation, and the report says so
+    assert doc["settings"]["search"] is False
+    assert {json.dumps(b["params"]) for b in doc["surface"]["baselines"]} == {
+        "{}",
+        '{"max_depth": 3, "learning_rate": 0.1}',
+        '{"C": 3.0}',
+    }
+    assert all(b["cv_macro_f1"] is None for b in doc["surface"]["baselines"])
+    assert "without a search (--quick)" in text
 
 
 def test_an_answer_count_marking_a_category_is_caught() -> None:
@@ -230,7 +243,8 @@ def test_a_question_or_source_item_shared_across_the_files_fails(clean: tuple[Pa
     test = [json.loads(line) for line in clean[1].read_text().splitlines()]
     test[3]["question"] = "  " + train[10]["question"].upper()  # the same question, other case and white space
     test[5]["source"] = train[20]["source"]  # the same source item, other wording
-    proc = run_cli("audit-dataset", str(clean[0]), str(write(tmp_path / "test.jsonl", test)), "--format", "json")
+    proc = run_cli("audit-dataset", str(clean[0]), str(write(tmp_path / "test.jsonl", test)), "--format", "json",
+                   "--quick", "--bootstrap", "200")  # fmt: skip
     assert proc.returncode == 1
     overlap = json.loads(proc.stdout)["overlap"]
     assert overlap["identical_questions"]["across_files"]["pairs"] == 1
@@ -245,7 +259,8 @@ def test_a_near_duplicate_question_is_listed_as_a_warning(clean: tuple[Path, Pat
     test = [json.loads(line) for line in clean[1].read_text().splitlines()]
     train = [json.loads(line) for line in clean[0].read_text().splitlines()]
     test[7]["question"] = train[30]["question"].rstrip("?") + " kaka?"  # one word more
-    proc = run_cli("audit-dataset", str(clean[0]), str(write(tmp_path / "test.jsonl", test)), "--format", "json")
+    proc = run_cli("audit-dataset", str(clean[0]), str(write(tmp_path / "test.jsonl", test)), "--format", "json",
+                   "--quick", "--bootstrap", "200")  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-1500:]  # a warning, not a failure
     doc = json.loads(proc.stdout)
     near = doc["overlap"]["near_duplicate_questions"]["across_files"]
@@ -255,7 +270,7 @@ def test_a_near_duplicate_question_is_listed_as_a_warning(clean: tuple[Path, Pat
 
 
 def test_one_file_split_by_source_item(clean: tuple[Path, Path]) -> None:
-    proc = run_cli("audit-dataset", str(clean[0]), "--split-by", "source-item", "--format", "json", "-q")
+    proc = run_cli("audit-dataset", str(clean[0]), "--split-by", "source-item", "--format", "json", "-q", "--quick")
     assert proc.returncode == 0, proc.stdout[-1500:]
     files = json.loads(proc.stdout)["files"]
     n = sum(1 for _ in clean[0].open())
@@ -275,7 +290,7 @@ def test_bad_usage_and_invalid_files(clean: tuple[Path, Path], tmp_path: Path) -
     broken["majority_correct"] = "yes"
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([lines[0], json.dumps(broken), *lines[2:]]) + "\n")
-    proc = run_cli("audit-dataset", str(clean[0]), str(bad))
+    proc = run_cli("audit-dataset", str(clean[0]), str(bad), "--quick")
     validate = run_cli("validate", str(bad))
     assert proc.returncode == 1 and validate.returncode == 1
     # validate prints its findings on stdout; the audit, for which they are errors, on stderr

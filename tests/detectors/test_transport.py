@@ -42,3 +42,14 @@ def test_a_429_without_retry_after_waits_as_a_first_retry_however_often_it_came(
     assert all(320 <= transport._wait(overloaded) <= 321 for _ in range(20))  # 10 * 2 ** 5: backing off
     told = _state_after(_Transient("http", "429", retry_after=7.5, status=429), attempt=6)
     assert transport._wait(told) == 7.5  # Retry-After said how long
+
+
+def test_the_jitter_is_up_to_a_second_or_twice_the_first_wait_when_that_is_less() -> None:
+    failed = _Transient("http", "503", status=503)
+    short = Transport(["http://127.0.0.1:9/v1/consensus"], DetectorOptions(backoff_initial=0.01, backoff_max=5))
+    for attempt, base in ((1, 0.01), (3, 0.04)):
+        waits = [short._wait(_state_after(failed, attempt)) for _ in range(200)]
+        assert base <= min(waits) and max(waits) <= base + 0.02 and max(waits) > base + 0.01  # jitter of 0.02
+    default = Transport(["http://127.0.0.1:9/v1/consensus"], DetectorOptions())
+    waits = [default._wait(_state_after(failed, 1)) for _ in range(200)]
+    assert min(waits) >= 0.5 and max(waits) <= 1.5 and max(waits) > 1.0  # 0.5 s plus up to 1 s, as before

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from casegen import write_cases
-from conftest import Server, read_jsonl, run_cli
+from conftest import Server, read_jsonl, run_cli, run_fcb_process
 from known_detectors import KNOWN
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
@@ -129,8 +129,8 @@ def test_without_pyarrow_the_export_says_how_to_install_it(run: dict[str, Path],
     blocker = tmp_path / "block" / "pyarrow"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('pyarrow is blocked in this test')\n")
-    proc = run_cli("export", str(run["run"]), "--to", "parquet", "--out", str(tmp_path / "x.parquet"),
-                   env={"PYTHONPATH": str(tmp_path / "block")})  # fmt: skip
+    proc = run_fcb_process("export", str(run["run"]), "--to", "parquet", "--out", str(tmp_path / "x.parquet"),
+                           env={"PYTHONPATH": str(tmp_path / "block")})  # fmt: skip
     assert proc.returncode == 2 and not (tmp_path / "x.parquet").exists()
     assert "needs pyarrow" in proc.stderr and "pip install 'fcb-harness[parquet]'" in proc.stderr
 
@@ -139,8 +139,8 @@ def test_without_mlflow_the_export_says_how_to_install_it(run: dict[str, Path], 
     blocker = tmp_path / "block" / "mlflow"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('mlflow is blocked in this test')\n")
-    proc = run_cli("export", str(run["run"]), "--to", "mlflow", "--tracking-uri", f"file:{tmp_path / 'store'}",
-                   env={"PYTHONPATH": str(tmp_path / "block")})  # fmt: skip
+    proc = run_fcb_process("export", str(run["run"]), "--to", "mlflow", "--tracking-uri", f"file:{tmp_path / 'store'}",
+                           env={"PYTHONPATH": str(tmp_path / "block")})  # fmt: skip
     assert proc.returncode == 2 and not (tmp_path / "store").exists()
     assert "needs MLflow" in proc.stderr and "pip install 'fcb-harness[mlflow]'" in proc.stderr
 

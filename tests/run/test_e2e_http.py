@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from casegen import write_cases
-from conftest import read_jsonl, run_cli
+from conftest import read_jsonl, run_cli, short_backoff
 from servers.detector_server import is_flaky, reply_for
 from sklearn.metrics import confusion_matrix
 
@@ -46,9 +46,10 @@ def test_cli_against_http_detector_matches_independent_computation(tmp_path: Pat
         "--retries",
         "2",
         "--concurrency",
-        "8",  # the retried cases spend most of the run in backoff waits: more of them wait side by side
+        "8",
         "--bootstrap",
         "200",
+        *short_backoff(tmp_path),  # the retries are the point here, not their waits
     )
     assert proc.returncode == 0, proc.stderr
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import servicekit
 from casegen import write_cases
-from conftest import OPENAI_SERVER, ROOT, read_jsonl, run_cli
+from conftest import OPENAI_SERVER, ROOT, read_jsonl, run_cli, run_fcb_process
 from servicekit import Service
 
 import harness
@@ -61,7 +61,7 @@ def test_module_builtin_and_llm_fingerprints_and_the_llm_run_folder(tmp_path: Pa
     module.write_text(DETECTOR_V2)
     out = tmp_path / "module"
     env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    proc = run_cli("eval", str(cases), "-d", "fp_module_det:assess", "--out", str(out), "-q", env=env)
+    proc = run_fcb_process("eval", str(cases), "-d", "fp_module_det:assess", "--out", str(out), "-q", env=env)
     assert proc.returncode == 0, proc.stderr
     assert _identity(out)["fingerprint"]["sha256"] == hashlib.sha256(DETECTOR_V2.encode()).hexdigest()
 

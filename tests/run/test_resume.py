@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from casegen import write_cases
-from conftest import ROOT, read_jsonl, run_cli
+from conftest import ROOT, read_jsonl, run_cli, short_backoff
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -39,7 +39,8 @@ def test_killed_run_resumes_to_the_same_metrics(tmp_path: Path, detector_server)
     server = detector_server("--delay", "0.01", "--garbage-every", "9")
     # the unreadable replies fail on every attempt: one retry keeps a retried case in play when the kill lands;
     # more would only add backoff waits (about 3.5 s a case for the default three)
-    common = ["--detector", server.url, "--quiet", "--concurrency", "2", "--bootstrap", "300", "--retries", "1"]
+    common = ["--detector", server.url, "--quiet", "--concurrency", "2", "--bootstrap", "300", "--retries", "1",
+              *short_backoff(tmp_path)]  # fmt: skip
 
     reference = tmp_path / "reference"
     assert run_cli("eval", str(cases), "--out", str(reference), *common).returncode == 0
@@ -220,7 +221,8 @@ def test_killed_at_random_points_resumes_to_each_case_exactly_once(tmp_path: Pat
     cases = write_cases(tmp_path / "cases.jsonl", 120, seed=seed)
     server = detector_server("--delay", "0.005", "--garbage-every", "7")
     # one retry, as above: a retried case can be cut off, without the default three's backoff waits
-    common = ["--detector", server.url, "--quiet", "--concurrency", "3", "--bootstrap", "200", "--retries", "1"]
+    common = ["--detector", server.url, "--quiet", "--concurrency", "3", "--bootstrap", "200", "--retries", "1",
+              *short_backoff(tmp_path)]  # fmt: skip
     reference = tmp_path / "reference"
     assert run_cli("eval", str(cases), "--out", str(reference), *common).returncode == 0
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from casegen import write_cases
-from conftest import read_jsonl, run_cli
+from conftest import read_jsonl, run_cli, short_backoff
 from servers.detector_server import fault_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
@@ -30,7 +30,7 @@ def test_unparseable_bodies_are_retried_to_the_fault_free_metrics(tmp_path: Path
     cases = write_cases(tmp_path / "cases.jsonl", 64)
     clean = detector_server()
     faulty = detector_server("--fault-rate", "0.3", "--faults", ",".join(FAULTS), "--seed", "2")  # first tries only
-    common = ["-q", "--retries", "2", "--bootstrap", "100"]
+    common = ["-q", "--retries", "2", "--bootstrap", "100", *short_backoff(tmp_path)]
     assert run_cli("eval", str(cases), "-d", clean.url, "--out", str(tmp_path / "clean"), *common).returncode == 0
     proc = run_cli("eval", str(cases), "-d", faulty.url, "--out", str(tmp_path / "faulty"), *common)
     assert proc.returncode == 0, proc.stderr
@@ -51,7 +51,9 @@ def test_an_unparseable_body_every_time_ends_as_invalid_response_after_the_retri
     server = detector_server("--fault-rate", "1", "--faults", "notjson", "--fault-every-attempt")
     cases = write_cases(tmp_path / "cases.jsonl", 3)
     out = tmp_path / "run"
-    proc = run_cli("eval", str(cases), "-d", server.url, "--out", str(out), "-q", "--retries", "2")
+    proc = run_cli(
+        "eval", str(cases), "-d", server.url, "--out", str(out), "-q", "--retries", "2", *short_backoff(tmp_path)
+    )
     assert proc.returncode == 1, proc.stderr  # every case errored
     records = read_jsonl(out / "predictions.jsonl")
     assert {(r["error"]["kind"], r["attempts"], r["error"]["raw"]) for r in records} == {

@@ -92,6 +92,7 @@ def _audit(
             "seed": settings.seed,
             "bootstrap": settings.n_boot,
             "max_shape_auc": settings.max_shape_auc,
+            "search": settings.search,
         },
         categories=cats,
         surface=surface,

@@ -54,20 +54,28 @@ class _Fit:
     model: Any
 
 
-def _grid_fit(
-    make: Callable[..., Any], grid: list[dict[str, Any]], x_tr: Any, y_tr: np.ndarray, groups: np.ndarray, x_te: Any
-) -> _Fit:
-    """Choose settings by grouped cross-validation on TRAIN, refit on all of TRAIN, predict TEST."""
+@dataclass(frozen=True, slots=True)
+class _Model:
+    make: Callable[..., Any]
+    grid: list[dict[str, Any]]  # the settings a grouped cross-validation chooses from
+    one: dict[str, Any]  # the setting fitted without a search (Settings.search False)
+
+
+def _grid_fit(model: _Model, search: bool, x_tr: Any, y_tr: np.ndarray, groups: np.ndarray, x_te: Any) -> _Fit:
+    """Choose settings by grouped cross-validation on TRAIN (or take ``model.one`` when not ``search``), refit on
+    all of TRAIN, predict TEST."""
     from sklearn.model_selection import GridSearchCV
 
+    make, grid = model.make, model.grid if search else [model.one]
     cv = _cv(groups, y_tr)
     if cv is None or len(grid) == 1:
-        model = make(**grid[0]).fit(x_tr, y_tr)
-        return _Fit(grid[0], None, model.predict(x_te), model)
+        fitted = make(**grid[0]).fit(x_tr, y_tr)
+        return _Fit(grid[0], None, fitted.predict(x_te), fitted)
     param_grid = [{key: [value] for key, value in g.items()} for g in grid]
-    search = GridSearchCV(make(), param_grid, scoring="f1_macro", cv=cv, n_jobs=1)
-    search.fit(x_tr, y_tr, groups=groups)
-    return _Fit(search.best_params_, float(search.best_score_), search.predict(x_te), search.best_estimator_)
+    grid_search = GridSearchCV(make(), param_grid, scoring="f1_macro", cv=cv, n_jobs=1)
+    grid_search.fit(x_tr, y_tr, groups=groups)
+    best = grid_search.best_estimator_
+    return _Fit(grid_search.best_params_, float(grid_search.best_score_), grid_search.predict(x_te), best)
 
 
 def _cv(groups: np.ndarray, y: np.ndarray) -> Any:
@@ -79,24 +87,24 @@ def _cv(groups: np.ndarray, y: np.ndarray) -> Any:
     return GroupKFold(n_splits=min(3, n_groups))
 
 
-def _trees(seed: int) -> tuple[Callable[..., Any], list[dict[str, Any]]]:
+def _trees(seed: int) -> _Model:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     def make(**kw: Any) -> Any:
         return HistGradientBoostingClassifier(max_iter=60, random_state=seed, **kw)
 
     grid = [{"max_depth": d, "learning_rate": lr} for d in (2, 3) for lr in (0.1, 0.3)]
-    return make, grid
+    return _Model(make, grid, one={"max_depth": 3, "learning_rate": 0.1})
 
 
-def _logistic() -> tuple[Callable[..., Any], list[dict[str, Any]]]:
+def _logistic() -> _Model:
     from sklearn.linear_model import LogisticRegression
 
     def make(**kw: Any) -> Any:
         # saga suits L2-normalised TF-IDF rows: 10-50x faster here than lbfgs at the larger C values
         return LogisticRegression(solver="saga", tol=1e-3, max_iter=1000, random_state=0, **kw)
 
-    return make, [{"C": c} for c in (0.3, 3.0, 30.0)]
+    return _Model(make, [{"C": c} for c in (0.3, 3.0, 30.0)], one={"C": 3.0})
 
 
 def surface_baselines(
@@ -145,20 +153,20 @@ def surface_baselines(
 
     progress("surface baselines: answer count and lengths (gradient-boosted trees)")
     num_tr, num_te = length_features(train), length_features(test)
-    tree, tree_grid = _trees(settings.seed)
+    tree, search = _trees(settings.seed), settings.search
     score(
         "answer count only",
         "number of answers; trees of depth <= 3",
-        _grid_fit(tree, tree_grid, num_tr[:, :1], y_tr, groups, num_te[:, :1]),
+        _grid_fit(tree, search, num_tr[:, :1], y_tr, groups, num_te[:, :1]),
     )
     score(
         "answer count + lengths",
         "answers, chars and words per answer (mean/min/max/std), question length; trees",
-        _grid_fit(tree, tree_grid, num_tr, y_tr, groups, num_te),
+        _grid_fit(tree, search, num_tr, y_tr, groups, num_te),
     )
 
     progress("surface baselines: TF-IDF over answers and question (logistic regression)")
-    logit, logit_grid = _logistic()
+    logit = _logistic()
     vec_a = TfidfVectorizer(ngram_range=(1, 3), min_df=2, sublinear_tf=True, token_pattern=TOKEN_PATTERN)
     vec_q = TfidfVectorizer(ngram_range=(1, 3), min_df=2, sublinear_tf=True, token_pattern=TOKEN_PATTERN)
     # The vocabularies and IDF come from TRAIN only (no labels are used); TEST is only transformed.
@@ -166,12 +174,12 @@ def surface_baselines(
     xa_te = vec_a.transform([_answers_doc(it) for it in test])
     xq_tr = vec_q.fit_transform([it.question for it in train])
     xq_te = vec_q.transform([it.question for it in test])
-    fit_a = _grid_fit(logit, logit_grid, xa_tr, y_tr, groups, xa_te)
+    fit_a = _grid_fit(logit, search, xa_tr, y_tr, groups, xa_te)
     score("TF-IDF answers", "word 1-3-grams over the answers; logistic regression", fit_a)
-    fit_q = _grid_fit(logit, logit_grid, xq_tr, y_tr, groups, xq_te)
+    fit_q = _grid_fit(logit, search, xq_tr, y_tr, groups, xq_te)
     score("TF-IDF question", "word 1-3-grams over the question; logistic regression", fit_q)
     xaq_tr, xaq_te = sparse.hstack([xa_tr, xq_tr]).tocsr(), sparse.hstack([xa_te, xq_te]).tocsr()
-    fit_aq = _grid_fit(logit, logit_grid, xaq_tr, y_tr, groups, xaq_te)
+    fit_aq = _grid_fit(logit, search, xaq_tr, y_tr, groups, xaq_te)
     score("TF-IDF answers + question", "both TF-IDF blocks side by side; logistic regression", fit_aq)
     names = [f"answer: {t}" for t in vec_a.get_feature_names_out()] + [
         f"question: {t}" for t in vec_q.get_feature_names_out()
@@ -185,7 +193,7 @@ def surface_baselines(
     score(
         "source data set only",
         "one-hot source data set; logistic regression",
-        _grid_fit(logit, logit_grid, xs_tr, y_tr, groups, xs_te),
+        _grid_fit(logit, search, xs_tr, y_tr, groups, xs_te),
     )
 
     # As if a detector spotted every constructed case: what the construction alone (with the source) says.
@@ -195,7 +203,7 @@ def surface_baselines(
     score(
         "source and origin",
         "one-hot source data set and origin tag, as if every constructed case were spotted; logistic regression",
-        _grid_fit(logit, logit_grid, xo_tr, y_tr, groups, xo_te),
+        _grid_fit(logit, search, xo_tr, y_tr, groups, xo_te),
     )
 
     # All together: trees over the numbers and the source, stacked on the text models' class probabilities
@@ -211,7 +219,7 @@ def surface_baselines(
     score(
         "all surface features",
         "trees over counts, lengths, source and the out-of-fold TF-IDF model scores",
-        _grid_fit(tree, tree_grid, np.hstack(stacked_tr), y_tr, groups, np.hstack(stacked_te)),
+        _grid_fit(tree, search, np.hstack(stacked_tr), y_tr, groups, np.hstack(stacked_te)),
     )
     return Surface(baselines=out, test_cases=len(test), train_cases=len(train)), top
 

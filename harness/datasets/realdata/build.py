@@ -14,10 +14,11 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
+from harness.datasets.audit.items import Settings
 from harness.datasets.realdata import card as cards
 from harness.datasets.realdata import dylan, gsm8k, mmlu_pro, truthfulqa, wording, zeroeval
 from harness.datasets.realdata.cases import Candidate
@@ -182,15 +183,15 @@ def build(
     seed: int = 0,
     test_wording: wording.Pool = "test",
     progress: Callable[[str], None] = lambda _msg: None,
-    audit: bool = False,
+    audit: Literal["full", "quick"] | None = None,
     workers: int | None = None,
 ) -> dict[str, Any]:
     """Write ``dev.jsonl``, ``test.jsonl`` and ``card.json`` into ``out_dir``; returns the card.
 
     ``test_wording="heldout"`` builds the test split with the held-back wording families (the template-shift check).
-    ``progress`` receives a line as each stage starts, with the time since the start. ``audit=True`` also runs the
-    shortcut audit on the two splits: ``audit.json`` beside them, its figures in the card. ``workers``: grading
-    processes (default: one per core).
+    ``progress`` receives a line as each stage starts, with the time since the start. ``audit`` also runs the
+    shortcut audit on the two splits (``"quick"``: `Settings.search` off): ``audit.json`` beside them, its figures in
+    the card. ``workers``: grading processes (default: one per core).
     """
     started = time.monotonic()
 
@@ -212,7 +213,7 @@ def build(
     card = cards.card(splits, seed, test_wording, given, Path(out_dir), graded_summary(graded), candidates)
     if audit:
         stage("auditing the splits for shortcuts (fcb audit-dataset dev.jsonl test.jsonl)")
-        card["audit"] = cards.audit(splits, Path(out_dir), seed)
+        card["audit"] = cards.audit(splits, Path(out_dir), Settings(seed=seed, search=audit == "full"))
     (Path(out_dir) / "card.json").write_bytes(orjson.dumps(card, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return card
 

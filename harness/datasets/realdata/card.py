@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from harness.cases.lines import file_sha256
+from harness.datasets.audit.items import Settings
 from harness.datasets.realdata import dylan, mmlu_pro, zeroeval
 from harness.datasets.realdata.cases import Candidate
 from harness.datasets.realdata.models import DYLAN_MODEL, GSM8K_MODELS, label_of, provider_of
@@ -137,10 +138,10 @@ def reading_summary(
     return out
 
 
-def audit(splits: dict[str, list[dict[str, Any]]], out_dir: Path, seed: int) -> dict[str, Any]:
+def audit(splits: dict[str, list[dict[str, Any]]], out_dir: Path, settings: Settings) -> dict[str, Any]:
     """The shortcut audit of dev against test, written whole to ``audit.json``; its figures for the card."""
     from harness.datasets.audit import audit as audit_splits
-    from harness.datasets.audit.items import Item, Settings, item_from_case
+    from harness.datasets.audit.items import Item, item_from_case
     from harness.documents.audit import AuditFile, Side
 
     def side(name: str, file: Side) -> tuple[list[Item], AuditFile]:  # the audit's own name for a file (Item.file)
@@ -149,7 +150,7 @@ def audit(splits: dict[str, list[dict[str, Any]]], out_dir: Path, seed: int) -> 
         return items, AuditFile(path=str(path), sha256=file_sha256(path), cases=len(items))
 
     (dev, dev_file), (test, test_file) = side("dev", "train"), side("test", "test")
-    doc = audit_splits(dev, test, (dev_file, test_file), Settings(seed=seed))
+    doc = audit_splits(dev, test, (dev_file, test_file), settings)
     (out_dir / "audit.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     return {
         "verdict": doc["verdict"]["status"],
