@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
+DATASETS_EXTRA := $(VENV)/.datasets
 
 DETECTOR ?=
 CASES ?=
@@ -19,19 +20,25 @@ DATASET ?= results/real-benchmark
 
 .PHONY: eval serve regress dataset dataset-check bench mutation test test-fast lint browser bytecode stats validate clean
 
-# The package with its runtime dependencies: all that eval, serve, dataset, stats and validate need.
+# The package with its runtime dependencies: all that eval, serve, stats and validate need (not build-dataset).
 $(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
-	$(BIN)/python -m compileall -q harness
+	$(BIN)/python -m compileall -q harness fcb_datasets
 	touch $(RUNTIME)
 	@echo "installed fcb into $(VENV): run it as $(BIN)/fcb, or activate the environment with: . $(BIN)/activate"
 
-# The development extras on top (pytest, Playwright, schemathesis, ruff, ...): for test, lint and bench.
+# The benchmark builder's extra on top (math-verify, json-repair): for make dataset.
+$(DATASETS_EXTRA): $(RUNTIME)
+	$(BIN)/python -m pip install --quiet -e '.[datasets]'
+	touch $(DATASETS_EXTRA)
+
+# The development extras on top (pytest, Playwright, schemathesis, ruff, ...) and every other extra: for test,
+# lint and bench.
 $(STAMP): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray,datasets]'
+	touch $(STAMP) $(DATASETS_EXTRA)
 
 ## make eval [DETECTOR=url|builtin:NAME|module:function|file.py:function] [CASES=path/to/cases.jsonl] [ARGS=...]
 ## Relative DETECTOR= and CASES= paths resolve against this folder (make runs here, also under make -C).
@@ -53,14 +60,14 @@ regress: $(RUNTIME)
 	  cat $(REGRESS_RUN)/compare.md; exit $$rc
 
 ## make dataset [SHARED=../shared/data] [DATASET=results/real-benchmark]: the real-data benchmark (dev/test)
-dataset: $(RUNTIME)
+dataset: $(DATASETS_EXTRA)
 	$(BIN)/fcb build-dataset --gsm8k $(SHARED)/gsm8k/example_model_solutions.jsonl --truthfulqa $(SHARED)/truthfulqa \
 	  --dylan $(SHARED)/dylan --mmlu-pro $(SHARED)/mmlu-pro --zeroeval $(SHARED)/zeroeval --out $(DATASET) --audit
 
 ## make dataset-check [DATASET=results/real-benchmark]: the benchmark's targets (sizes, categories, origins, model
 ## families, the shortcut audit) checked on a built folder; make dataset first (the build is too slow for make test)
 dataset-check: $(STAMP)
-	FCB_BENCHMARK=$(DATASET) $(BIN)/python -m pytest -q tests/datasets/test_realdata.py -k whole -p no:cacheprovider
+	FCB_BENCHMARK=$(DATASET) $(BIN)/python -m pytest -q tests/fcb_datasets/test_realdata.py -k whole -p no:cacheprovider
 	$(BIN)/fcb stats $(DATASET)/test.jsonl
 
 ## make bench: the harness's own cost (prints figures; writes results/bench/*.json; a few minutes)
@@ -74,8 +81,8 @@ validate: $(RUNTIME)
 	$(BIN)/fcb validate $(or $(CASES),harness/data/embedded_cases.jsonl)
 
 lint: $(STAMP)
-	$(BIN)/ruff check harness tests benchmarks
-	$(BIN)/ruff format --check harness tests benchmarks
+	$(BIN)/ruff check harness fcb_datasets tests benchmarks
+	$(BIN)/ruff format --check harness fcb_datasets tests benchmarks
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
@@ -94,7 +101,7 @@ WORKERS ?= 6
 # 0.2 s of a one-case `fcb eval`, a tenth of the suite's time. compileall writes the caches, only for what changed
 # (0.06 s when nothing did); a cache older than its source is never used.
 bytecode: $(RUNTIME)
-	$(BIN)/python -m compileall -q harness tests benchmarks
+	$(BIN)/python -m compileall -q harness fcb_datasets tests benchmarks
 
 test: lint browser bytecode
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist worksteal --durations=15

@@ -34,7 +34,7 @@ from board import bench_board  # noqa: E402  (benchmarks/board.py: fcb board ove
 from limits import bench_limits  # noqa: E402  (benchmarks/limits.py: runs against a rate-limited stand-in)
 from throughput import SERVER, bench_items, bench_throughput, free_port  # noqa: E402  (benchmarks/throughput.py: the 50 ms server)
 
-from harness.datasets.synthetic import make_case, write_cases, write_realistic_cases  # noqa: E402
+from fcb_datasets.synthetic import make_case, write_cases, write_realistic_cases  # noqa: E402
 
 
 def fcb(*args: str) -> list[str]:

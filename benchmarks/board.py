@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from harness.datasets.synthetic import ORIGIN_TAGS, make_realistic_case
+from fcb_datasets.synthetic import ORIGIN_TAGS, make_realistic_case
 
 RUNS, CASES = 20, 10_000
 _FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
-from harness.datasets.synthetic import write_cases
+from fcb_datasets.synthetic import write_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 STANDIN = ROOT / "tests" / "servers" / "limited_server.py"

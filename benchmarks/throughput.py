@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.datasets.synthetic import write_realistic_cases
+from fcb_datasets.synthetic import write_realistic_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 LATENCY_S = 0.05

@@ -15,7 +15,7 @@ exception: per-class precision, recall and F1 follow scikit-learn's ``zero_divis
 has precision 0), so that macro-F1 is the figure other tools report.
 
 Each figure has one implementation, here: the shortcut audit's macro-F1 over categories
-(`harness.datasets.audit`) is `macro_f1` of a square confusion matrix, and its intervals `bootstrap_confusions`.
+(`fcb_datasets.audit`) is `macro_f1` of a square confusion matrix, and its intervals `bootstrap_confusions`.
 """
 
 from __future__ import annotations

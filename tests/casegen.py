@@ -1,5 +1,5 @@
 """Synthetic cases for tests: the package's seeded generator."""
 
-from harness.datasets.synthetic import make_case, write_cases
+from fcb_datasets.synthetic import make_case, write_cases
 
 __all__ = ["make_case", "write_cases"]

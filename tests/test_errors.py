@@ -109,7 +109,7 @@ _BUGGY = [
     ("harness.run.merge", "merge_runs", ["merge", "a", "b", "--out", "c"]),
     ("harness.leaderboard.rank", "build_boards", ["leaderboard", "RESULTS"]),
     ("harness.detectors.service", "serve", ["serve"]),
-    ("harness.datasets.realdata.build", "build", ["build-dataset", "--gsm8k", "g", "--truthfulqa", "t", "--out", "o"]),
+    ("fcb_datasets.realdata.build", "build", ["build-dataset", "--gsm8k", "g", "--truthfulqa", "t", "--out", "o"]),
 ]
 
 

@@ -726,7 +726,7 @@ def test_average_ranks_match_scipy(values: list[int]) -> None:
        st.integers(0, k - 1)), min_size=1, max_size=60))))  # fmt: skip
 def test_a_square_matrix_of_many_classes_gives_sklearns_macro_f1(data: tuple[int, list[tuple[int, int]]]) -> None:
     # the shortcut audit's macro-F1 over categories is this function (it kept an implementation of its own)
-    from harness.datasets.audit.baselines import macro_f1_interval
+    from fcb_datasets.audit.baselines import macro_f1_interval
 
     k, pairs = data
     y_true, y_pred = (np.array(side, dtype=np.int64) for side in zip(*pairs, strict=True))

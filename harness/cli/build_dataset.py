@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli.common import EXIT_OK
+from harness.cli.common import EXIT_OK, extra_needed
 from harness.cli.options import positive_int
 from harness.errors import UsageError
 
@@ -47,7 +47,11 @@ def _stage_line(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.datasets.realdata.build import Paths, build
+    with extra_needed("datasets"):  # the builder lives in fcb_datasets, with math-verify and json-repair
+        from fcb_datasets.realdata import import_extra
+        from fcb_datasets.realdata.build import Paths, build
+
+        import_extra()
 
     paths = Paths(args.gsm8k, args.truthfulqa, args.dylan, args.mmlu_pro, args.zeroeval)
     if not paths.given():

@@ -1,16 +1,34 @@
-"""What the ``fcb`` commands share besides their arguments: the exit codes (`harness.errors`) and the ways they
-print."""
+"""What the ``fcb`` commands share besides their arguments: the exit codes (`harness.errors`), the ways they
+print, and the one line that names a missing extra."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from harness.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_USAGE  # defined there
+from harness.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError
 
 __all__ = ["EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "default_cases",
-           "print_problems", "write_or_print"]  # fmt: skip
+           "extra_needed", "print_problems", "write_or_print"]  # fmt: skip
+
+OUR_PACKAGES = ("harness", "fcb_datasets")
+
+
+@contextlib.contextmanager
+def extra_needed(extra: str) -> Iterator[None]:
+    """Imports in the block that fail for want of a third-party module end the command with one line naming the
+    extra that brings it (``fcb build-dataset: needs the datasets extra ...``); a module of ours that fails to import
+    is a bug, and stays one."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] in OUR_PACKAGES:
+            raise
+        raise UsageError(
+            f"needs the {extra} extra ({exc.name} is not installed): pip install 'fcb-harness[{extra}]'"
+        ) from None
 
 
 def print_problems(problems: Sequence[Any], limit: int | None = None, file: Any = None) -> None:

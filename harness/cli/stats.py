@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     import orjson
 
     from harness.cases.reader import scan
-    from harness.datasets.stats import balance, render
+    from harness.cases.stats import balance, render
 
     path = default_cases(args.path)
     result = scan(path)  # a file that cannot be read: the CLI's entry point says which, exit 2

@@ -1,5 +1,5 @@
 """``fcb audit-dataset --format json``: what a benchmark's own wording, sizes and sources give away. Written by
-``harness/datasets/audit/`` (one part per module there: surface baselines, exact rules, count leakage, shape tells,
+``fcb_datasets/audit/`` (one part per module there: surface baselines, exact rules, count leakage, shape tells,
 overlap, composition, verdict)."""
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class ShapeThresholds(TypedDict):
 
 
 class Shape(TypedDict):
-    """Tells shared by several categories (harness/datasets/audit/shape.py): constructed cases found by a rule or a
+    """Tells shared by several categories (fcb_datasets/audit/shape.py): constructed cases found by a rule or a
     classifier, truth inside a shape, answer position."""
 
     origin: list[OriginTell]
@@ -289,7 +289,7 @@ configure(
     title="fcb audit-dataset output",
     json_schema_extra={
         "description": "The document `fcb audit-dataset --format json` prints: surface baselines, exact rules, count "
-        "leakage, overlap, composition and the verdict. Written by harness/datasets/audit/ "
+        "leakage, overlap, composition and the verdict. Written by fcb_datasets/audit/ "
         "(harness.documents.AuditDocument)."
     },
 )

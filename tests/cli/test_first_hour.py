@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from casegen import write_cases
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, run_fcb_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -77,3 +77,18 @@ def test_make_regress_with_a_wrong_baseline_fails_before_evaluating(tmp_path: Pa
     )  # fmt: skip
     assert proc.returncode != 0 and "missing.json" in proc.stderr + proc.stdout
     assert not results.exists()  # no evaluation ran
+
+
+def test_building_the_benchmark_without_its_extra_says_which_to_install(tmp_path: Path) -> None:
+    # a `make eval` install has no math-verify: block it on the process's path, as the export tests block pyarrow
+    blocker = tmp_path / "block" / "math_verify"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ModuleNotFoundError('no math_verify here', name='math_verify')\n")
+    env = {"PYTHONPATH": str(tmp_path / "block")}
+    proc = run_fcb_process("build-dataset", "--gsm8k", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o"), env=env)
+    assert proc.returncode == 2 and not (tmp_path / "o").exists()
+    assert proc.stderr.splitlines() == [
+        "fcb build-dataset: needs the datasets extra (math_verify is not installed): "
+        "pip install 'fcb-harness[datasets]'"
+    ]
+    assert run_fcb_process("build-dataset", "--help", env=env).returncode == 0  # the options are the harness's

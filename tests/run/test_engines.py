@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, read_jsonl, run_cli
 
-from harness.datasets.synthetic import write_realistic_cases
+from fcb_datasets.synthetic import write_realistic_cases
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 

@@ -1,0 +1,5 @@
+"""``python -m fcb_datasets.embedded``: regenerate the embedded data set."""
+
+from fcb_datasets.embedded import main
+
+raise SystemExit(main())
