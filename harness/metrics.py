@@ -27,9 +27,10 @@ from typing import Any, cast
 import numpy as np
 
 from harness.calibration import DEFAULT_BINS, calibration
-from harness.cases.labels import ORIGINS, REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
+from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.documents import Metrics
 from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome
+from harness.vocabulary import ORIGINS
 
 ERROR = 3
 CODE = {r: i for i, r in enumerate(RISKS)}
@@ -56,7 +57,8 @@ def confusion(y_true: np.ndarray, y_pred: np.ndarray, shape: tuple[int, int] = (
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num/den, two arrays of one shape, with 0 where den is 0 (scikit-learn's ``zero_division=0``)."""
-    return np.divide(num, den, out=np.zeros(den.shape), where=den != 0)
+    result: np.ndarray = np.divide(num, den, out=np.zeros(den.shape), where=den != 0)
+    return result
 
 
 def per_class(cm: np.ndarray) -> dict[str, np.ndarray]:
@@ -77,7 +79,8 @@ def per_class(cm: np.ndarray) -> dict[str, np.ndarray]:
 def present_classes(cm: np.ndarray) -> np.ndarray:
     """Boolean mask of the classes that occur as a label or as a prediction (scikit-learn's default labels)."""
     k = cm.shape[-2]
-    return (cm.sum(axis=1) > 0) | (cm[:, :k].sum(axis=0) > 0)
+    result: np.ndarray = (cm.sum(axis=1) > 0) | (cm[:, :k].sum(axis=0) > 0)
+    return result
 
 
 def macro_f1(cm: np.ndarray, classes: np.ndarray | None = None) -> np.ndarray:
@@ -86,7 +89,8 @@ def macro_f1(cm: np.ndarray, classes: np.ndarray | None = None) -> np.ndarray:
     mask = present_classes(cm if cm.ndim == 2 else cm.sum(axis=0)) if classes is None else classes
     if not mask.any():
         return np.full(cm.shape[:-2], np.nan)
-    return per_class(cm)["f1"][..., mask].mean(axis=-1)
+    result: np.ndarray = per_class(cm)["f1"][..., mask].mean(axis=-1)
+    return result
 
 
 # The shares below are NaN where undefined because their denominator is then 0 and so is their numerator: 0/0.
@@ -95,7 +99,8 @@ def macro_f1(cm: np.ndarray, classes: np.ndarray | None = None) -> np.ndarray:
 def accuracy(cm: np.ndarray) -> np.ndarray:
     """Share of cases whose prediction equals the label (the diagonal); errors are wrong. NaN without cases."""
     with np.errstate(invalid="ignore"):
-        return np.trace(cm, axis1=-2, axis2=-1) / cm.sum(axis=(-2, -1))
+        result: np.ndarray = np.trace(cm, axis1=-2, axis2=-1) / cm.sum(axis=(-2, -1))
+        return result
 
 
 def weighted_kappa(cm: np.ndarray) -> np.ndarray:
@@ -109,25 +114,29 @@ def weighted_kappa(cm: np.ndarray) -> np.ndarray:
     # 0, and then so is the observed one): NaN by 0/0 in both.
     with np.errstate(invalid="ignore"):
         expected = rows[..., :, None] * cols[..., None, :] / n[..., None, None]
-        return 1.0 - (weights * observed).sum(axis=(-2, -1)) / (weights * expected).sum(axis=(-2, -1))
+        result: np.ndarray = 1.0 - (weights * observed).sum(axis=(-2, -1)) / (weights * expected).sum(axis=(-2, -1))
+        return result
 
 
 def high_risk_recall(cm: np.ndarray) -> np.ndarray:
     """Share of high-risk cases predicted high (errors are misses); NaN without high-risk cases."""
     with np.errstate(invalid="ignore"):
-        return cm[..., 2, 2] / cm[..., 2, :].sum(axis=-1)
+        result: np.ndarray = cm[..., 2, 2] / cm[..., 2, :].sum(axis=-1)
+        return result
 
 
 def false_alarm_rate(cm: np.ndarray) -> np.ndarray:
     """Share of low-risk cases predicted high; NaN without low-risk cases."""
     with np.errstate(invalid="ignore"):
-        return cm[..., 0, 2] / cm[..., 0, :].sum(axis=-1)
+        result: np.ndarray = cm[..., 0, 2] / cm[..., 0, :].sum(axis=-1)
+        return result
 
 
 def error_rate(cm: np.ndarray) -> np.ndarray:
     """Share of cases whose detector failed; NaN without cases."""
     with np.errstate(invalid="ignore"):
-        return cm[..., :, 3].sum(axis=-1) / cm.sum(axis=(-2, -1))
+        result: np.ndarray = cm[..., :, 3].sum(axis=-1) / cm.sum(axis=(-2, -1))
+        return result
 
 
 def defined(value: np.ndarray | float) -> float | None:
@@ -180,7 +189,10 @@ def bootstrap_confusions(
 
     Seeded, so the same inputs give the same intervals. Built in chunks to keep memory at chunk x n.
     """
-    return paired_bootstrap_confusions(y_true, [y_pred], n_boot=n_boot, seed=seed, chunk=chunk, shape=shape)[0]
+    result: np.ndarray = paired_bootstrap_confusions(
+        y_true, [y_pred], n_boot=n_boot, seed=seed, chunk=chunk, shape=shape
+    )[0]
+    return result
 
 
 def memory_chunk(n: int, budget: int = 250_000) -> int:

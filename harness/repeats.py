@@ -88,7 +88,8 @@ def category_counts(verdicts: np.ndarray, n_categories: int = ERROR + 1) -> np.n
 def pairwise_agreement(counts: np.ndarray) -> np.ndarray:
     """Per case, the share of its C(N, 2) pairs of epochs that agree: sum_j c_j (c_j - 1) / (N (N - 1))."""
     n = counts.sum(axis=1)
-    return (counts * (counts - 1)).sum(axis=1) / (n * (n - 1))
+    result: np.ndarray = (counts * (counts - 1)).sum(axis=1) / (n * (n - 1))
+    return result
 
 
 def fleiss_kappa(counts: np.ndarray) -> float | None:

@@ -9,31 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, TypedDict, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypedDict, runtime_checkable
 
 from harness.documents import Metrics, MetricsDocument
-
-RISKS: tuple[str, ...] = ("low", "medium", "high")
-"""Risk levels in their fixed order; every matrix and array in the harness uses this order."""
-
-Risk = Literal["low", "medium", "high"]
-
-CATEGORY_RISK: dict[str, Risk] = {
-    "majority_wrong_fact": "high",
-    "echo_cascade": "high",
-    "anchoring_injected_premise": "high",
-    "lone_correct_dissenter": "high",
-    "numeric_consensus_error": "high",
-    "genuine_agreement_correct": "low",
-    "genuine_disagreement": "medium",
-    "correct_but_unsupported": "medium",
-}
-"""The risk an ideal detector gives each category (the label scheme in the README)."""
-
-CATEGORIES: tuple[str, ...] = tuple(CATEGORY_RISK)
-
-ERROR_KINDS: tuple[str, ...] = ("invalid_response", "timeout", "connection", "http_status", "detector_exception")
-"""Kinds of per-case error. A case with an error is counted, as wrong, never dropped."""
+from harness.vocabulary import (  # the contract's words, defined once there: re-exported in __all__
+    CATEGORIES,
+    CATEGORY_RISK,
+    ERROR_KINDS,
+    PROBES,
+    REDUCERS,
+    RISKS,
+    Category,
+    ErrorKind,
+    ProbeName,
+    Reducer,
+    Risk,
+)
 
 
 class Answer(TypedDict):
@@ -195,14 +186,6 @@ class Outcome:
     variant: str | None = None
 
 
-PROBES: tuple[str, ...] = ("order", "names", "evidence-order")
-"""The probes (``fcb eval --probe``), each a variant of a request: its answers in another order, its agent ids
-renamed, its evidence passages in another order (`harness.cases.variants`)."""
-
-REDUCERS: tuple[str, ...] = ("mode", "first")
-"""How a case's epochs reduce to one verdict (``fcb eval --epoch-reducer``; `harness.epochs.reduce_items`)."""
-
-
 class ItemKey(NamedTuple):
     """One unit of work of a run: a case, asked in epoch ``epoch`` (1..N), as it is (``variant`` None) or as a
     probe's variant (one of `PROBES`). The journal, the response cache and resume key answers by it."""
@@ -289,3 +272,34 @@ class RunResult:
                 }
             )
         return pd.DataFrame(rows)
+
+
+__all__ = [  # the contract: what this module defines and the vocabulary it re-exports
+    "BUDGET_STOP",
+    "CATEGORIES",
+    "CATEGORY_RISK",
+    "ERROR_KINDS",
+    "PROBES",
+    "REDUCERS",
+    "RISKS",
+    "Answer",
+    "CaseLabels",
+    "Category",
+    "Detector",
+    "DetectorError",
+    "ErrorKind",
+    "HasConcurrency",
+    "HasFingerprint",
+    "HasPreflight",
+    "HasSecrets",
+    "HasTrainingItems",
+    "ItemKey",
+    "Outcome",
+    "Prediction",
+    "ProbeName",
+    "Reducer",
+    "Request",
+    "Risk",
+    "RunAborted",
+    "RunResult",
+]

@@ -202,7 +202,10 @@ def count_leakage(items: Sequence[Item], cats: list[str], count_only_macro_f1: f
     for it in items:
         by_cat[it.category][len(it.answers)] += 1
         by_src[it.source_dataset][len(it.answers)] += 1
-    as_dict = lambda counts: {str(k): v for k, v in sorted(counts.items())}  # noqa: E731
+
+    def as_dict(counts: Counter[int]) -> dict[str, int]:
+        return {str(k): v for k, v in sorted(counts.items())}
+
     return CountLeakage(
         by_category={c: as_dict(v) for c, v in by_cat.items() if v},
         by_source={s: as_dict(v) for s, v in sorted(by_src.items())},

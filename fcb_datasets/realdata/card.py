@@ -25,7 +25,8 @@ SOURCE_FILES = {
 
 
 def origin(case: dict[str, Any]) -> str:
-    return next(t for t in case["tags"] if t.startswith("origin_")).removeprefix("origin_")
+    tag: str = next(t for t in case["tags"] if t.startswith("origin_"))
+    return tag.removeprefix("origin_")
 
 
 def _inputs(given: dict[str, Path]) -> dict[str, Any]:

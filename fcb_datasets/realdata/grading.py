@@ -16,6 +16,7 @@ answers that state the same value (numbers as exact fractions, other expressions
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -115,7 +116,8 @@ def parse_math(segment: str) -> list[Any]:
     latex = _as_latex(segment)
     if latex is None or len(latex) > LONGEST:
         return []
-    return parse(latex, parsing_timeout=TIMEOUT)
+    parsed: list[Any] = parse(latex, parsing_timeout=TIMEOUT)
+    return parsed
 
 
 def _key(parsed: list[Any]) -> str:
@@ -348,11 +350,12 @@ def reply_json(output: str) -> dict[str, Any] | None:
     if start < 0:
         return None
     body = output[start : output.rfind("}") + 1]
-    for attempt in (
+    attempts: tuple[Callable[[], Any], ...] = (
         lambda: json.loads(body),
         lambda: json.loads(body, strict=False),
         lambda: json.loads(_BAD_ESCAPE.sub(r"\\\\", body), strict=False),
-    ):
+    )
+    for attempt in attempts:
         try:
             found = attempt()
         except ValueError:

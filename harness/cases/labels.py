@@ -12,14 +12,12 @@ from typing import Any
 
 from harness.cases.agent_ids import agent_id_problems
 from harness.types import CATEGORY_RISK, CaseLabels
+from harness.vocabulary import ORIGINS, Origin
 
 HIGH_RISK_CATEGORIES = frozenset(c for c, r in CATEGORY_RISK.items() if r == "high")
 NEEDS_MAJORITY_TRUE = frozenset({"genuine_agreement_correct", "correct_but_unsupported"})
 
-ORIGINS: tuple[str, ...] = ("natural", "assembled", "constructed")
-"""How a case was made, from its ``origin_*`` tag: a source's answer set as it is; real answers chosen and combined
-by rule; or with text written for the benchmark. Ordered from most to least real."""
-REAL_ORIGINS = frozenset({"natural", "assembled"})
+REAL_ORIGINS: frozenset[Origin] = frozenset({"natural", "assembled"})
 """The origins whose answers are all real: the subset on which the second headline is computed."""
 UNKNOWN_ORIGIN = "unknown"
 

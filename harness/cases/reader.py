@@ -59,7 +59,8 @@ class Scan:
         if self.spool is None:
             raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
         self.spool.seek(self.offsets[line])
-        return orjson.loads(self.spool.readline())
+        case: dict[str, Any] = orjson.loads(self.spool.readline())  # a valid line: a JSON object
+        return case
 
     def close(self) -> None:
         if self.spool is not None:

@@ -28,7 +28,8 @@ BOM = b"\xef\xbb\xbf"
 @cache
 def case_schema() -> dict[str, Any]:
     """The case schema shipped in the package: the single source of truth for a case's shape."""
-    return orjson.loads((resources.files("harness") / "data" / "fcb-case.schema.json").read_bytes())
+    schema: dict[str, Any] = orjson.loads((resources.files("harness") / "data" / "fcb-case.schema.json").read_bytes())
+    return schema
 
 
 @cache

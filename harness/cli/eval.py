@@ -20,6 +20,7 @@ from harness.cli.options import fraction, non_negative_int, positive_float, posi
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
 from harness.types import BUDGET_STOP, RunResult
+from harness.vocabulary import ENGINES
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,7 +72,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument(
         "--engine",
-        choices=["local", "processes", "ray"],
+        choices=ENGINES,
         help="where a Python detector runs: this process (default), N worker processes, or N Ray actors",
     )
     p.add_argument("--workers", type=positive_int, metavar="N", help="worker processes or Ray actors (default: CPUs)")

@@ -21,7 +21,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     from harness.errors import ReportError
     from harness.files import atomic_write
-    from harness.report.html import REPORT_HTML, open_in_browser, run_page
+    from harness.report.html import open_in_browser, run_page
+    from harness.runfolder.names import REPORT_HTML
     from harness.runfolder.read import read_metrics
 
     run_dir = Path(args.run_dir)

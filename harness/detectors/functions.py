@@ -47,7 +47,7 @@ def load_callable(spec: str) -> Callable[..., Any]:
     # through would end the run with its code and no word)
     except (Exception, SystemExit) as exc:
         raise DetectorLoadError(f"detector {spec!r}: cannot import {target}: {describe_exception(exc)}") from exc
-    fn = getattr(module, name, None)
+    fn: Callable[..., Any] | None = getattr(module, name, None)
     if not callable(fn):
         raise DetectorLoadError(f"detector {spec!r}: {target} has no function {name!r}")
     return fn

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -124,7 +124,7 @@ class Learned:
         if risk not in RISKS:
             raise DetectorLoadError(f"builtin:learned: the training file has an unknown risk {risk!r}")
         high = float(proba[classes.index("high")]) if "high" in classes else 0.0
-        return cast(Risk, risk), min(1.0, max(0.0, round(high, 6)))  # a Risk: checked against RISKS above
+        return risk, min(1.0, max(0.0, round(high, 6)))  # a Risk: checked against RISKS above
 
     async def assess(self, request: Request) -> Prediction:
         risk, score = self.predict(request)

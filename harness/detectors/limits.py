@@ -202,7 +202,7 @@ class AdaptiveGate:
         if pace < near:
             return min(pace * GROWTH, near)
         self._probes += 1
-        return pace * min(GROWTH, 1 + (PROBE_GROWTH - 1) * 2 ** ((self._probes - 1) // 2))
+        return pace * min(GROWTH, 1 + (PROBE_GROWTH - 1) * 2.0 ** ((self._probes - 1) // 2))
 
     def throttled(self, sent_at: float, status: int = 429) -> None:
         """A 429 or 503 to a request sent at ``sent_at``. Its Retry-After is that request's own wait, not everyone's:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from harness.errors import UsageError
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
-from harness.types import RISKS, DetectorError, Prediction, Risk
+from harness.types import RISKS, DetectorError, Prediction
 
 RISK_FIELD = ("false_consensus_risk",)
 
@@ -82,7 +82,7 @@ def parse_prediction(body: Any, risk_field: tuple[str, ...] = RISK_FIELD) -> Pre
         score = _score(score, body)
     dropped = {"risk_score", risk_field[0]} if len(risk_field) == 1 else {"risk_score"}
     extra = {k: v for k, v in body.items() if k not in dropped}
-    return Prediction(risk=cast(Risk, risk), score=score, extra=extra)  # a Risk: checked against RISKS above
+    return Prediction(risk=risk, score=score, extra=extra)  # a Risk: checked against RISKS above
 
 
 def check_prediction(prediction: Prediction) -> Prediction:
@@ -115,4 +115,4 @@ def stored_prediction(value: Any) -> Prediction:
     score = None if value["score"] is None else _score(value["score"], value)
     if not isinstance(extra, dict) or too_deep(extra) is not None:
         raise _invalid("stored extra is not a JSON object within the nesting limit", value)
-    return Prediction(risk=cast(Risk, risk), score=score, extra=extra)
+    return Prediction(risk=risk, score=score, extra=extra)

@@ -54,7 +54,7 @@ from harness.documents.boards import (
     MetricDelta,
     error_rate,
 )
-from harness.documents.fields import Doc, ErrorKind, Limits, Risk
+from harness.documents.fields import Doc, Limits
 from harness.documents.items import ItemsCase, ItemsDetector, ItemsDocument, ItemsMethod, ItemsSummary, ItemsSuspect
 from harness.documents.repeats import (
     EpochHeadline,
@@ -62,9 +62,7 @@ from harness.documents.repeats import (
     EpochSpread,
     FlipRate,
     Probe,
-    ProbeName,
     Probes,
-    Reducer,
     SelfAgreement,
 )
 from harness.documents.run import (
@@ -120,7 +118,6 @@ __all__ = [  # the documents and their parts, imported from here
     "EpochHeadline",
     "EpochSpread",
     "Epochs",
-    "ErrorKind",
     "ErrorMessage",
     "FlipRate",
     "Flipped",
@@ -149,11 +146,8 @@ __all__ = [  # the documents and their parts, imported from here
     "PerClass",
     "Predicted",
     "Probe",
-    "ProbeName",
     "Probes",
-    "Reducer",
     "ReliabilityBin",
-    "Risk",
     "RunManifest",
     "ScopeDocument",
     "ScoreMetrics",

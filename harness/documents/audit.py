@@ -9,13 +9,14 @@ from typing import Annotated, Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from harness.documents.fields import Count, Doc, Interval, Limits, Positive, Sha256, Share, configure
+from harness.vocabulary import Origin
 
 AnswerCounts = dict[Annotated[str, Limits(pattern="^[0-9]+$")], Count]
 """Cases by how many answers they hold (the count as a decimal key)."""
 Listed = Annotated[int, Limits(ge=0)]
 Side = Literal["train", "test"]
 """The audit's two files: the one its models learn from, and the one they are scored on."""
-CaseOrigin = Literal["natural", "assembled", "constructed", "unknown"]
+CaseOrigin = Literal[Origin, "unknown"]
 """A case's origin_* tag, or unknown without one."""
 Similarity = Annotated[float, Limits(ge=0, le=1.0001)]  # a cosine may round a hair above 1
 

@@ -5,12 +5,7 @@ title and config (`titled`, `configure`). Imports no pydantic: the contract cost
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
-
-Risk = Literal["low", "medium", "high"]  # harness.types.Risk; this module sits below the contract, imports none
-ErrorKind = Literal["invalid_response", "timeout", "connection", "http_status", "detector_exception"]
-"""harness.types.ERROR_KINDS, as a type."""
-
+from typing import Annotated, Any
 
 # ---- markers: what a field allows beyond its type ------------------------------------------------------------------
 

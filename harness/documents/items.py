@@ -10,10 +10,10 @@ from typing import Annotated, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from harness.documents.boards import BoardDataset
-from harness.documents.fields import Count, Doc, Limits, Positive, Risk, Share, Text, configure, titled
+from harness.documents.fields import Count, Doc, Limits, Positive, Share, Text, configure, titled
+from harness.vocabulary import Origin, Risk
 
 Correlation = Annotated[float, Limits(ge=-1.0000001, le=1.0000001)]  # a correlation may round a hair past 1
-CaseOrigin = Literal["natural", "assembled", "constructed"]
 
 
 class ItemsDetector(TypedDict):
@@ -32,7 +32,7 @@ configure(ItemsDetector, extra="forbid")
 class ItemsCase(TypedDict):
     id: Text
     category: Text
-    origin: NotRequired[CaseOrigin]
+    origin: NotRequired[Origin]
     expected: Risk
     predicted: Annotated[
         str,
@@ -58,7 +58,7 @@ configure(ItemsCase, extra="forbid")
 class ItemsSuspect(TypedDict):
     id: Text
     category: Text
-    origin: NotRequired[CaseOrigin]
+    origin: NotRequired[Origin]
     expected: Risk
     predicted: Annotated[Risk, Doc("the prediction every strongest detector made, which is not the label")]
     distance: Annotated[int, Limits(ge=1, le=2), Doc("how many risk levels the prediction is from the label")]

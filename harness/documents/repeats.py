@@ -9,12 +9,7 @@ from typing import Annotated, Literal
 from typing_extensions import TypedDict
 
 from harness.documents.fields import Count, Doc, Interval, Positive, Rate
-
-ProbeName = Literal["order", "names", "evidence-order"]
-"""harness.types.PROBES, as a type."""
-
-Reducer = Literal["mode", "first"]
-"""harness.types.REDUCERS, as a type."""
+from harness.vocabulary import ProbeName, Reducer
 
 
 class EpochHeadline(TypedDict):

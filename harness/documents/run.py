@@ -15,12 +15,10 @@ from typing_extensions import TypedDict
 from harness.documents.fields import (
     Count,
     Doc,
-    ErrorKind,
     Interval,
     Limits,
     Positive,
     Rate,
-    Risk,
     Seconds,
     Sha256,
     Shard,
@@ -29,7 +27,8 @@ from harness.documents.fields import (
     configure,
     titled,
 )
-from harness.documents.repeats import Epochs, ProbeName, Probes, Reducer
+from harness.documents.repeats import Epochs, Probes
+from harness.vocabulary import Engine, ErrorKind, Origin, ProbeName, Reducer, Risk
 
 # ---- predictions.jsonl: one record per finished case ---------------------------------------------------------------
 
@@ -51,7 +50,7 @@ class JournalRecord(TypedDict):
     hash: Text
     category: Text
     expected: Risk
-    origin: NotRequired[Literal["natural", "assembled", "constructed"]]  # only for cases with an origin_* tag
+    origin: NotRequired[Origin]  # only for cases with an origin_* tag
     epoch: NotRequired[Annotated[Positive, Doc("which time the case was asked (1..N); only in runs with --epochs N "
                                                "> 1, where (id, epoch, variant) keys a line")]]  # fmt: skip
     variant: NotRequired[Annotated[ProbeName, Doc("the probe whose variant of the request was asked (fcb eval "
@@ -330,7 +329,7 @@ class Settings(TypedDict):
     tpm: NotRequired[Positive | None]
     max_requests: NotRequired[Positive | None]
     max_cost: NotRequired[Annotated[float, Limits(gt=0)] | None]
-    engine: NotRequired[Literal["local", "processes", "ray"]]  # where a Python detector runs: no result changes
+    engine: NotRequired[Engine]  # where a Python detector runs: no result changes
     workers: NotRequired[Positive | None]
     ray_address: NotRequired[str | None]
     num_cpus: NotRequired[Annotated[float, Limits(ge=0)] | None]

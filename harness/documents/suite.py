@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from harness.vocabulary import Engine
+
 NAME = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)]  # a folder name too
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
@@ -34,7 +36,7 @@ class SuiteDetector(BaseModel):
     batch_size: int | None = Field(None, ge=1)
     cache: bool | None = None
     cache_dir: str | None = None
-    engine: Literal["local", "processes", "ray"] = "local"
+    engine: Engine = "local"
     workers: int | None = Field(None, ge=1)
     ray_address: str | None = None
     num_cpus: float | None = Field(None, gt=0)

@@ -87,7 +87,7 @@ def joined_rows(
     run: Run,
     records: Mapping[str, JournalRecord] | Mapping[ItemKey, JournalRecord],
     cases: Mapping[str, Mapping[str, Any]],
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """One row per record, by case (a `case_records` mapping) or by item (`item_records`), in case-id order, its
     case's fields beside its prediction (see `COLUMNS`)."""
     rows = []

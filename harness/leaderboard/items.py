@@ -60,7 +60,8 @@ def correct(y_true: np.ndarray, preds: Sequence[np.ndarray]) -> np.ndarray:
 
 def difficulty(right: np.ndarray) -> np.ndarray:
     """Per case, the share of detectors right."""
-    return right.mean(axis=0)
+    result: np.ndarray = right.mean(axis=0)
+    return result
 
 
 def discrimination(right: np.ndarray, scores: np.ndarray) -> list[float | None]:

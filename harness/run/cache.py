@@ -209,7 +209,7 @@ class CachedDetector:
         digest = request_key(request, EPOCH.get())
         if (stored := self.cache.get(self._key, digest)) is not None:
             return stored
-        prediction = await call(request)
+        prediction: Prediction = await call(request)
         self.cache.put(self._key, digest, prediction)
         return replace(prediction, cached=False)
 

@@ -18,7 +18,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from harness.detectors import load_detector
 from harness.detectors.batch import Batcher
@@ -27,9 +27,9 @@ from harness.errors import DetectorLoadError, UsageError
 from harness.redact import scrub_text
 from harness.run.worker import ProcessWorker, WorkerDied, assess_all, describe, wire, worker_options
 from harness.spec import parse_spec
-from harness.types import RISKS, Detector, DetectorError, Prediction, Request, Risk
+from harness.types import RISKS, Detector, DetectorError, Prediction, Request
+from harness.vocabulary import ENGINES
 
-ENGINES = ("local", "processes", "ray")
 MIN_CHUNK = 32  # measured: 8 gave 1.2x with 2 processes on 2 cores, 32 gave 1.6-1.8x
 RESTART_POLLS, RESTART_POLL_S = 600, 0.1  # how long a lost Ray actor may take to come back: a minute
 CASE_DEATHS = 2  # a case whose worker died under it this often, each time alone, is an error: it kills workers
@@ -81,7 +81,7 @@ def _unwire(result: tuple[Any, ...], secrets: list[str]) -> Prediction:
             raise DetectorError("invalid_response", "the worker sent a result that is not a prediction")
         if score is not None and (isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1):
             raise DetectorError("invalid_response", "the worker sent a risk_score that is not a number in [0, 1]")
-        plain = cast(Risk, RISKS[RISKS.index(risk)])  # the plain str, even from a str subclass
+        plain = RISKS[RISKS.index(risk)]  # the plain str, even from a str subclass
         return Prediction(plain, None if score is None else float(score), extra, attempts)
     _, kind, message, attempts, raw, traceback, status, connect_failed = result
     # scrubbed here too: a worker on another machine does not know this machine's secrets
@@ -267,11 +267,12 @@ class RayEngine(_Engine):
             import ray
         except ImportError:
             raise UsageError("--engine ray needs Ray: pip install 'fcb-harness[ray]'") from None
-        self._ray = ray
+        self._ray: Any = ray  # an optional extra, without type hints on what is used here
         self._started = not ray.is_initialized()
         if self._started:
             _start_ray(ray, settings.ray_address)
-        workers = settings.workers or max(1, int(ray.cluster_resources().get("CPU", 1) // (settings.num_cpus or 1)))
+        cpus = self._ray.cluster_resources().get("CPU", 1)
+        workers = settings.workers or max(1, int(cpus // (settings.num_cpus or 1)))
         super().__init__(spec, options, workers)
         resources = {"num_cpus": 1 if settings.num_cpus is None else settings.num_cpus}
         if settings.num_gpus:

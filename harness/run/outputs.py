@@ -9,7 +9,7 @@ from typing import IO, Any, cast
 
 from harness._version import __version__
 from harness.cases.reader import Scan
-from harness.documents import Identity, Metrics, MetricsDocument, ProbeName, RunManifest, Subset
+from harness.documents import Identity, Metrics, MetricsDocument, RunManifest, Subset
 from harness.errors import RunError
 from harness.redact import redact_spec
 from harness.report.html import write_html
@@ -19,6 +19,7 @@ from harness.run.settings import EvalSettings, settings_record, shard_text
 from harness.runfolder.folder import new_run_dir, refuse_taken
 from harness.runfolder.manifest import check_resume, new_manifest, now
 from harness.types import Detector
+from harness.vocabulary import ProbeName
 
 METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
 

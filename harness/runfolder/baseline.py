@@ -7,15 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
-from harness.cases.labels import ORIGINS, UNKNOWN_ORIGIN
-from harness.documents import BaselineCases, BaselineDocument, Risk
+from harness.cases.labels import UNKNOWN_ORIGIN
+from harness.documents import BaselineCases, BaselineDocument
 from harness.errors import RunLoadError
 from harness.runfolder.checked import read_document
+from harness.vocabulary import ORIGINS, Risk
 
 BASELINE_VERSION: Literal[1] = 1
 RISK_LETTERS = {"low": "l", "medium": "m", "high": "h"}
 ERROR_LETTER = "e"
-ORIGIN_LETTERS = {**{o: o[0] for o in ORIGINS}, UNKNOWN_ORIGIN: "u"}  # natural n, assembled a, constructed c
+ORIGIN_LETTERS: dict[str, str] = {**{o: o[0] for o in ORIGINS}, UNKNOWN_ORIGIN: "u"}  # n, a, c and u
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,13 +23,14 @@ from typing import Any, cast
 
 import orjson
 
-from harness.cases.labels import ORIGINS, UNKNOWN_ORIGIN, origin_of
-from harness.documents import ErrorKind, JournalError, JournalRecord
+from harness.cases.labels import UNKNOWN_ORIGIN, origin_of
+from harness.documents import JournalError, JournalRecord
 from harness.errors import RunError, RunLoadError
 from harness.files import atomic_write
 from harness.redact import scrub_json
 from harness.schema_messages import preview
 from harness.types import ERROR_KINDS, PROBES, RISKS, CaseLabels, DetectorError, ItemKey, Outcome, Prediction
+from harness.vocabulary import ORIGINS, ErrorKind
 
 _ORIGINS = frozenset((*ORIGINS, UNKNOWN_ORIGIN))
 ITEM_FIELDS = ("epoch", "variant", "permutation")

@@ -141,7 +141,11 @@ def _latent_resource(doc: dict[str, Any], i: int, r: dict[str, Any]) -> list[Fin
     facts = doc["participants"][holder]["hidden_facts"]
     found = latent.matches(r, facts)
     strong = [m for m in found if m.strong]
-    where, fact_at = pointer("resources", i), lambda m: pointer("participants", holder, "hidden_facts", m.index)
+    where = pointer("resources", i)
+
+    def fact_at(match: latent.Match) -> str:
+        return pointer("participants", holder, "hidden_facts", match.index)
+
     out = []
     if len(strong) > 1:
         listed = ", ".join(fact_at(m) for m in strong)

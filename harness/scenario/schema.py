@@ -37,7 +37,10 @@ CONDITIONAL_REQUIRED = {  # the resource's allOf if/then rules, in the schema's 
 @cache
 def scenario_schema() -> dict[str, Any]:
     """The schema shipped in the package (a byte-identical copy of ``shared/schemas/hai-scenario.schema.json``)."""
-    return orjson.loads((resources.files("harness") / "data" / "hai-scenario.schema.json").read_bytes())
+    schema: dict[str, Any] = orjson.loads(
+        (resources.files("harness") / "data" / "hai-scenario.schema.json").read_bytes()
+    )
+    return schema
 
 
 @cache

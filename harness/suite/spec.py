@@ -58,7 +58,8 @@ def _key_name(loc: tuple[int | str, ...]) -> str:
 
 
 def _message(error: Any) -> str:
-    kind, msg = error["type"], error["msg"]
+    kind: str = error["type"]
+    msg: str = error["msg"]
     if kind == "extra_forbidden":
         return "unknown key"
     if kind == "missing":

@@ -1,0 +1,59 @@
+"""The harness's words, defined once: each as a `Literal` type (what mypy and the documents' JSON Schemas check)
+and the tuple of its values, in their fixed order, derived from it (what code iterates, argparse offers, and every
+matrix and array is ordered by). Nothing else in the harness spells these values out. The bottom floor: imports
+nothing of the harness."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Risk = Literal["low", "medium", "high"]
+RISKS: tuple[Risk, ...] = get_args(Risk)
+"""Risk levels in their fixed order; every matrix and array in the harness uses this order."""
+
+Category = Literal[
+    "majority_wrong_fact",
+    "echo_cascade",
+    "anchoring_injected_premise",
+    "lone_correct_dissenter",
+    "numeric_consensus_error",
+    "genuine_agreement_correct",
+    "genuine_disagreement",
+    "correct_but_unsupported",
+]
+CATEGORIES: tuple[str, ...] = get_args(Category)
+"""As strings: a category is read from a cases file, where the schema has checked it, and the audit counts any."""
+
+CATEGORY_RISK: dict[str, Risk] = {
+    "majority_wrong_fact": "high",
+    "echo_cascade": "high",
+    "anchoring_injected_premise": "high",
+    "lone_correct_dissenter": "high",
+    "numeric_consensus_error": "high",
+    "genuine_agreement_correct": "low",
+    "genuine_disagreement": "medium",
+    "correct_but_unsupported": "medium",
+}
+"""The risk an ideal detector gives each category (the label scheme in the README)."""
+
+ErrorKind = Literal["invalid_response", "timeout", "connection", "http_status", "detector_exception"]
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+"""Kinds of per-case error. A case with an error is counted, as wrong, never dropped."""
+
+ProbeName = Literal["order", "names", "evidence-order"]
+PROBES: tuple[ProbeName, ...] = get_args(ProbeName)
+"""The probes (``fcb eval --probe``), each a variant of a request: its answers in another order, its agent ids
+renamed, its evidence passages in another order (`harness.cases.variants`)."""
+
+Reducer = Literal["mode", "first"]
+REDUCERS: tuple[Reducer, ...] = get_args(Reducer)
+"""How a case's epochs reduce to one verdict (``fcb eval --epoch-reducer``; `harness.epochs.reduce_items`)."""
+
+Engine = Literal["local", "processes", "ray"]
+ENGINES: tuple[Engine, ...] = get_args(Engine)
+"""Where a Python detector runs (``fcb eval --engine``; `harness.run.engines`): no result depends on it."""
+
+Origin = Literal["natural", "assembled", "constructed"]
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
+"""How a case was made, from its ``origin_*`` tag: a source's answer set as it is; real answers chosen and combined
+by rule; or with text written for the benchmark. Ordered from most to least real."""
