@@ -6,14 +6,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from harness.documents.audit import AuditDocument, CaseRef, Pairs, PairSet
-from harness.tables import table
+from harness.tables import figure, interval, table
 
 PAIRS_SHOWN = 10  # overlap pairs printed per kind; the JSON lists up to 20 and counts them all
 NGRAMS_SHOWN = 5
 
 
 def _ci(value: float, ci: list[float]) -> str:
-    return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return f"{figure(value)} {interval(ci)}"
 
 
 class _Writer:

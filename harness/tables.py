@@ -1,4 +1,7 @@
-"""Plain-text and Markdown tables of cells that are already formatted.
+"""Figures as every report shows them, and plain-text and Markdown tables of cells that are already formatted.
+
+`figure`, `percent` and `interval` are the one way a figure is written (three decimals, a share as a percentage with
+one, an interval in brackets, n/a where undefined): every renderer uses them.
 
 Every table we print shows figures formatted by the code that computed them ("0.500", "53.6%", "n/a"). tabulate
 would parse such a cell back into a number and print it its own way ("0.5", "1", "0"), so a figure would read
@@ -8,10 +11,27 @@ n/a) is right-aligned, as tabulate would have aligned it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 MISSING = "n/a"
+
+
+def figure(value: float | None, digits: int = 3, *, signed: bool = False) -> str:
+    """``0.530``; ``+0.012`` for a change (``signed``); n/a where the figure is undefined (None)."""
+    if value is None:
+        return MISSING
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def percent(value: float | None) -> str:
+    """A share as a percentage with one decimal: ``53.6%``; n/a where undefined."""
+    return MISSING if value is None else f"{100 * value:.1f}%"
+
+
+def interval(bounds: Sequence[float] | None, show: Callable[[float | None], str] = figure) -> str:
+    """``[0.508, 0.549]``, each bound as ``show`` writes it; empty when there is no interval."""
+    return f"[{show(bounds[0])}, {show(bounds[1])}]" if bounds else ""
 
 
 def _numeric(cell: Any) -> bool:

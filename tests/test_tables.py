@@ -8,11 +8,20 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from harness.tables import table
+from harness.tables import figure, interval, percent, table
 
 
 def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def test_the_one_formatter_writes_figures_shares_and_intervals() -> None:
+    assert [figure(0.5), figure(0.12345), figure(1), figure(None)] == ["0.500", "0.123", "1.000", "n/a"]
+    assert [figure(0.01234, 4), figure(0.012, signed=True), figure(-0.5, signed=True)] == ["0.0123", "+0.012", "-0.500"]
+    assert [percent(0.5361), percent(0.0), percent(1), percent(None)] == ["53.6%", "0.0%", "100.0%", "n/a"]
+    assert interval([0.508, 0.5491]) == "[0.508, 0.549]" and interval(None) == "" and interval([]) == ""
+    assert interval((0.1, 0.25), percent) == "[10.0%, 25.0%]"
+    assert interval([-0.02, 0.031], lambda b: figure(b, signed=True)) == "[-0.020, +0.031]"
 
 
 def test_formatted_figures_are_printed_as_given() -> None:

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.files import atomic_write
     from harness.leaderboard.runs import Run, find_runs, read_run
     from harness.report.plots import trend_png
-    from harness.tables import table
+    from harness.tables import figure, table
 
     runs = [read_run(p) for p in find_runs([args.results_dir])]
     wanted = args.detector
@@ -52,12 +52,10 @@ def run(args: argparse.Namespace) -> int:
             return ece[0] if (ece := r.ece()) else None
         return r.metric(REPEATS.get(args.metric, args.metric))
 
-    def figure(v: float | None) -> str:
-        return "n/a" if v is None else f"{v:.4f}"  # a trend's small steps show; the leaderboard shows 3 places
-
     def shown(r: Run) -> str:
         ece = r.ece() if args.metric == "ece" else None
-        return f"{ece[0]:.4f} ({ece[1]} bins)" if ece else figure(value(r))  # an ECE always says over how many bins
+        # four places: a trend's small steps show (a leaderboard shows three); an ECE says over how many bins
+        return f"{figure(ece[0], 4)} ({ece[1]} bins)" if ece else figure(value(r), 4)
 
     extra = [k for k, path in REPEATS.items() if k != args.metric and any(r.metric(path) is not None for r in runs)]
     rows = [
@@ -65,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             r.created,
             r.label,
             shown(r),
-            *(figure(r.metric(REPEATS[k])) for k in extra),  # shown only when some run has the figure
+            *(figure(r.metric(REPEATS[k]), 4) for k in extra),  # shown only when some run has the figure
             f"{r.dataset['name']} {r.sha256[:12]}",
             "" if r.complete else "incomplete",
             str(r.path),

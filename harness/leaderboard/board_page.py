@@ -20,16 +20,13 @@ from harness.leaderboard.board import DataSetView, board_views
 from harness.leaderboard.render import header, method_text, row_cells
 from harness.leaderboard.runs import Run
 from harness.report.html import esc, pack
+from harness.tables import figure
 
 BOARD_HTML = "board.html"
 
 
 def _asset(name: str) -> str:
     return (resources.files("harness") / "data" / name).read_text(encoding="utf-8")
-
-
-def _f(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def leaderboard_table(view: DataSetView) -> str:
@@ -59,8 +56,8 @@ def natural_table(view: DataSetView) -> str:
     rows = []
     for r in view.natural:
         ci = r["macro_f1_ci"]
-        f1 = _f(r["macro_f1"]) + (f" [{_f(ci[0])}, {_f(ci[1])}]" if ci else "")
-        cells = [r.get("rank", "-"), r["detector"], f1, _f(r["accuracy"]), r["errors"]]
+        f1 = figure(r["macro_f1"]) + (f" [{figure(ci[0])}, {figure(ci[1])}]" if ci else "")
+        cells = [r.get("rank", "-"), r["detector"], f1, figure(r["accuracy"]), r["errors"]]
         rows.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
     return (f"<table class='num natural'><caption>natural cases only (origin natural, {n} cases)</caption>"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
@@ -84,7 +81,7 @@ def heatmap_table(view: DataSetView, ds: int) -> str:
             style = "" if acc is None else f' style="background:{colour(acc)}"'
             tds.append(
                 f'<td class="hm" data-ds="{ds}" data-run="{k}" data-cat="{c}" data-right="{right}" data-n="{n}" '
-                f'title="{esc(entry["label"])} on {esc(cats[c])}: {right} of {n} right"{style}>{_f(acc)}</td>'
+                f'title="{esc(entry["label"])} on {esc(cats[c])}: {right} of {n} right"{style}>{figure(acc)}</td>'
             )
         rows.append(f"<tr><th>{esc(entry['label'])}</th>{''.join(tds)}</tr>")
     return (f'<table class="board-heatmap"><thead><tr><th>detector \\ category</th>{head}</tr></thead>'

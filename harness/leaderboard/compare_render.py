@@ -11,15 +11,10 @@ from harness.documents import CompareDocument, FlippedCase
 from harness.report.html import esc, render_compare, table
 from harness.report.markdown import md_text
 from harness.schema_messages import printable
+from harness.tables import figure, interval
 from harness.tables import table as text_table
 
 MAX_LISTED = 50
-
-
-def _f(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
 def _p(value: float | None) -> str:
@@ -27,7 +22,7 @@ def _p(value: float | None) -> str:
 
 
 def _ci(ci: list[float] | None) -> str:
-    return f"[{_f(ci[0], True)}, {_f(ci[1], True)}]" if ci else ""
+    return interval(ci, lambda bound: figure(bound, signed=True))  # the interval of a change
 
 
 def metric_header(cmp: CompareDocument) -> list[str]:
@@ -43,11 +38,13 @@ def metric_rows(cmp: CompareDocument) -> list[list[str]]:
         verdict = "REGRESSION" if m["regression"] else ""
         arrow = "higher is better" if m["higher_is_better"] else "lower is better"
         tested = [_p(m["p_holm"]) if name in cmp["gate"]["family"] else "not tested"] if holm else []
-        rows.append([name, _f(m["base"]), _f(m["new"]), _f(m["delta"], True), _ci(m["ci"]), _p(m["p"]), *tested,
-                     arrow, verdict])  # fmt: skip
+        change = figure(m["delta"], signed=True)
+        rows.append([name, figure(m["base"]), figure(m["new"]), change, _ci(m["ci"]), _p(m["p"]), *tested, arrow,
+                     verdict])  # fmt: skip
     if ece := cmp.get("ece"):
         name = f"ECE of risk_score ({ece['bins']} bins, {ece['n']} cases)"
-        rows.append([name, _f(ece["base"]), _f(ece["new"]), _f(ece["delta"], True), _ci(ece["ci"]), "",
+        change = figure(ece["delta"], signed=True)
+        rows.append([name, figure(ece["base"]), figure(ece["new"]), change, _ci(ece["ci"]), "",
                      *([""] if holm else []), "lower is better", "not gated"])  # fmt: skip
     return rows
 
@@ -55,7 +52,8 @@ def metric_rows(cmp: CompareDocument) -> list[list[str]]:
 def category_rows(cmp: CompareDocument, shown: Callable[[Any], str] = str) -> list[list[Any]]:
     """One row a category; ``shown`` renders a value read from a run folder (`md_text` for Markdown)."""
     return [
-        [shown(c), v["n"], _f(v["base"]), _f(v["new"]), _f(v["delta"], True)] for c, v in cmp["per_category"].items()
+        [shown(c), v["n"], figure(v["base"]), figure(v["new"]), figure(v["delta"], signed=True)]
+        for c, v in cmp["per_category"].items()
     ]
 
 

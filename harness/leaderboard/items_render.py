@@ -6,14 +6,10 @@ import orjson
 
 from harness.documents import ItemsCase, ItemsDocument
 from harness.report.markdown import md_text
-from harness.tables import table
+from harness.tables import figure, table
 
 DEFAULT_TOP = 20
 """Rows of each Markdown case table (``--top``); the JSON always holds every case."""
-
-
-def _f(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -25,7 +21,7 @@ def detector_rows(doc: ItemsDocument) -> list[list[str]]:
     return [
         [
             md_text(d["detector"]),
-            _f(d["macro_f1"]),
+            figure(d["macro_f1"]),
             "yes" if d["strongest"] else "",
             str(d["errors"]),
             md_text(d["run"]),
@@ -38,7 +34,7 @@ def suspect_rows(doc: ItemsDocument, top: int) -> list[list[str]]:
     n = doc["summary"]["detectors"]
     return [
         [md_text(s["id"]), md_text(s["category"]), s.get("origin", ""), s["expected"], s["predicted"],
-         f"{s['agreeing']} of {n}", _f(s["difficulty"]), _f(s["discrimination"])]
+         f"{s['agreeing']} of {n}", figure(s["difficulty"]), figure(s["discrimination"])]
         for s in doc["suspects"][:top]
     ]  # fmt: skip
 
@@ -46,7 +42,7 @@ def suspect_rows(doc: ItemsDocument, top: int) -> list[list[str]]:
 def case_rows(cases: list[ItemsCase]) -> list[list[str]]:
     return [
         [md_text(c["id"]), md_text(c["category"]), c["expected"], c["predicted"], f"{c['right']}",
-         str(c["errored"]), _f(c["difficulty"]), _f(c["discrimination"])]
+         str(c["errored"]), figure(c["difficulty"]), figure(c["discrimination"])]
         for c in cases
     ]  # fmt: skip
 
@@ -69,7 +65,7 @@ def to_markdown(doc: ItemsDocument, top: int = DEFAULT_TOP) -> str:
         "",
         _table(["detector", "macro_f1", "strongest", "errors", "run"], detector_rows(doc)),
         "",
-        f"- difficulty: {m['difficulty']}; mean {_f(s['mean_difficulty'])}; every detector right on "
+        f"- difficulty: {m['difficulty']}; mean {figure(s['mean_difficulty'])}; every detector right on "
         f"{s['all_right']} case(s), every one wrong on {s['all_wrong']}.",
         f"- discrimination: {m['discrimination']}; undefined (n/a) on {s['discrimination_undefined']} case(s), "
         f"negative on {s['negative_discrimination']}.",

@@ -24,7 +24,7 @@ from harness.leaderboard.rank import (
 )
 from harness.leaderboard.runs import REAL_SUFFIX
 from harness.report.markdown import md_text
-from harness.tables import table
+from harness.tables import figure, interval, percent, table
 
 REAL_LABEL = "natural + assembled"
 HEADER = [
@@ -41,14 +41,6 @@ HEADER = [
     "runs",
     "date",
 ]
-
-
-def _f(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 def shows_real(board: Board) -> bool:
@@ -94,7 +86,7 @@ def _extra_cells(row: Row, board: Board) -> list[str]:
     if shows_run_spread(board):
         lo, hi = v.get(RUNS_MIN), v.get(RUNS_MAX)
         cells.append("n/a" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}")
-    cells += [_f(v.get(key)) if key == "epoch_sd" else _pct(v.get(key)) for key in repeat_columns(board)]
+    cells += [figure(v.get(key)) if key == "epoch_sd" else percent(v.get(key)) for key in repeat_columns(board)]
     if shows_ece(board):
         cells.append(_ece_cell(row))
     return cells
@@ -117,7 +109,7 @@ def _ece_cell(row: Row) -> str:
 
 
 def _with_ci(value: float | None, ci: tuple[float, float] | None) -> str:
-    return _f(value) + (f" [{_f(ci[0])}, {_f(ci[1])}]" if ci else "")
+    return figure(value) + (f" {interval(ci)}" if ci else "")
 
 
 def row_cells(row: Row, board: Board, shown: Callable[[str], str] = str) -> list[str]:
@@ -130,11 +122,11 @@ def row_cells(row: Row, board: Board, shown: Callable[[str], str] = str) -> list
         row.rank_label,
         detector,
         _with_ci(v[base], row.cis.get(base, row.ci95 if base == board.metric else None)),
-        _pct(v["accuracy"]),
-        _pct(v["high_risk_recall"]),
-        _pct(v["false_alarm_rate"]),
-        _f(v["weighted_kappa"]),
-        _pct(v["error_rate"]),
+        percent(v["accuracy"]),
+        percent(v["high_risk_recall"]),
+        percent(v["false_alarm_rate"]),
+        figure(v["weighted_kappa"]),
+        percent(v["error_rate"]),
         "n/a" if latency is None else f"{1000 * latency:.1f} ms",
         str(row.cases),
         _runs(row),

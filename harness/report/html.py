@@ -65,6 +65,7 @@ from harness.report.text import (
 from harness.runfolder.baseline import decode_cases, read_baseline
 from harness.runfolder.names import REPORT_HTML
 from harness.runfolder.read import case_records, item_records, read_metrics
+from harness.tables import percent
 from harness.types import RISKS
 
 COLUMNS = [*RISKS, "error"]
@@ -233,7 +234,7 @@ def bars_svg(rows: Sequence[tuple[str, float | None, Sequence[float] | None, int
             parts.append(
                 f'<path d="M{lo:.1f} {mid}H{hi:.1f}M{lo:.1f} {mid - 5}v10M{hi:.1f} {mid - 5}v10" stroke="#222"/>'
             )
-        shown = "n/a" if acc is None else f"{100 * acc:.1f}%"
+        shown = percent(acc)
         parts.append(f'<text x="{left + bar_w + 8}" y="{y + 14}">{shown} (n={n})</text>')
     axis_y = 4 + len(rows) * row_h
     for tick in (0, 0.5, 1):

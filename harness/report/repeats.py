@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.documents import FlipRate, JournalRecord, Metrics
 from harness.repeats import EPOCH_FIGURES, INDEPENDENT, INFORMATIVE
+from harness.tables import figure, interval, percent
 from harness.types import ItemKey
 
 EPOCH_HEADER = ["epoch", "cases", *EPOCH_FIGURES]
@@ -17,20 +18,8 @@ PROBE_HEADER = ["probe", "cases", "pairs", "flips", "flip rate", "95% CI", "saw 
                 "mean score change", "epochs disagree", "no variant"]  # fmt: skip
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def _num(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _ci(interval: list[float] | None) -> str:
-    return "" if not interval else f"[{_pct(interval[0])}, {_pct(interval[1])}]"
-
-
 def _rate(block: FlipRate) -> str:
-    return f"{_pct(block['flip_rate'])} ({block['flips']}/{block['n']})"
+    return f"{percent(block['flip_rate'])} ({block['flips']}/{block['n']})"
 
 
 def epoch_rows(m: Metrics) -> list[list[str]]:
@@ -38,9 +27,9 @@ def epoch_rows(m: Metrics) -> list[list[str]]:
     ep = m.get("epochs")
     if not ep:
         return []
-    rows = [[str(e["epoch"]), str(e["n_cases"]), *(_num(e[name]) for name in EPOCH_FIGURES)] for e in ep["per_epoch"]]  # type: ignore[literal-required]
-    rows.append(["mean", "", *(_num(ep["spread"][name]["mean"]) for name in EPOCH_FIGURES)])
-    rows.append(["sd", "", *(_num(ep["spread"][name]["sd"]) for name in EPOCH_FIGURES)])
+    rows = [[str(e["epoch"]), str(e["n_cases"]), *(figure(e[name]) for name in EPOCH_FIGURES)] for e in ep["per_epoch"]]  # type: ignore[literal-required]
+    rows.append(["mean", "", *(figure(ep["spread"][name]["mean"]) for name in EPOCH_FIGURES)])
+    rows.append(["sd", "", *(figure(ep["spread"][name]["sd"]) for name in EPOCH_FIGURES)])
     return rows
 
 
@@ -49,8 +38,8 @@ def agreement_rows(m: Metrics) -> list[list[str]]:
     if not ep:
         return []
     a = ep["self_agreement"]
-    return [[str(a["n_cases"]), _pct(a["all_agree"]), _ci(a["all_agree_ci95"]), _pct(a["pairwise"]),
-             _num(a["fleiss_kappa"])]]  # fmt: skip
+    return [[str(a["n_cases"]), percent(a["all_agree"]), interval(a["all_agree_ci95"], percent), percent(a["pairwise"]),
+             figure(a["fleiss_kappa"])]]  # fmt: skip
 
 
 def epochs_note(m: Metrics) -> str:
@@ -69,9 +58,10 @@ def probe_rows(m: Metrics) -> list[list[str]]:
     rows = []
     for name, p in (m.get("probes") or {}).items():
         split = p["order_informative"]
-        rows.append([name, str(p["n_cases"]), str(p["n"]), str(p["flips"]), _pct(p["flip_rate"]), _ci(p["ci95"]),
-                     _rate(split[INFORMATIVE]), _rate(split[INDEPENDENT]), _num(p["mean_score_change"]),
-                     _pct(p["epoch_disagreement"]) if p["epoch_disagreement"] is not None else "",
+        rate = [percent(p["flip_rate"]), interval(p["ci95"], percent)]
+        rows.append([name, str(p["n_cases"]), str(p["n"]), str(p["flips"]), *rate,
+                     _rate(split[INFORMATIVE]), _rate(split[INDEPENDENT]), figure(p["mean_score_change"]),
+                     percent(p["epoch_disagreement"]) if p["epoch_disagreement"] is not None else "",
                      str(p["not_possible"])])  # fmt: skip
     return rows
 

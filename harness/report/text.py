@@ -24,30 +24,18 @@ from harness.report.repeats import (
 )
 from harness.runfolder.names import METRICS, REPORT
 from harness.schema_messages import printable
-from harness.tables import table
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _ci(interval: list[float] | None, fmt: Any = _pct) -> str:
-    return "" if not interval else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
+from harness.tables import figure, interval, percent, table
 
 
 def _core_rows(block: Headline) -> list[list[str]]:
     """(metric, value, 95% interval) rows of one headline block: all cases, or the natural + assembled ones."""
     return [
-        ["accuracy", _pct(block["accuracy"]), _ci(block.get("accuracy_ci95"))],
-        ["macro-F1", _num(block["macro_f1"]), _ci(block.get("macro_f1_ci95"), _num)],
-        ["weighted kappa (quadratic)", _num(block["weighted_kappa"]), ""],
-        ["high-risk recall", _pct(block["high_risk_recall"]), ""],
-        ["false-alarm rate (low called high)", _pct(block["false_alarm_rate"]), ""],
-        ["error rate", _pct(error_rate(block)), ""],
+        ["accuracy", percent(block["accuracy"]), interval(block.get("accuracy_ci95"), percent)],
+        ["macro-F1", figure(block["macro_f1"]), interval(block.get("macro_f1_ci95"))],
+        ["weighted kappa (quadratic)", figure(block["weighted_kappa"]), ""],
+        ["high-risk recall", percent(block["high_risk_recall"]), ""],
+        ["false-alarm rate (low called high)", percent(block["false_alarm_rate"]), ""],
+        ["error rate", percent(error_rate(block)), ""],
     ]
 
 
@@ -56,12 +44,12 @@ def headline_rows(m: Metrics) -> list[list[str]]:
     rows = _core_rows(m)
     if s := m.get("scores"):
         rows += [
-            [f"ROC-AUC, high vs rest (n={s['n_scored']})", _num(s["roc_auc"]), ""],
-            ["average precision, high vs rest", _num(s["average_precision"]), ""],
-            ["Brier score, high vs rest", _num(s["brier"]), ""],
+            [f"ROC-AUC, high vs rest (n={s['n_scored']})", figure(s["roc_auc"]), ""],
+            ["average precision, high vs rest", figure(s["average_precision"]), ""],
+            ["Brier score, high vs rest", figure(s["brier"]), ""],
         ]
         if cal := s.get("calibration"):
-            rows.append([f"ECE, high vs rest ({cal['bins']} bins)", _num(cal["ece"]), _ci(cal.get("ece_ci95"), _num)])
+            rows.append([f"ECE, high vs rest ({cal['bins']} bins)", figure(cal["ece"]), interval(cal.get("ece_ci95"))])
     return rows
 
 
@@ -85,7 +73,7 @@ def calibration_rows(m: Metrics) -> list[list[Any]]:
         span = f"{'[' if k == 0 else '('}{b['lower']:.3f}, {b['upper']:.3f}]"
         mean, share = b["mean_score"], b["share_high"]
         gap = None if mean is None or share is None else abs(share - mean)
-        rows.append([k + 1, span, b["count"], _num(mean), _num(share), _num(gap)])
+        rows.append([k + 1, span, b["count"], figure(mean), figure(share), figure(gap)])
     return rows
 
 
@@ -98,9 +86,9 @@ def calibration_note(m: Metrics) -> str:
     cal = s.get("calibration")
     if not cal:
         return "This run's metrics were written before calibration was reported (fcb eval --resume writes them again)."
-    interval = f" {_ci(cal['ece_ci95'], _num)}" if cal.get("ece_ci95") else ""
+    bounds = f" {interval(cal['ece_ci95'])}" if cal.get("ece_ci95") else ""
     return (
-        f"ECE {_num(cal['ece'])}{interval} over {cal['bins']} equal-width bins of the score, high risk against the "
+        f"ECE {figure(cal['ece'])}{bounds} over {cal['bins']} equal-width bins of the score, high risk against the "
         f"rest, on the {s['n_scored']} cases of {m['n_cases']} whose reply carried a risk_score (errored cases "
         f"and replies without a score are left out, as for ROC-AUC). ECE = sum over bins of cases / {s['n_scored']} "
         "x gap, the gap being |share high - mean score|; a bin holds the scores above its lower edge up to its upper "
@@ -143,7 +131,7 @@ _RISKS: Final = ("low", "medium", "high")
 
 def class_rows(m: Metrics) -> list[list[Any]]:
     scores = m["per_class"]
-    return [[r, _num(scores[r]["precision"]), _num(scores[r]["recall"]), _num(scores[r]["f1"]), scores[r]["support"]]
+    return [[r, *(figure(scores[r][k]) for k in ("precision", "recall", "f1")), scores[r]["support"]]
             for r in _RISKS]  # fmt: skip
 
 
@@ -156,8 +144,8 @@ def category_rows(m: Metrics) -> list[list[Any]]:
                 cat,
                 v["expected_risk"],
                 v["n"],
-                _pct(v["accuracy"]),
-                _ci(v["ci95"]),
+                percent(v["accuracy"]),
+                interval(v["ci95"], percent),
                 p["low"],
                 p["medium"],
                 p["high"],
@@ -172,7 +160,7 @@ CATEGORY_HEADER = ["category", "expected", "n", "accuracy", "95% CI", "low", "me
 
 def group_rows(groups: Mapping[str, GroupAccuracy], shown: Callable[[Any], str] = str) -> list[list[Any]]:
     """One row a group; ``shown`` renders its name, a value of the cases file (`md_text` for Markdown)."""
-    return [[shown(key), v["n"], _pct(v["accuracy"]), _ci(v["ci95"])] for key, v in groups.items()]
+    return [[shown(key), v["n"], percent(v["accuracy"]), interval(v["ci95"], percent)] for key, v in groups.items()]
 
 
 def operational_rows(m: Metrics) -> list[list[Any]]:
