@@ -203,7 +203,7 @@ def case_text(runs: Sequence[Run], records: Sequence[dict[str, Any]], ids: np.nd
     """Each case's text, once: [question, [[agent_id, text], ...], evidence, ground_truth, rationale], read from
     the first run's cases file that is still the file it read (`case_texts` checks its sha256 and each case's
     content hash); None and a note when no run's file is."""
-    from harness.report.html import case_texts, file_sha256_of
+    from harness.runfolder.cases import case_texts, file_sha256_of
 
     wanted: dict[str, str | None] = {}
     for rec in records:

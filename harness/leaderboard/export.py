@@ -28,7 +28,7 @@ from harness.documents import JournalRecord
 from harness.errors import RunLoadError, UsageError
 from harness.files import atomic_write
 from harness.leaderboard.runs import Run, read_run
-from harness.report.html import case_texts, file_sha256_of
+from harness.runfolder.cases import case_texts, file_sha256_of
 from harness.runfolder.read import case_records, item_records
 from harness.types import ItemKey
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import hashlib
 import html
 import os
 import sys
@@ -23,8 +22,6 @@ from typing import IO, Any
 
 import orjson
 
-from harness.cases.lines import raw_lines
-from harness.cases.validate import content_hash
 from harness.documents import (
     BaselineDocument,
     CompareDocument,
@@ -34,7 +31,7 @@ from harness.documents import (
     ReliabilityBin,
 )
 from harness.errors import ReportError  # noqa: F401 - importable from here as before
-from harness.files import atomic_write, open_regular
+from harness.files import atomic_write
 from harness.report.repeats import (
     AGREEMENT_HEADER,
     EPOCH_HEADER,
@@ -63,6 +60,7 @@ from harness.report.text import (
     operational_rows,
 )
 from harness.runfolder.baseline import decode_cases, read_baseline
+from harness.runfolder.cases import case_texts, file_sha256_of
 from harness.runfolder.names import REPORT_HTML
 from harness.runfolder.read import case_records, item_records, read_metrics
 from harness.tables import percent
@@ -75,56 +73,7 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-# ---- reading a run: journal records joined with the case text ----
-
-
-CASES_MAX_BYTES = 1 << 30
-"""The largest cases file read for its text (1 GiB): far above any real data set, far below a page's reach."""
-
-
-def case_texts(
-    path: str | os.PathLike[str] | IO[bytes] | None, wanted: Mapping[str, str | None], sha256: str | None = None
-) -> tuple[dict[str, dict[str, Any]], str]:
-    """(the parsed cases among ``wanted`` by id, a note when the text cannot be used); streamed, one bounded line
-    at a time. ``wanted`` maps each id to the content hash its journal record holds (None: any line with the id).
-
-    ``path`` may be an open binary file: the run's own copy of the cases, so that a pipe is never read twice. A path
-    is read only if it is a regular file under `CASES_MAX_BYTES` (never a device, a FIFO or standard input), and its
-    text is used only if the whole file has the ``sha256`` the run recorded: a changed file gives no text at all,
-    never another run's cases under this run's predictions. Every note that means "no text" starts with
-    "case text unavailable"."""
-    found: dict[str, dict[str, Any]] = {}
-    if not path:
-        return found, "the run does not name its cases file"
-    if not isinstance(path, str | os.PathLike):
-        path.seek(0)
-        _collect(raw_lines(path), wanted, found)
-        return found, ""
-    digest = hashlib.sha256()
-    try:
-        with open_regular(path, CASES_MAX_BYTES) as f:
-            _collect(raw_lines(f, digest), wanted, found)
-    except OSError as exc:
-        return {}, f"case text unavailable: {path}: {exc.strerror or exc}"
-    if sha256 and digest.hexdigest() != sha256:
-        return {}, (f"case text unavailable: {path} is not the cases file this run read (its sha256 is "
-                    f"{digest.hexdigest()[:12]}, the run's {sha256[:12]}): it changed since the run")  # fmt: skip
-    return found, ""
-
-
-def _collect(
-    lines: Iterable[tuple[int, bytes, int]], wanted: Mapping[str, str | None], found: dict[str, dict[str, Any]]
-) -> None:
-    for _, raw, _ in lines:
-        try:
-            case = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue  # invalid lines (and lines over the length cap, read as b"") were skipped by the run too
-        if not isinstance(case, dict) or not isinstance(case.get("id"), str) or case["id"] not in wanted:
-            continue
-        expected = wanted[case["id"]]
-        if case["id"] not in found and expected in (None, content_hash(case)):
-            found[case["id"]] = case  # the very case the run sent: an invalid line with the same id is passed over
+# ---- reading a run: journal records joined with the case text (harness.runfolder.cases) ----
 
 
 def prediction_view(rec: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -176,12 +125,6 @@ def explorer_cases(
             row["case"] = texts[cid]  # the whole case: this is the report, labels and metadata included
         rows.append(row)
     return rows, note
-
-
-def file_sha256_of(dataset: Mapping[str, Any]) -> str | None:
-    """The sha256 of the whole cases file a run read, from its metrics document's ``dataset`` block (older runs
-    recorded only ``sha256``, which was the file's for a run of the whole file)."""
-    return dataset.get("file_sha256") or dataset.get("sha256")
 
 
 # ---- static parts of the page ----

@@ -191,3 +191,15 @@ def test_the_frame_holds_question_reply_reason_and_origin(tmp_path: Path) -> Non
             assert row["reply"]["seen"] == case["question"]  # the reply as the detector gave it
         assert by_id.loc[rows[0]["id"], "origin"] == "natural"
         assert by_id["origin"].isna().sum() == len(rows) - 1
+
+
+def test_the_frame_shows_no_question_from_a_cases_file_changed_since_the_run(tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", 6)
+    result = harness.evaluate(cases, lambda request: "low", out=str(tmp_path / "run"))
+    assert result.frame()["question"].notna().all()
+    rows = read_jsonl(cases)
+    rows[2]["question"] = "another question"  # the file is no longer the one the run read
+    cases.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    frame = result.frame()  # (load_run refuses the changed file outright)
+    assert "question" not in frame or frame["question"].isna().all()
+    assert len(frame) == 6 and (frame["predicted_risk"] == "low").all()  # the figures stand
