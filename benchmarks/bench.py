@@ -79,12 +79,13 @@ def _in_process_seconds(cases: Path, run_dir: Path) -> float:
     """Wall time of one whole evaluation inside this process (imports already paid), best of three."""
     from harness.run.runner import run
     from harness.run.settings import EvalSettings
+    from harness.spec import parse_spec
 
     best = float("inf")
     for _ in range(3):
         shutil.rmtree(run_dir, ignore_errors=True)
         start = time.perf_counter()
-        asyncio.run(run(EvalSettings(cases=str(cases), detector="builtin:always-low", out=str(run_dir))))
+        asyncio.run(run(EvalSettings(cases=str(cases), detector=parse_spec("builtin:always-low"), out=str(run_dir))))
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -337,9 +338,10 @@ def bench_profile(tmp: Path) -> dict[str, Any]:
     """Where an in-process run of 10k cases spends its time, by stage."""
     from harness.run.runner import run
     from harness.run.settings import EvalSettings
+    from harness.spec import parse_spec
 
     cases = write_cases(tmp / "profile.jsonl", 9999, seed=9)
-    settings = EvalSettings(cases=str(cases), detector="builtin:always-low", out=str(tmp / "profiled"))
+    settings = EvalSettings(cases=str(cases), detector=parse_spec("builtin:always-low"), out=str(tmp / "profiled"))
     profiler = cProfile.Profile()
     profiler.enable()
     asyncio.run(run(settings))
@@ -393,10 +395,11 @@ def bench_report(tmp: Path, n_cases: int = 10_000) -> dict[str, Any]:
     from harness.report.html import write_html
     from harness.run.runner import run
     from harness.run.settings import EvalSettings
+    from harness.spec import parse_spec
 
     cases = _realistic_cases(tmp / "cases.jsonl", n_cases)
     out = tmp / "run"
-    asyncio.run(run(EvalSettings(cases=str(cases), detector="builtin:heuristic", out=str(out), n_boot=200)))
+    asyncio.run(run(EvalSettings(cases=str(cases), detector=parse_spec("builtin:heuristic"), out=str(out), n_boot=200)))
     start = time.perf_counter()
     page_path = write_html(out)
     write_s = time.perf_counter() - start

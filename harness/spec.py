@@ -51,6 +51,11 @@ class DetectorSpec:
         return hashlib.sha256(self.text.encode()).hexdigest()
 
     @property
+    def short(self) -> str:
+        """The spec as a run folder's name shows it: ``display`` without an ``llm:`` prefix (the model first)."""
+        return self.display.removeprefix("llm:") if self.kind == "llm" else self.display
+
+    @property
     def is_file(self) -> bool:
         """A ``path/file.py:NAME`` spec."""
         return self.kind == "python" and self.target.endswith(".py")
@@ -64,12 +69,12 @@ PORT = re.compile(r"[0-9]+(/.*)?")
 """What follows the last colon of ``host:port[/path]``: no Python name is all digits."""
 
 
-def meant(text: str) -> str | None:
-    """The spec a user most likely meant when ``text`` reads as Python code but cannot be (a URL with a mistyped or
+def meant(spec: DetectorSpec) -> str | None:
+    """The spec a user most likely meant when ``spec`` reads as Python code but cannot be (a URL with a mistyped or
     missing scheme: ``htp://host:8765``, ``HTTP://host``, ``127.0.0.1:8765/detect``), else None."""
-    spec = parse_spec(text)
     if spec.kind != "python":
         return None
+    text = spec.text
     scheme, sep, rest = text.partition("://")
     if sep:
         return f"{'https' if scheme.lower().endswith('s') else 'http'}://{rest}"
@@ -81,7 +86,7 @@ def meant(text: str) -> str | None:
 def looks_like_spec(text: str) -> bool:
     """Whether ``text`` reads as a detector spec rather than a file path (a cases file given where -d belongs)."""
     spec = parse_spec(text)
-    return spec.kind != "python" or meant(text) is not None or (spec.is_file and spec.attribute.isidentifier())
+    return spec.kind != "python" or meant(spec) is not None or (spec.is_file and spec.attribute.isidentifier())
 
 
 def parse_spec(text: str) -> DetectorSpec:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cli.common import (
     EXIT_INTERRUPTED,
@@ -20,6 +20,10 @@ from harness.cli.options import fraction, non_negative_int, positive_float, posi
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
 from harness.types import BUDGET_STOP, RunResult
+
+if TYPE_CHECKING:  # the settings' modules are imported when a run starts: `fcb --help` stays fast
+    from harness.run.settings import EvalSettings
+    from harness.spec import DetectorSpec
 from harness.vocabulary import ENGINES
 
 
@@ -150,10 +154,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(render_summary(result.document))
     print(f"results: {result.run_dir}", file=sys.stderr)
-    return _eval_exit(result, args.fail_on_error, INTERRUPTED)
+    return _eval_exit(result, settings.detector, args.fail_on_error, INTERRUPTED)
 
 
-def _eval_exit(result: RunResult, fail_on_error: float | None, interrupted: str) -> int:
+def _eval_exit(result: RunResult, spec: DetectorSpec, fail_on_error: float | None, interrupted: str) -> int:
     """The exit code of a finished ``fcb eval``, with the line that explains it."""
     resume = f"fcb eval --resume {result.run_dir}"
     if result.stopped == interrupted or (result.stopped is None and result.figures["n_not_run"]):
@@ -164,7 +168,7 @@ def _eval_exit(result: RunResult, fail_on_error: float | None, interrupted: str)
               "--max-requests N or --max-cost USD", file=sys.stderr)  # fmt: skip
         return EXIT_INTERRUPTED
     if result.stopped:
-        print(f"run stopped after {result.stopped}; {_after_stop(result)}", file=sys.stderr)
+        print(f"run stopped after {result.stopped}; {_after_stop(result, spec)}", file=sys.stderr)
         return EXIT_INVALID
     ops = result.figures["operational"]
     rate = error_rate(result.figures) or 0.0  # None (no cases) passes any --fail-on-error
@@ -180,13 +184,10 @@ def _eval_exit(result: RunResult, fail_on_error: float | None, interrupted: str)
     return EXIT_OK
 
 
-def _after_stop(result: RunResult) -> str:
+def _after_stop(result: RunResult, spec: DetectorSpec) -> str:
     """What will work after a run stopped on a streak of errors. A service fixed behind the same URL keeps its
     fingerprint, so the run resumes; edited detector code does not (the answers so far came from the old code), so
     it needs a new run."""
-    from harness.spec import parse_spec
-
-    spec = parse_spec(result.document["detector"]["spec"])
     retry = f"fcb eval --resume {result.run_dir} --retry-errors"
     if spec.kind == "python":
         return (
@@ -207,7 +208,7 @@ def _headers(pairs: list[str]) -> dict[str, str]:
     return headers
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace) -> EvalSettings:
     """Settings in order of precedence: flags, then a detector config file, then the resumed run's record."""
     from dataclasses import replace
 
@@ -216,6 +217,7 @@ def _settings(args: argparse.Namespace) -> Any:
     from harness.detectors.reply import parse_risk_field
     from harness.redact import MASK
     from harness.run.settings import EvalSettings, parse_shard, resumed_settings
+    from harness.spec import parse_spec
 
     _refuse_a_spec_for_cases(args.cases)
     if args.retry_errors and not args.resume:
@@ -224,15 +226,15 @@ def _settings(args: argparse.Namespace) -> Any:
         raise UsageError("--overwrite replaces the run in --out DIR; it goes with --out, not with --resume")
     if args.resume:
         base = resumed_settings(args.resume)
-        if not args.detector and MASK in base.detector:
+        if not args.detector and MASK in base.detector.text:
             raise UsageError(
-                f"{args.resume}: the run's detector spec held secrets ({base.detector}); pass --detector again"
+                f"{args.resume}: the run's detector spec held secrets ({base.detector.text}); pass --detector again"
             )
     else:
-        base = EvalSettings(cases=default_cases(None), detector=BEST_BUILTIN)
+        base = EvalSettings(cases=default_cases(None), detector=parse_spec(BEST_BUILTIN))
     if args.detector_config:
         spec, options = load_detector_config(args.detector_config)
-        base = replace(base, detector=spec or base.detector, options=options)
+        base = replace(base, detector=parse_spec(spec) if spec else base.detector, options=options)
     options = override(
         base.options,
         concurrency=args.concurrency,
@@ -252,7 +254,7 @@ def _settings(args: argparse.Namespace) -> Any:
     return replace(
         base,
         cases=args.cases or base.cases,
-        detector=args.detector or base.detector,
+        detector=parse_spec(args.detector) if args.detector else base.detector,  # -d, parsed once here
         options=options,
         out=args.resume or args.out,
         results_root=args.results,

@@ -1,6 +1,6 @@
-"""Detector adapters and `load_detector`, which turns a spec string into one of them.
+"""Detector adapters and `load_detector`, which turns a parsed spec (`harness.spec.DetectorSpec`) into one of them.
 
-`ADAPTERS` below is the one map from a spec's kind (`harness.spec`, where the string is parsed) to its adapter:
+`ADAPTERS` below is the one map from a spec's kind (`harness.spec`, where the string is parsed, once) to its adapter:
 
 - ``http(s)://host[:port][/path]`` (comma-separated: replicas): `http.HttpDetector`, the detector API over HTTP;
 - ``llm:MODEL@BASE_URL``: `llm.LlmDetector`, a chat-completions endpoint asked with a prompt;
@@ -34,39 +34,39 @@ from typing import Any
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError
 from harness.redact import scrub_text
-from harness.spec import SpecKind, parse_spec
+from harness.spec import DetectorSpec, SpecKind, parse_spec
 from harness.types import Detector, HasFingerprint
 
 
-def _http(spec: str, options: DetectorOptions) -> Detector:
+def _http(spec: DetectorSpec, options: DetectorOptions) -> Detector:
     from harness.detectors.http import HttpDetector
 
-    return HttpDetector(spec, options)
+    return HttpDetector(spec.text, options)
 
 
-def _llm(spec: str, options: DetectorOptions) -> Detector:
+def _llm(spec: DetectorSpec, options: DetectorOptions) -> Detector:
     from harness.detectors.llm import LlmDetector
 
     return LlmDetector(spec, options)
 
 
-def _builtin(spec: str, options: DetectorOptions) -> Detector:
+def _builtin(spec: DetectorSpec, options: DetectorOptions) -> Detector:
     from harness.detectors.builtin import load_builtin
 
     return load_builtin(spec)
 
 
-def _python(spec: str, options: DetectorOptions) -> Detector:
+def _python(spec: DetectorSpec, options: DetectorOptions) -> Detector:
     """``module:function`` or ``file.py:function``; a class named so is constructed once (its model loaded once)."""
     from harness.detectors.functions import CallableDetector, class_detector, construct, load_callable
 
     target = load_callable(spec)
     if inspect.isclass(target):
-        return class_detector(construct(target, spec), spec, options)
-    return CallableDetector(target, spec, options)
+        return class_detector(construct(target, spec.text), spec.text, options)
+    return CallableDetector(target, spec.text, options)
 
 
-ADAPTERS: dict[SpecKind, Callable[[str, DetectorOptions], Detector]] = {
+ADAPTERS: dict[SpecKind, Callable[[DetectorSpec, DetectorOptions], Detector]] = {
     "http": _http,
     "llm": _llm,
     "builtin": _builtin,
@@ -75,11 +75,13 @@ ADAPTERS: dict[SpecKind, Callable[[str, DetectorOptions], Detector]] = {
 """A spec's kind (`harness.spec.parse_spec`) -> its adapter."""
 
 
-def load_detector(spec: str, options: DetectorOptions | None = None) -> Detector:
-    """The adapter for ``spec``. Raises `DetectorLoadError` for a spec that names nothing loadable."""
-    make = ADAPTERS[parse_spec(spec).kind]
+def load_detector(spec: DetectorSpec | str, options: DetectorOptions | None = None) -> Detector:
+    """The adapter for ``spec`` (a string, as a user gives it, is parsed here). Raises `DetectorLoadError` for a
+    spec that names nothing loadable."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    make = ADAPTERS[parsed.kind]
     try:
-        return make(spec, options or DetectorOptions())
+        return make(parsed, options or DetectorOptions())
     except DetectorLoadError as exc:
         # the messages quote the spec, which may be a URL no adapter took (``HTTP://``, ``llm:M@ftp://``): its
         # credentials and key-like query values never reach the terminal
@@ -128,7 +130,7 @@ def _takes_one_argument(fn: Callable[..., Any], shown: str) -> None:
         return
 
 
-async def fingerprint(detector: Detector, spec: str) -> dict[str, Any]:
+async def fingerprint(detector: Detector, spec: DetectorSpec) -> dict[str, Any]:
     """What identifies the code behind a detector, for run.json and the leaderboard.
 
     A Python function: the content hash of its file; a built-in: the harness version (and a training file's
@@ -137,7 +139,7 @@ async def fingerprint(detector: Detector, spec: str) -> dict[str, Any]:
     if isinstance(detector, HasFingerprint):
         value = detector.fingerprint()
         return dict(await value if inspect.isawaitable(value) else value)
-    if parse_spec(spec).kind == "builtin":
+    if spec.kind == "builtin":
         from harness.detectors.builtin import builtin_fingerprint
 
         return builtin_fingerprint(spec)

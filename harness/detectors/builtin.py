@@ -12,7 +12,7 @@ from harness._version import __version__
 from harness.cases.lines import file_sha256
 from harness.detectors.answers import agreement_share
 from harness.errors import DetectorLoadError
-from harness.spec import parse_spec
+from harness.spec import DetectorSpec
 from harness.types import Detector, Prediction, Request
 
 
@@ -72,13 +72,12 @@ BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {"learned": ("train",)}
 BEST_BUILTIN = "builtin:heuristic"
 
 
-def load_builtin(spec: str) -> Detector:
+def load_builtin(spec: DetectorSpec) -> Detector:
     """A built-in detector: ``builtin:NAME`` or ``builtin:NAME?option=value`` (see `BUILTIN_OPTIONS`)."""
-    parsed = parse_spec(spec)
-    name, query = parsed.target, parsed.query
-    if parsed.kind != "builtin" or name not in BUILTINS:
-        raise DetectorLoadError(f"unknown built-in detector {spec!r}; {_choices()}")
-    options = _options(spec, query)
+    name, query = spec.target, spec.query
+    if spec.kind != "builtin" or name not in BUILTINS:
+        raise DetectorLoadError(f"unknown built-in detector {spec.text!r}; {_choices()}")
+    options = _options(spec.text, query)
     allowed = BUILTIN_OPTIONS.get(name, ())
     unknown = sorted(set(options) - set(allowed))
     if unknown:
@@ -87,12 +86,10 @@ def load_builtin(spec: str) -> Detector:
     return BUILTINS[name](**options)
 
 
-def builtin_fingerprint(spec: str) -> dict[str, Any]:
+def builtin_fingerprint(spec: DetectorSpec) -> dict[str, Any]:
     """What identifies a built-in: its name and the harness version, and its training file's hash when it has one."""
-    parsed = parse_spec(spec)
-    query = parsed.query
-    found: dict[str, Any] = {"kind": "builtin", "name": f"builtin:{parsed.target}", "harness_version": __version__}
-    train = _options(spec, query).get("train") if query else None
+    found: dict[str, Any] = {"kind": "builtin", "name": f"builtin:{spec.target}", "harness_version": __version__}
+    train = _options(spec.text, spec.query).get("train") if spec.query else None
     if train and Path(train).is_file():
         found["train_sha256"] = file_sha256(train)
     return found

@@ -27,15 +27,14 @@ from harness.detectors.reply import check_prediction, parse_prediction
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep, too_deep_message
 from harness.redact import scrub_text
-from harness.spec import meant, parse_spec
+from harness.spec import DetectorSpec, meant
 from harness.types import DetectorError, HasSecrets, HasTrainingItems, Prediction, Request, RunAborted
 
 
-def load_callable(spec: str) -> Callable[..., Any]:
+def load_callable(parsed: DetectorSpec) -> Callable[..., Any]:
     """Import the function a spec names. Raises `DetectorLoadError` with a message a user can act on."""
-    parsed = parse_spec(spec)
-    target, name = parsed.target, parsed.attribute
-    if (suggestion := meant(spec)) is not None:
+    spec, target, name = parsed.text, parsed.target, parsed.attribute
+    if (suggestion := meant(parsed)) is not None:
         raise DetectorLoadError(f"detector {spec!r} is neither a URL nor Python code; try -d {suggestion} instead")
     if parsed.kind != "python" or not target or not name:
         raise DetectorLoadError(f"detector {spec!r}: expected module:function or path/to/file.py:function")

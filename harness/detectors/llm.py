@@ -22,13 +22,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from harness import spec as harness_spec
 from harness.detectors.limits import Budget, BudgetSpent, token_estimate
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_prediction
 from harness.detectors.transport import Transport, decode_json, split_credentials
 from harness.errors import DetectorLoadError
-from harness.redact import clip, redact_spec, redact_url
+from harness.redact import clip, redact_url
+from harness.spec import DetectorSpec
 from harness.types import RISKS, DetectorError, Prediction, Request
 
 DEFAULT_PROMPT = Path(__file__).resolve().parents[1] / "data" / "prompts" / "false-consensus.txt"
@@ -38,16 +38,16 @@ _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _SECOND_URL = re.compile(r",\s*[A-Za-z][A-Za-z0-9+.-]*://")  # as in harness.redact: a comma before another URL
 
 
-def model_and_base(spec: str) -> tuple[str, str]:
+def model_and_base(spec: DetectorSpec) -> tuple[str, str]:
     """``llm:MODEL@BASE_URL`` as (model, base URL without a trailing slash)."""
-    model, sep, base = harness_spec.parse_spec(spec).target.partition("@")
+    model, sep, base = spec.target.partition("@")
     if not (model and sep and base.startswith(("http://", "https://"))):
         raise DetectorLoadError(
-            f"detector {spec!r}: expected llm:MODEL@BASE_URL, e.g. llm:qwen2.5-7b@http://127.0.0.1:8000/v1"
+            f"detector {spec.text!r}: expected llm:MODEL@BASE_URL, e.g. llm:qwen2.5-7b@http://127.0.0.1:8000/v1"
         )
     if _SECOND_URL.search(base):
         # not replicas, as for http:// specs: kept whole, the second URL's credentials would pass for a path
-        raise DetectorLoadError(f"detector {redact_spec(spec)!r}: llm: takes one base URL, not a list of replicas")
+        raise DetectorLoadError(f"detector {spec.display!r}: llm: takes one base URL, not a list of replicas")
     return model, base.rstrip("/")
 
 
@@ -102,7 +102,7 @@ def _tokens(prediction: Prediction) -> tuple[int, int]:
 class LlmDetector:
     """A chat model asked, with a prompt template, for the false-consensus risk of each request."""
 
-    def __init__(self, spec: str, options: DetectorOptions) -> None:
+    def __init__(self, spec: DetectorSpec, options: DetectorOptions) -> None:
         self.model, base_url = model_and_base(spec)
         self._options = options
         self._transport = Transport([chat_url(base_url)], options)

@@ -30,8 +30,8 @@ from harness._version import __version__
 from harness.cases.agent_ids import agent_id_problems
 from harness.detectors import fingerprint, load_detector
 from harness.errors import UsageError
-from harness.redact import redact_spec
 from harness.schema_messages import printable
+from harness.spec import parse_spec
 from harness.types import Detector, DetectorError
 from harness.types import Request as DetectorRequest
 
@@ -246,13 +246,14 @@ def create_app(
 ) -> Any:
     """The ASGI application serving ``detector_spec``; wrapped so oversized bodies never reach FastAPI."""
     state: _State = {}
+    spec = parse_spec(detector_spec)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        state["detector"] = load_detector(detector_spec)
-        served = await fingerprint(state["detector"], detector_spec)  # the code as loaded, not as edited since
+        state["detector"] = load_detector(spec)
+        served = await fingerprint(state["detector"], spec)  # the code as loaded, not as edited since
         digest = hashlib.sha256(orjson.dumps(served, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
-        state["info"] = Info(name=redact_spec(detector_spec), version=f"{__version__}+{digest}", fingerprint=served)
+        state["info"] = Info(name=spec.display, version=f"{__version__}+{digest}", fingerprint=served)
         yield
         await state["detector"].aclose()
 
@@ -296,7 +297,7 @@ def create_app(
 
     @app.get("/healthz", response_model=Health)
     async def healthz() -> Health:
-        return Health(status="ok", detector=redact_spec(detector_spec), version=__version__)  # needs no key
+        return Health(status="ok", detector=spec.display, version=__version__)  # needs no key
 
     responses: dict[int | str, dict[str, Any]] = {
         408: {"model": ErrorResponse, "description": "body not received within the body timeout"},

@@ -21,6 +21,7 @@ from harness.run.settings import ENGINE_FIELDS, EvalSettings, parse_shard, resum
 from harness.runfolder.journal import read_items
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
+from harness.spec import parse_spec
 from harness.types import Detector, RunResult
 
 _OPTION_FIELDS = frozenset(f.name for f in fields(DetectorOptions))
@@ -50,10 +51,10 @@ def _api_settings(
     options = replace(base, **option_args)
     adapted: Detector | None = None
     if isinstance(detector, str):
-        spec = detector
+        spec = parse_spec(detector)
     else:
         adapted = adapt(detector, options, name)
-        spec = adapted.name
+        spec = parse_spec(adapted.name)  # what the run records as its detector: a Python object's label
         _runs_here(given)
     return EvalSettings(cases=str(cases), detector=spec, options=options, name=name, **given), adapted
 

@@ -24,7 +24,7 @@ import orjson
 
 from harness.detectors.reply import stored_prediction
 from harness.redact import scrub_json
-from harness.spec import parse_spec
+from harness.spec import DetectorSpec
 from harness.types import Detector, DetectorError, HasPreflight, HasSecrets, Prediction, Request
 
 CACHE_FILE = "responses.sqlite3"
@@ -47,23 +47,23 @@ def default_cache_dir() -> Path:
     return Path(base) / "fcb-harness"
 
 
-def cache_wanted(spec: str, enabled: bool | None, temperature: float, samples: int) -> bool:
+def cache_wanted(spec: DetectorSpec, enabled: bool | None, temperature: float, samples: int) -> bool:
     """Whether to use the cache. ``enabled`` None means the default: on for ``llm:`` detectors sampling at
     temperature 0 (deterministic enough to replay), off for everything else, which may be non-deterministic."""
     if enabled is not None:
         return enabled
-    return parse_spec(spec).kind == "llm" and temperature == 0 and samples == 1
+    return spec.kind == "llm" and temperature == 0 and samples == 1
 
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)).hexdigest()
 
 
-def detector_key(spec: str, fingerprint: dict[str, Any], risk_field: tuple[str, ...]) -> str:
+def detector_key(spec: DetectorSpec, fingerprint: dict[str, Any], risk_field: tuple[str, ...]) -> str:
     """The detector half of a key: the spec as given (its `identity`, a digest: two functions of one file, or two
     URLs that differ only in a secret, are two detectors), its fingerprint (its code), and where the risk is read
     from in a reply."""
-    return _digest({"spec": parse_spec(spec).identity, "fingerprint": fingerprint, "risk_field": list(risk_field)})
+    return _digest({"spec": spec.identity, "fingerprint": fingerprint, "risk_field": list(risk_field)})
 
 
 EPOCH: ContextVar[int] = ContextVar("fcb_epoch", default=1)
@@ -232,7 +232,7 @@ class CachedDetector:
 
 def with_cache(
     detector: Detector,
-    spec: str,
+    spec: DetectorSpec,
     fingerprint: dict[str, Any],
     *,
     risk_field: tuple[str, ...],

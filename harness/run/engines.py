@@ -26,7 +26,7 @@ from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError, UsageError
 from harness.redact import scrub_text
 from harness.run.worker import ProcessWorker, WorkerDied, assess_all, describe, wire, worker_options
-from harness.spec import parse_spec
+from harness.spec import DetectorSpec, parse_spec
 from harness.types import RISKS, Detector, DetectorError, Prediction, Request
 from harness.vocabulary import ENGINES
 
@@ -54,20 +54,21 @@ class EngineSettings:
             raise UsageError("--ray-address, --num-cpus and --num-gpus go with --engine ray")
 
 
-def open_detector(spec: str, options: DetectorOptions, engine: EngineSettings) -> Detector:
+def open_detector(spec: DetectorSpec, options: DetectorOptions, engine: EngineSettings) -> Detector:
     """The detector for ``spec`` under ``engine``. Raises `DetectorLoadError` for a spec no worker can load."""
     if engine.engine == "local":
         return load_detector(spec, options)
-    parsed = parse_spec(spec)
-    if parsed.kind in ("http", "llm"):
+    if spec.kind in ("http", "llm"):
         raise UsageError(
             f"--engine {engine.engine} runs Python detectors (builtin:, module:function, file.py:function); "
             "an HTTP detector scales on its own side (replicas: several URLs, comma-separated)"
         )
-    spec = parsed.portable()  # a file's path made absolute: a worker started elsewhere finds it
+    # what crosses to a worker is the spec's text, a file's path made absolute (a worker started elsewhere finds
+    # it), parsed again on the worker's side: a process boundary, not a second reading in this one
+    portable = spec.portable()
     if engine.engine == "processes":
-        return ProcessEngine(spec, options, engine.workers or os.cpu_count() or 1)
-    return RayEngine(spec, options, engine)
+        return ProcessEngine(portable, options, engine.workers or os.cpu_count() or 1)
+    return RayEngine(portable, options, engine)
 
 
 # --- the driver side -----------------------------------------------------------------------------------------------
@@ -246,8 +247,8 @@ class RayWorker:
 
     def __init__(self, spec: str, options: DetectorOptions, path: list[str]) -> None:
         sys.path.extend(p for p in path if p not in sys.path)
-        self.spec = spec
-        self.detector = load_detector(spec, options)
+        self.spec = parse_spec(spec)  # the text that crossed from the driver
+        self.detector = load_detector(self.spec, options)
 
     async def describe(self) -> dict[str, Any]:
         return await describe(self.detector, self.spec)

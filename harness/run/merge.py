@@ -28,6 +28,7 @@ from harness.runfolder.manifest import read_manifest, write_manifest
 from harness.runfolder.names import METRICS, PREDICTIONS
 from harness.runfolder.read import read_metrics
 from harness.runfolder.scope import read_scope, write_scope
+from harness.spec import parse_spec
 from harness.types import CaseLabels, ItemKey, Outcome
 
 SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset",
@@ -122,7 +123,7 @@ def _item_figures(
         return 0
     plan_settings = EvalSettings(
         cases=cases,
-        detector=identity["detector"],
+        detector=parse_spec(identity["detector"]),
         anonymize_agents=identity["anonymize_agents"],
         epochs=identity.get("epochs", 1),
         probes=tuple(identity.get("probes", ())),

@@ -28,7 +28,7 @@ def run_identity(settings: EvalSettings, scanned: Scan, detector_fingerprint: di
     """What must not change between a run and its resumption."""
     identity: Identity = {
         "dataset_sha256": scanned.sha256,
-        "detector": redact_spec(settings.detector),
+        "detector": settings.detector.display,
         "limit": settings.limit,
         "shard": shard_text(settings.shard),
         "anonymize_agents": settings.anonymize_agents,
@@ -55,7 +55,7 @@ def open_run_dir(settings: EvalSettings, identity: Identity) -> tuple[Path, RunM
         run_dir = Path(settings.out)
         return run_dir, check_resume(run_dir, identity)
     run_dir = (
-        Path(settings.out) if settings.out else new_run_dir(settings.results_root, settings.name or settings.detector)
+        Path(settings.out) if settings.out else new_run_dir(settings.results_root, settings.detector, settings.name)
     )
     if not settings.overwrite:
         refuse_taken(run_dir)
@@ -93,7 +93,7 @@ def metrics_document(
             "problems": [str(p) for p in scanned.problems[:200]],
         },
         "detector": {
-            "spec": redact_spec(settings.detector),
+            "spec": settings.detector.display,
             "name": redact_spec(getattr(detector, "name", "")),
             "label": settings.name,
             "fingerprint": detector_fingerprint,

@@ -13,6 +13,7 @@ from harness.documents import Settings
 from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
+from harness.spec import DetectorSpec, parse_spec
 from harness.types import PROBES, REDUCERS
 
 
@@ -21,7 +22,7 @@ class EvalSettings:
     """Everything that decides what a run does. ``out`` None makes a new folder under ``results_root``."""
 
     cases: str
-    detector: str
+    detector: DetectorSpec  # parsed once, where the string came in (-d, a suite file, run.json, the Python API)
     options: DetectorOptions = field(default_factory=DetectorOptions)
     out: str | None = None
     results_root: str = "results"
@@ -136,7 +137,7 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
     record["risk_field"] = tuple(record["risk_field"].split("."))
     return EvalSettings(
         cases=manifest["cases"],
-        detector=manifest["identity"]["detector"],
+        detector=parse_spec(manifest["identity"]["detector"]),
         options=DetectorOptions(**record),
         out=str(run_dir),
         resume=True,

@@ -25,6 +25,7 @@ from harness.detectors.functions import exception_error
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError
 from harness.files import drop_output_on_broken_pipe
+from harness.spec import DetectorSpec, parse_spec
 from harness.types import Detector, DetectorError, HasSecrets, HasTrainingItems, Prediction, Request
 
 PARENT_POLL_S = 0.5  # how often a worker process checks that the driver is still alive
@@ -54,10 +55,10 @@ async def assess_all(detector: Detector, requests: list[Request]) -> list[tuple[
     return list(await asyncio.gather(*(_assess_one(detector, r) for r in requests)))
 
 
-async def describe(detector: Detector, spec: str) -> dict[str, Any]:
+async def describe(detector: Detector, spec: DetectorSpec) -> dict[str, Any]:
     """What the driver needs to know of a worker's detector: name, fingerprint, secrets, training items."""
     return {
-        "name": getattr(detector, "name", spec),
+        "name": getattr(detector, "name", spec.text),
         "fingerprint": await fingerprint(detector, spec),
         "secrets": list(detector.secrets()) if isinstance(detector, HasSecrets) else [],
         "train_source_items": sorted(detector.train_source_items) if isinstance(detector, HasTrainingItems) else [],
@@ -91,14 +92,15 @@ def serve(conn: Connection, spec: str, options: DetectorOptions, path: list[str]
     loop = asyncio.new_event_loop()
     detector: Detector | None = None
     failed = ""
+    parsed = parse_spec(spec)  # the text that crossed from the driver, read once on this side
     try:
-        detector = load_detector(spec, options)
+        detector = load_detector(parsed, options)
     except Exception as exc:  # said by the first call, with its message
         failed = str(exc) if isinstance(exc, DetectorLoadError) else f"{type(exc).__name__}: {exc}"
     while True:
         try:
             call, requests = conn.recv()
-            status, value = _answer(loop, detector, failed, spec, call, requests)
+            status, value = _answer(loop, detector, failed, parsed, call, requests)
             retire = _overrunning(detector)
             try:
                 conn.send((status, value, retire))
@@ -119,7 +121,12 @@ def _overrunning(detector: Detector | None) -> bool:
 
 
 def _answer(
-    loop: asyncio.AbstractEventLoop, detector: Detector | None, failed: str, spec: str, call: str, requests: Any
+    loop: asyncio.AbstractEventLoop,
+    detector: Detector | None,
+    failed: str,
+    spec: DetectorSpec,
+    call: str,
+    requests: Any,
 ) -> tuple[str, Any]:
     if detector is None:
         return ("load_error", failed)

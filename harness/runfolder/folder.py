@@ -7,22 +7,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.errors import RunLoadError, RunMismatchError
+from harness.redact import redact_spec
 from harness.runfolder.names import MANIFEST, METRICS, PREDICTIONS, REPORT, REPORT_HTML, SCOPE
 from harness.runfolder.read import read_metrics
-from harness.spec import parse_spec
+from harness.spec import DetectorSpec
 
 
-def _slug(spec: str) -> str:
-    # a URL loses its scheme; llm:MODEL@URL keeps its model name in front
-    shown = parse_spec(parse_spec(spec).display)  # the redacted spec, parsed: its target has no prefix
-    text = shown.target if shown.kind == "llm" else shown.text
-    text = re.sub(r"[A-Za-z][A-Za-z0-9+.-]*://", "", text)
+def _slug(text: str) -> str:
+    text = re.sub(r"[A-Za-z][A-Za-z0-9+.-]*://", "", text)  # a URL loses its scheme
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:40] or "detector"
 
 
-def new_run_dir(root: str, spec: str) -> Path:
-    """A fresh folder ``ROOT/<UTC time>-<detector>``, with a numeric suffix if that name is taken."""
-    base = Path(root) / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{_slug(spec)}"
+def new_run_dir(root: str, spec: DetectorSpec, name: str | None = None) -> Path:
+    """A fresh folder ``ROOT/<UTC time>-<detector>`` (the run's ``name``, or the spec as `DetectorSpec.short` shows
+    it: llm:MODEL@URL with its model name in front), with a numeric suffix if that name is taken."""
+    shown = redact_spec(name) if name else spec.short
+    base = Path(root) / f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{_slug(shown)}"
     path, n = base, 1
     while path.exists():
         n += 1

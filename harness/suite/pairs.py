@@ -17,6 +17,7 @@ from harness.run.runner import INTERRUPTED, run
 from harness.run.settings import EvalSettings
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
+from harness.spec import parse_spec
 from harness.suite.spec import EMBEDDED, Suite, SuiteDataset, SuiteDetector, cases_file, resolve
 from harness.types import BUDGET_STOP, RunResult
 
@@ -77,7 +78,7 @@ def pair_settings(suite: Suite, base: Path, det: SuiteDetector, ds: SuiteDataset
     )
     return EvalSettings(
         cases=cases_path(base, ds),
-        detector=det.spec or spec or "",  # not empty: checked above
+        detector=parse_spec(det.spec or spec or ""),  # not empty: checked above
         options=options,
         out=str(run_dir),
         resume=(run_dir / PREDICTIONS).exists(),
@@ -126,14 +127,13 @@ def stale(settings: EvalSettings, run_dir: Path) -> str:
     or "": a suite never presents a run of other cases or another detector as this pair's."""
     import hashlib
 
-    from harness.redact import redact_spec
     from harness.runfolder.manifest import read_manifest
 
     manifest = read_manifest(run_dir)
     if manifest is None:
         return ""
     identity = manifest["identity"]
-    if identity["detector"] != redact_spec(settings.detector) or identity["limit"] != settings.limit:
+    if identity["detector"] != settings.detector.display or identity["limit"] != settings.limit:
         return f"holds a run of {identity['detector']} (limit {identity['limit']}), not of this suite's settings"
     digest = hashlib.sha256()
     with open(settings.cases, "rb") as f:

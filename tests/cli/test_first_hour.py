@@ -32,10 +32,10 @@ def test_a_url_without_its_scheme_is_named_not_imported(tmp_path: Path, given: s
 
 
 def test_python_specs_are_left_alone() -> None:
-    from harness.spec import looks_like_spec, meant
+    from harness.spec import looks_like_spec, meant, parse_spec
 
     for spec in ("mypkg.detectors:assess", "path/to/zoo.py:hashrisk", "zoo.py:Detector"):
-        assert meant(spec) is None
+        assert meant(parse_spec(spec)) is None
     assert not looks_like_spec("data/cases.jsonl") and looks_like_spec("builtin:agreement")
 
 

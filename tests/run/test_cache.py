@@ -205,6 +205,7 @@ def test_the_cache_wrapper_has_every_ability_of_what_it_wraps_and_no_other(tmp_p
     from harness import types
     from harness.detectors.limits import Budget, HasBudget
     from harness.run.cache import FORWARDED, with_cache
+    from harness.spec import parse_spec
     from harness.types import Prediction
 
     abilities = {name: getattr(types, name) for name in dir(types) if name.startswith("Has")}
@@ -235,7 +236,9 @@ def test_the_cache_wrapper_has_every_ability_of_what_it_wraps_and_no_other(tmp_p
             return Prediction("high", None)
 
     for inner in (Plain(), Able()):
-        wrapped = with_cache(inner, "zoo.py:f", {}, risk_field=("r",), directory=str(tmp_path), refresh=False)
+        wrapped = with_cache(
+            inner, parse_spec("zoo.py:f"), {}, risk_field=("r",), directory=str(tmp_path), refresh=False
+        )
         for name, protocol in abilities.items():
             if name in ("HasSecrets", "HasPreflight"):  # the wrapper's own: it scrubs and preflights through the cache
                 assert isinstance(wrapped, protocol), name

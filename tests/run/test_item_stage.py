@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.cases.reader import scan
 from harness.run.items import build_item, plan_items
 from harness.run.settings import EvalSettings
+from harness.spec import parse_spec
 from harness.types import ItemKey
 
 
@@ -42,7 +43,7 @@ def _scanned(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_a_plain_run_plans_one_item_a_case_and_writes_no_item_field(tmp_path: Path) -> None:
     path, scanned = _scanned(tmp_path)
-    settings = EvalSettings(cases=str(path), detector="builtin:agreement")
+    settings = EvalSettings(cases=str(path), detector=parse_spec("builtin:agreement"))
     plan = plan_items(settings, scanned.labels, scanned)
     assert [key for _, key in plan.items] == [ItemKey("FCB-0001"), ItemKey("FCB-0002"), ItemKey("FCB-0003")]
     request, fields = build_item(settings, scanned.case(scanned.labels[0].line), ItemKey("FCB-0001"))
@@ -52,7 +53,9 @@ def test_a_plain_run_plans_one_item_a_case_and_writes_no_item_field(tmp_path: Pa
 
 def test_epochs_and_probes_plan_every_possible_item_and_count_the_others_apart(tmp_path: Path) -> None:
     path, scanned = _scanned(tmp_path)
-    settings = EvalSettings(cases=str(path), detector="builtin:agreement", epochs=2, probes=("order", "evidence-order"))
+    settings = EvalSettings(
+        cases=str(path), detector=parse_spec("builtin:agreement"), epochs=2, probes=("order", "evidence-order")
+    )
     plan = plan_items(settings, scanned.labels, scanned)
     keys = [key for _, key in plan.items]
     assert keys == [
@@ -74,7 +77,9 @@ def test_epochs_and_probes_plan_every_possible_item_and_count_the_others_apart(t
 
 def test_one_epoch_with_a_probe_writes_the_variant_but_no_epoch(tmp_path: Path) -> None:
     path, scanned = _scanned(tmp_path)
-    settings = EvalSettings(cases=str(path), detector="builtin:agreement", probes=("names",), anonymize_agents=True)
+    settings = EvalSettings(
+        cases=str(path), detector=parse_spec("builtin:agreement"), probes=("names",), anonymize_agents=True
+    )
     case = scanned.case(scanned.labels[0].line)
     request, fields = build_item(settings, case, ItemKey("FCB-0001", 1, "names"))
     assert fields == {"variant": "names"}

@@ -27,9 +27,10 @@ from harness.run.settings import EvalSettings, resumed_settings, settings_record
 from harness.runfolder.journal import JournalWriter, outcome_of, record
 from harness.runfolder.manifest import new_manifest, write_manifest
 from harness.runfolder.scope import write_scope
+from harness.spec import parse_spec
 from harness.types import CaseLabels, DetectorError, Prediction
 
-SPEC = "http://user:hunter2@example.org/detect?api_key=abcd1234&x=1"
+SPEC = parse_spec("http://user:hunter2@example.org/detect?api_key=abcd1234&x=1")
 SPEC_REDACTED = "http://REDACTED@example.org/detect?api_key=REDACTED&x=1"  # the password and the key value go
 NAME = "llm:gpt-x@https://bob:pw99@api.example.org/v1?token=zz99zz"
 NAME_REDACTED = "llm:gpt-x@https://REDACTED@api.example.org/v1?token=REDACTED"
@@ -117,7 +118,7 @@ def test_the_identity_holds_what_a_resume_must_match_with_the_spec_redacted() ->
         "risk_field": "verdict.risk",
         "fingerprint": FINGERPRINT,
     }
-    other = run_identity(EvalSettings(cases="c", detector="builtin:agreement", strict=True), scanned(), {})
+    other = run_identity(EvalSettings(cases="c", detector=parse_spec("builtin:agreement"), strict=True), scanned(), {})
     assert (other["limit"], other["shard"], other["anonymize_agents"], other["strict"]) == (None, None, False, True)
     assert other["risk_field"] == "false_consensus_risk" and other["fingerprint"] == {}
 
@@ -187,12 +188,12 @@ def test_a_new_run_is_refused_a_folder_that_holds_a_run_unless_it_may_overwrite_
 
 def test_a_new_run_without_a_folder_gets_one_under_the_results_root_named_by_its_label_or_spec(tmp_path: Path) -> None:
     root = tmp_path / "results"
-    labelled = EvalSettings(cases="cases.jsonl", detector="builtin:agreement", results_root=str(root),
+    labelled = EvalSettings(cases="cases.jsonl", detector=parse_spec("builtin:agreement"), results_root=str(root),
                             name="My Label!")  # fmt: skip
     run_dir, _ = open_run_dir(labelled, _identity(labelled))
     assert run_dir.parent == root
     assert re.fullmatch(r"\d{8}-\d{6}-My-Label", run_dir.name), run_dir.name
-    plain = EvalSettings(cases="cases.jsonl", detector="builtin:agreement", results_root=str(root))
+    plain = EvalSettings(cases="cases.jsonl", detector=parse_spec("builtin:agreement"), results_root=str(root))
     run_dir, _ = open_run_dir(plain, _identity(plain))
     assert re.fullmatch(r"\d{8}-\d{6}-builtin-agreement", run_dir.name), run_dir.name
 
@@ -341,7 +342,7 @@ def test_metrics_json_the_markdown_and_the_html_report_are_written_the_html_from
             outcomes[lab.case_id] = outcome_of(writer.write(rec))
         writer.close()
         metrics = compute(scan_result.labels, outcomes, wall_s=4.0, n_boot=20, seed=3)
-        settings = EvalSettings(cases=str(cases), detector="builtin:agreement", name="unit run")
+        settings = EvalSettings(cases=str(cases), detector=parse_spec("builtin:agreement"), name="unit run")
         doc = metrics_document(settings, scan_result, scan_result.sha256, Named(), {}, metrics, complete=True)
         doc["stopped"] = None
         cases.unlink()  # the HTML's case explorer reads the run's own copy, never the file again
