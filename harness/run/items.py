@@ -17,7 +17,8 @@ from harness.cases.reader import Scan
 from harness.cases.request import build_request
 from harness.cases.variants import derive
 from harness.documents import Metrics, Operational
-from harness.metrics import operational
+from harness.epochs import reduce_items
+from harness.metrics import compute, operational
 from harness.repeats import epochs_block, probes_block
 from harness.run.cache import EPOCH
 from harness.run.settings import EvalSettings
@@ -137,3 +138,20 @@ def add_item_figures(
     if probes:
         metrics["probes"] = probes_block(labels, items, probes, n_epochs=epochs, not_possible=not_possible,
                                          n_boot=n_boot, seed=seed)  # fmt: skip
+
+
+def run_figures(
+    settings: EvalSettings, labels: list[CaseLabels], items: Mapping[ItemKey, Outcome], plan: ItemPlan, wall_s: float
+) -> tuple[Metrics, dict[str, Outcome], int]:
+    """The figures of a run's items, computed one way for a run and for a merge of its shards: the headline on one
+    verdict a case (`harness.epochs.reduce_items`), the epochs and probes figures, and the cost at the settings'
+    prices. Returns (the figures, the reduced outcome of each case, the planned items not asked)."""
+    prices = (settings.options.price_prompt_per_mtok, settings.options.price_completion_per_mtok)
+    reduced = reduce_items(items.values(), settings.epoch_reducer)
+    metrics = compute(labels, reduced, wall_s=wall_s, n_boot=settings.n_boot, seed=settings.seed, prices=prices,
+                      ece_bins=settings.ece_bins)  # fmt: skip
+    add_item_figures(metrics, labels, items, epochs=settings.epochs, reducer=settings.epoch_reducer,
+                     probes=settings.probes, not_possible=plan.not_possible, wall_s=wall_s, prices=prices,
+                     n_boot=settings.n_boot, seed=settings.seed)  # fmt: skip
+    unasked = sum(1 for _, key in plan.items if key not in items)
+    return metrics, reduced, unasked

@@ -8,27 +8,24 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from harness.calibration import DEFAULT_BINS
-from harness.cases.reader import Scan, scan
-from harness.documents import Identity, JournalRecord, Metrics, MetricsDocument, RunManifest, Settings
-from harness.epochs import reduce_items
+from harness.cases.reader import scan
+from harness.documents import Identity, JournalRecord, MetricsDocument, RunManifest
 from harness.errors import RunError, RunLoadError, RunMismatchError
 from harness.files import atomic_write
-from harness.metrics import compute
 from harness.report.html import write_html
 from harness.report.text import write_reports
-from harness.run.items import add_item_figures, plan_items
-from harness.run.outputs import METRICS_VERSION
-from harness.run.selection import in_shard, select
-from harness.run.settings import EvalSettings, parse_shard, shard_text
+from harness.run.items import has_items, plan_items, run_figures
+from harness.run.outputs import dataset_info, is_complete, metrics_document
+from harness.run.selection import in_scope, in_shard
+from harness.run.settings import manifest_settings, parse_shard, settings_record, shard_text
 from harness.runfolder.journal import checked_records, item_key, outcome_of
 from harness.runfolder.manifest import read_manifest, write_manifest
 from harness.runfolder.names import METRICS, PREDICTIONS
 from harness.runfolder.read import read_metrics
 from harness.runfolder.scope import read_scope, write_scope
-from harness.spec import parse_spec
 from harness.types import CaseLabels, ItemKey, Outcome
 
 SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset",
@@ -114,29 +111,6 @@ def _stderr(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def _item_figures(
-    metrics: Metrics, identity: Identity, settings: Settings, cases: str, scanned: Scan, labels: list[CaseLabels],
-    items: dict[ItemKey, Outcome], wall: float,
-) -> int:  # fmt: skip
-    """The merged run's epochs and probes figures, as the runner adds them; returns the planned items not asked."""
-    if "epochs" not in identity and "probes" not in identity:
-        return 0
-    plan_settings = EvalSettings(
-        cases=cases,
-        detector=parse_spec(identity["detector"]),
-        anonymize_agents=identity["anonymize_agents"],
-        epochs=identity.get("epochs", 1),
-        probes=tuple(identity.get("probes", ())),
-        probe_seed=identity.get("probe_seed", 0),
-    )
-    plan = plan_items(plan_settings, labels, scanned)
-    prices = (settings.get("price_prompt_per_mtok"), settings.get("price_completion_per_mtok"))
-    add_item_figures(metrics, labels, items, epochs=plan_settings.epochs, reducer=settings.get("epoch_reducer", "mode"),
-                     probes=plan_settings.probes, not_possible=plan.not_possible, wall_s=wall, prices=prices,
-                     n_boot=settings["bootstrap_resamples"], seed=settings["seed"])  # fmt: skip
-    return sum(1 for _, key in plan.items if key not in items)
-
-
 def merge_runs(
     run_dirs: list[str | Path],
     out: str | Path,
@@ -145,21 +119,19 @@ def merge_runs(
     warn: Callable[[str], None] = _stderr,
 ) -> MetricsDocument:
     """Merge shard runs into the folder ``out``; returns the merged metrics document. Nothing is written when a
-    shard is refused (`_shard_journal`); ``warn`` hears of what is left out."""
+    shard is refused (`_shard_journal`); ``warn`` hears of what is left out. The merged run's settings are the
+    shards' but for the shard, its cases and figures are a single run's (`in_scope`, `run_figures`), and its
+    metrics.json is made as a run's (`metrics_document`, `is_complete`)."""
     dirs = [Path(d) for d in run_dirs]
     manifests = _manifests(dirs)
-    cases_path = cases or manifests[0]["cases"]
+    settings = replace(manifest_settings(manifests[0]), shard=None, cases=cases or manifests[0]["cases"])
     identity: Identity = {**manifests[0]["identity"], "shard": None}
-    settings: Settings = {**manifests[0]["settings"], "shard": None}
-    items_run = "epochs" in identity or "probes" in identity  # the cases are read again to plan the items
-    scanned = scan(cases_path, strict=bool(identity["strict"]), spool=items_run)
+    scanned = scan(settings.cases, strict=settings.strict, spool=has_items(settings))  # items: planned again
     if scanned.sha256 != identity["dataset_sha256"]:
-        raise RunMismatchError(f"{cases_path}: not the data set the shards ran on (sha256 differs); pass --cases")
-    subset = identity.get("subset") or {}
-    selected = select(scanned.labels, tuple(subset.get("categories", ())), tuple(subset.get("tags", ())))
-    labels = selected[: identity["limit"]] if identity["limit"] else selected
+        raise RunMismatchError(f"{settings.cases}: not the data set the shards ran on (sha256 differs); pass --cases")
+    scope, labels, digest = in_scope(settings, scanned)
     first_doc = _first_metrics(dirs, warn)
-    journals = [_shard_journal(d, m, selected, warn) for d, m in zip(dirs, manifests, strict=True)]
+    journals = [_shard_journal(d, m, scope, warn) for d, m in zip(dirs, manifests, strict=True)]
     hashes = {lab.case_id: lab.content_hash for lab in labels}
     outcomes: dict[ItemKey, Outcome] = {}
     for _, rec in (entry for journal in journals for entry in journal):
@@ -171,36 +143,26 @@ def merge_runs(
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / PREDICTIONS, b"".join(line + b"\n" for journal in journals for line, _ in journal))
     write_scope(out, labels)
-    sessions = [s for m in manifests for s in m["sessions"]]
+    merged_from = [str(d) for d in dirs]
     write_manifest(
         out,
         {
             "identity": identity,
             "cases": manifests[0]["cases"],
-            "settings": settings,
+            "settings": settings_record(settings),
             "created": min(m["created"] for m in manifests),
-            "sessions": sessions,
-            "merged_from": [str(d) for d in dirs],
+            "sessions": [s for m in manifests for s in m["sessions"]],
+            "merged_from": merged_from,
         },
     )
     wall = max(sum(s["wall_s"] for s in m["sessions"]) for m in manifests)  # shards run side by side
-    reducer = settings.get("epoch_reducer", "mode")
-    metrics = compute(labels, reduce_items(outcomes.values(), reducer), wall_s=wall,
-                      n_boot=settings["bootstrap_resamples"], seed=settings["seed"],
-                      ece_bins=settings.get("ece_bins", DEFAULT_BINS))  # fmt: skip
-    unasked = _item_figures(metrics, identity, settings, cases_path, scanned, labels, outcomes, wall)
+    metrics, _, unasked = run_figures(settings, labels, outcomes, plan_items(settings, labels, scanned), wall)
     scanned.close()
-    complete = not metrics["n_not_run"] and not scanned.invalid_lines and not identity["limit"] and not unasked
-    document: MetricsDocument = {
-        **first_doc,
-        "metrics_version": METRICS_VERSION,
-        "complete": complete,
-        "settings": settings,
-        "metrics": metrics,
-        "merged_from": [str(d) for d in dirs],
-        "dataset": {**first_doc["dataset"], "cases": len(selected), "lines": scanned.lines,
-                    "skipped_invalid": scanned.invalid_lines},
-    }  # fmt: skip
+    complete = is_complete(stopped=None, not_run=metrics["n_not_run"], unasked=unasked, counted=len(labels),
+                           in_scope=len(scope), invalid_lines=scanned.invalid_lines, sharded=False)  # fmt: skip
+    dataset = dataset_info(settings, scanned, digest)
+    document = metrics_document(settings, dataset, first_doc["detector"], metrics, complete=complete,
+                                merged_from=merged_from)  # fmt: skip
     write_reports(out, document)
     write_html(out, document)
     return document

@@ -9,7 +9,7 @@ from typing import IO, Any, cast
 
 from harness._version import __version__
 from harness.cases.reader import Scan
-from harness.documents import Identity, Metrics, MetricsDocument, RunManifest, Subset
+from harness.documents import Dataset, DetectorInfo, Identity, Metrics, MetricsDocument, RunManifest, Subset
 from harness.errors import RunError
 from harness.redact import redact_spec
 from harness.report.html import write_html
@@ -63,44 +63,70 @@ def open_run_dir(settings: EvalSettings, identity: Identity) -> tuple[Path, RunM
     return run_dir, manifest
 
 
-def metrics_document(
-    settings: EvalSettings,
-    scanned: Scan,
-    digest: str,
-    detector: Detector,
-    detector_fingerprint: dict[str, Any],
-    metrics: Metrics,
-    *,
-    complete: bool,
-) -> MetricsDocument:
-    """The document ``metrics.json`` holds: the data set, the detector (secrets removed), the settings, the figures."""
+def is_complete(
+    *, stopped: str | None, not_run: int, unasked: int, counted: int, in_scope: int, invalid_lines: int, sharded: bool
+) -> bool:
+    """The one rule for ``complete`` in ``metrics.json``, a run's or a merged one's: nothing stopped the run, every
+    case it counts has a result and every planned item (epoch, probe variant) was asked, ``--limit`` left no case of
+    the data set out (``counted`` of ``in_scope``), no invalid line was skipped, and it is not one shard of several
+    (a shard is only a part of the data set: merged with the others, the whole can be complete)."""
+    whole = counted == in_scope and not invalid_lines and not sharded
+    return stopped is None and not not_run and not unasked and whole
+
+
+def dataset_info(settings: EvalSettings, scanned: Scan, digest: str) -> Dataset:
+    """What ``metrics.json`` says of the data set a run (or a merge of shards) read."""
     subset = subset_choice(settings)
     name = Path(settings.cases).name
     return {
+        "path": os.path.abspath(settings.cases),
+        "name": name if subset is None else f"{name} [{_subset_text(subset)}]",
+        "sha256": digest,  # a subset is its own data set: leaderboards never mix it with the whole file
+        "file_sha256": scanned.sha256,
+        "subset": subset,
+        "cases": len(select(scanned.labels, settings.categories, settings.tags)),  # no subset: every case
+        "lines": scanned.lines,
+        "skipped_invalid": scanned.invalid_lines,
+        "problems": [str(p) for p in scanned.problems[:200]],
+    }
+
+
+def detector_info(settings: EvalSettings, detector: Detector, detector_fingerprint: dict[str, Any]) -> DetectorInfo:
+    """What ``metrics.json`` says of the detector: its spec and name with secrets removed, its label, its code."""
+    return {
+        "spec": settings.detector.display,
+        "name": redact_spec(getattr(detector, "name", "")),
+        "label": settings.name,
+        "fingerprint": detector_fingerprint,
+    }
+
+
+def metrics_document(
+    settings: EvalSettings,
+    dataset: Dataset,
+    detector: DetectorInfo,
+    metrics: Metrics,
+    *,
+    complete: bool,
+    stopped: str | None = None,
+    merged_from: list[str] | None = None,
+) -> MetricsDocument:
+    """The document ``metrics.json`` holds, made here and nowhere else (a run's, `harness.run.runner`, and a merge
+    of shards', `harness.run.merge`): the data set, the detector, the settings, the figures."""
+    document: MetricsDocument = {
         "metrics_version": METRICS_VERSION,
         "harness_version": __version__,
         "created": now(),
         "complete": complete,
-        "dataset": {
-            "path": os.path.abspath(settings.cases),
-            "name": name if subset is None else f"{name} [{_subset_text(subset)}]",
-            "sha256": digest,  # a subset is its own data set: leaderboards never mix it with the whole file
-            "file_sha256": scanned.sha256,
-            "subset": subset,
-            "cases": len(select(scanned.labels, settings.categories, settings.tags)),  # no subset: every case
-            "lines": scanned.lines,
-            "skipped_invalid": scanned.invalid_lines,
-            "problems": [str(p) for p in scanned.problems[:200]],
-        },
-        "detector": {
-            "spec": settings.detector.display,
-            "name": redact_spec(getattr(detector, "name", "")),
-            "label": settings.name,
-            "fingerprint": detector_fingerprint,
-        },
+        "dataset": dataset,
+        "detector": detector,
         "settings": settings_record(settings),
         "metrics": metrics,
+        "stopped": stopped,
     }
+    if merged_from is not None:
+        document["merged_from"] = merged_from
+    return document
 
 
 def _subset_text(subset: Subset) -> str:

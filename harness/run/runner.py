@@ -22,15 +22,21 @@ from harness.detectors import fingerprint
 from harness.detectors.functions import exception_error
 from harness.detectors.limits import Budget, BudgetSpent, HasBudget
 from harness.documents import JournalRecord
-from harness.epochs import reduce_items
 from harness.errors import InvalidCasesError, PreflightFailed, RunError, UsageError
-from harness.metrics import compute
 from harness.redact import scrub_text
 from harness.run.cache import EPOCH, cache_wanted, with_cache
 from harness.run.details import case_details
 from harness.run.engines import open_detector
-from harness.run.items import ItemPlan, Todo, add_item_figures, build_item, item_source, plan_items
-from harness.run.outputs import metrics_document, open_run_dir, run_identity, write_outputs
+from harness.run.items import Todo, build_item, item_source, plan_items, run_figures
+from harness.run.outputs import (
+    dataset_info,
+    detector_info,
+    is_complete,
+    metrics_document,
+    open_run_dir,
+    run_identity,
+    write_outputs,
+)
 from harness.run.progress import Progress
 from harness.run.selection import in_scope, shard_filter, subset_choice
 from harness.run.settings import EvalSettings
@@ -373,27 +379,18 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                 await detector.aclose()
         sent = len(outcomes) - before  # the items this session answered: a stopped run sent fewer than it had
         wall = add_session(run_dir, manifest, started=started_at, wall_s=ended - started, cases=sent)
-        prices = (settings.options.price_prompt_per_mtok, settings.options.price_completion_per_mtok)
-        reduced = reduce_items(outcomes.values(), settings.epoch_reducer)  # one outcome a case
-        metrics = compute(labels, reduced, wall_s=wall, n_boot=settings.n_boot, seed=settings.seed, prices=prices,
-                          ece_bins=settings.ece_bins)  # fmt: skip
-        add_item_figures(metrics, labels, outcomes, epochs=settings.epochs, reducer=settings.epoch_reducer,
-                         probes=settings.probes, not_possible=plan.not_possible, wall_s=wall, prices=prices,
-                         n_boot=settings.n_boot, seed=settings.seed)  # fmt: skip
-        unasked = _unasked(plan, outcomes)
-        complete = stopped is None and not metrics["n_not_run"] and len(labels) == len(scope) and not unasked
-        # a shard is only a part of the data set: it counts as complete once merged with the others (fcb merge)
-        whole = complete and not scanned.invalid_lines and settings.shard is None
-        document = metrics_document(settings, scanned, digest, detector, detector_fingerprint, metrics, complete=whole)
-        document["stopped"] = stopped
+        metrics, reduced, unasked = run_figures(settings, labels, outcomes, plan, wall)
+        complete = is_complete(stopped=stopped, not_run=metrics["n_not_run"], unasked=unasked, counted=len(labels),
+                               in_scope=len(scope), invalid_lines=scanned.invalid_lines,
+                               sharded=settings.shard is not None)  # fmt: skip
+        dataset, described = (
+            dataset_info(settings, scanned, digest),
+            detector_info(settings, detector, detector_fingerprint),
+        )
+        document = metrics_document(settings, dataset, described, metrics, complete=complete, stopped=stopped)
         signals.abort_if_asked()
         write_outputs(run_dir, document, scanned.spool)
     problems = [str(p) for p in scanned.problems]
     details = case_details(run_dir, settings.cases, scanned.sha256)
     return RunResult(str(run_dir), document, labels, list(reduced.values()), document["complete"], problems, stopped,
                      case_details=details)  # fmt: skip
-
-
-def _unasked(plan: ItemPlan, outcomes: dict[ItemKey, Outcome]) -> int:
-    """Planned items without an outcome (several items a case: a case may have some of its epochs only)."""
-    return sum(1 for _, key in plan.items if key not in outcomes)

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
 from harness.calibration import DEFAULT_BINS
 from harness.detectors.options import DetectorOptions
-from harness.documents import Settings
+from harness.documents import RunManifest, Settings
 from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
@@ -123,7 +123,11 @@ def items_record(settings: EvalSettings) -> dict[str, Any]:
 
 def resumed_settings(run_dir: str | Path) -> EvalSettings:
     """The settings an interrupted run was started with, read from its ``run.json``, ready to continue it."""
-    manifest = resumable_manifest(run_dir)
+    return replace(manifest_settings(resumable_manifest(run_dir)), out=str(run_dir), resume=True)
+
+
+def manifest_settings(manifest: RunManifest) -> EvalSettings:
+    """The settings a run folder's ``run.json`` records, as `EvalSettings` (`settings_record` read back)."""
     record: dict[str, Any] = dict(manifest["settings"])
     flags = {k: record.pop(k) for k in ("limit", "anonymize_agents", "skip_invalid", "strict")}
     flags["shard"] = parse_shard(record.pop("shard"))
@@ -139,8 +143,6 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
         cases=manifest["cases"],
         detector=parse_spec(manifest["identity"]["detector"]),
         options=DetectorOptions(**record),
-        out=str(run_dir),
-        resume=True,
         n_boot=n_boot,
         seed=seed,
         ece_bins=ece_bins,

@@ -22,7 +22,15 @@ from harness.cases.validate import Problem
 from harness.detectors.options import DetectorOptions
 from harness.errors import RunError, RunMismatchError
 from harness.metrics import compute
-from harness.run.outputs import metrics_document, open_run_dir, run_identity, write_outputs
+from harness.run.outputs import (
+    dataset_info,
+    detector_info,
+    is_complete,
+    metrics_document,
+    open_run_dir,
+    run_identity,
+    write_outputs,
+)
 from harness.run.settings import EvalSettings, resumed_settings, settings_record
 from harness.runfolder.journal import JournalWriter, outcome_of, record
 from harness.runfolder.manifest import new_manifest, write_manifest
@@ -244,13 +252,34 @@ def expected_problems(n: int) -> list[str]:
     return [f"cases.jsonl:{i + 1}: answers: {'warning: ' if i % 2 else ''}problem {i}" for i in range(n)]
 
 
+def _document(settings, scan_result, digest, detector, fingerprint, metrics, *, complete):  # type: ignore[no-untyped-def]
+    """metrics.json as a run makes it: its data set and detector blocks, then the document."""
+    dataset = dataset_info(settings, scan_result, digest)
+    return metrics_document(
+        settings, dataset, detector_info(settings, detector, fingerprint), metrics, complete=complete
+    )
+
+
+COMPLETE = {"stopped": None, "not_run": 0, "unasked": 0, "counted": 40, "in_scope": 40, "invalid_lines": 0,
+            "sharded": False}  # fmt: skip
+
+
+def test_a_run_is_complete_only_when_nothing_was_left_out() -> None:
+    assert is_complete(**COMPLETE)
+    for key, value in (("stopped", "budget: --max-requests 5 reached"), ("stopped", "interrupted"), ("not_run", 1),
+                       ("unasked", 1), ("counted", 39), ("invalid_lines", 1), ("sharded", True)):  # fmt: skip
+        assert not is_complete(**{**COMPLETE, key: value}), key
+    # --limit past the end of the data set leaves no case out: complete (a merge of its shards too, as a run)
+    assert is_complete(**{**COMPLETE, "counted": 40, "in_scope": 40})
+
+
 def test_the_document_of_a_whole_file_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixed_time: None) -> None:
     monkeypatch.chdir(tmp_path)
     settings = EvalSettings(cases="cases.jsonl", detector=SPEC, name="nightly", seed=11, n_boot=300)
     metrics: Any = {"accuracy": 0.5, "headline_real": None}
-    doc = metrics_document(settings, scanned(), FILE_SHA, Named(), FINGERPRINT, metrics, complete=True)
+    doc = _document(settings, scanned(), FILE_SHA, Named(), FINGERPRINT, metrics, complete=True)
     assert list(doc) == ["metrics_version", "harness_version", "created", "complete", "dataset", "detector",
-                         "settings", "metrics"]  # fmt: skip
+                         "settings", "metrics", "stopped"]  # fmt: skip
     assert doc == {
         "metrics_version": 2,
         "harness_version": __version__,
@@ -270,6 +299,7 @@ def test_the_document_of_a_whole_file_run(tmp_path: Path, monkeypatch: pytest.Mo
         "detector": {"spec": SPEC_REDACTED, "name": NAME_REDACTED, "label": "nightly", "fingerprint": FINGERPRINT},
         "settings": settings_record(settings),
         "metrics": metrics,
+        "stopped": None,
     }
     assert doc["metrics"] is metrics
     assert (doc["settings"]["seed"], doc["settings"]["bootstrap_resamples"]) == (11, 300)
@@ -280,7 +310,7 @@ def test_the_document_of_a_subset_counts_its_own_cases_under_its_own_name_and_di
 ) -> None:
     cases = tmp_path / "data" / "cases.jsonl"
     settings = EvalSettings(cases=str(cases), detector=SPEC, categories=CATEGORIES, tags=TAGS)
-    doc = metrics_document(settings, scanned(0), SUBSET_SHA, Nameless(), {}, {}, complete=False)  # type: ignore[arg-type]
+    doc = _document(settings, scanned(0), SUBSET_SHA, Nameless(), {}, {}, complete=False)  # type: ignore[arg-type]
     assert doc["complete"] is False
     assert doc["dataset"] == {
         "path": str(cases),
@@ -308,16 +338,16 @@ def test_a_subset_of_categories_or_of_tags_alone_is_named_by_what_chose_it(
     categories: tuple[str, ...], tags: tuple[str, ...], name: str, cases: int
 ) -> None:
     settings = EvalSettings(cases="cases.jsonl", detector=SPEC, categories=categories, tags=tags)
-    doc = metrics_document(settings, scanned(1), SUBSET_SHA, Named(), {}, {}, complete=True)  # type: ignore[arg-type]
+    doc = _document(settings, scanned(1), SUBSET_SHA, Named(), {}, {}, complete=True)  # type: ignore[arg-type]
     assert (doc["dataset"]["name"], doc["dataset"]["cases"]) == (name, cases)
     assert doc["dataset"]["problems"] == expected_problems(1)
 
 
 def test_exactly_200_problems_are_all_kept() -> None:
     settings = EvalSettings(cases="cases.jsonl", detector=SPEC)
-    doc = metrics_document(settings, scanned(200), FILE_SHA, Named(), {}, {}, complete=True)  # type: ignore[arg-type]
+    doc = _document(settings, scanned(200), FILE_SHA, Named(), {}, {}, complete=True)  # type: ignore[arg-type]
     assert doc["dataset"]["problems"] == expected_problems(200)
-    doc = metrics_document(settings, scanned(201), FILE_SHA, Named(), {}, {}, complete=True)  # type: ignore[arg-type]
+    doc = _document(settings, scanned(201), FILE_SHA, Named(), {}, {}, complete=True)  # type: ignore[arg-type]
     assert doc["dataset"]["problems"] == expected_problems(200)
 
 
@@ -343,7 +373,7 @@ def test_metrics_json_the_markdown_and_the_html_report_are_written_the_html_from
         writer.close()
         metrics = compute(scan_result.labels, outcomes, wall_s=4.0, n_boot=20, seed=3)
         settings = EvalSettings(cases=str(cases), detector=parse_spec("builtin:agreement"), name="unit run")
-        doc = metrics_document(settings, scan_result, scan_result.sha256, Named(), {}, metrics, complete=True)
+        doc = _document(settings, scan_result, scan_result.sha256, Named(), {}, metrics, complete=True)
         doc["stopped"] = None
         cases.unlink()  # the HTML's case explorer reads the run's own copy, never the file again
         write_outputs(run, doc, scan_result.spool)

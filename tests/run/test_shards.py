@@ -66,3 +66,27 @@ def test_merge_refuses_incomplete_or_mixed_shard_sets(tmp_path: Path) -> None:
     assert mixed.returncode == 2 and "dataset_sha256" in mixed.stderr
     twice = run_cli("merge", str(tmp_path / "s1"), str(tmp_path / "s1"), "--out", str(tmp_path / "m3"))
     assert twice.returncode == 2
+
+
+def test_a_merged_run_is_complete_and_costed_by_the_rules_of_a_single_run(tmp_path: Path, detector_server) -> None:
+    # --limit past the end of the file leaves no case out; the prices cost every request: a merge of two shards
+    # says what the single run says of both (it once called any run with a limit incomplete, and dropped the cost)
+    from conftest import OPENAI_SERVER
+
+    server = detector_server(script=OPENAI_SERVER)
+    cases = write_cases(tmp_path / "cases.jsonl", 30)
+    config = tmp_path / "priced.toml"
+    config.write_text(f'detector = "llm:json@{server.url}/v1"\nprice_prompt_per_mtok = 2.0\n'
+                      "price_completion_per_mtok = 8.0\n")  # fmt: skip
+    common = ["--detector-config", str(config), "--limit", "1000", "-q", "--bootstrap", "100", "--no-cache"]
+    assert run_cli("eval", str(cases), *common, "--out", str(tmp_path / "single")).returncode == 0
+    for k in (1, 2):
+        proc = run_cli("eval", str(cases), *common, "--shard", f"{k}/2", "--out", str(tmp_path / f"s{k}"))
+        assert proc.returncode == 0, proc.stderr
+    proc = run_cli("merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(tmp_path / "merged"), "-q")
+    assert proc.returncode == 0, proc.stderr
+    single, merged = (json.loads((tmp_path / r / "metrics.json").read_text()) for r in ("single", "merged"))
+    assert single["complete"] is True and merged["complete"] is True
+    want, got = single["metrics"]["operational"]["tokens"], merged["metrics"]["operational"]["tokens"]
+    assert want["cost_usd"] > 0 and got == pytest.approx(want)  # the same tokens, costed at the same prices
+    assert merged["settings"] == {**single["settings"], "shard": None} and "merged_from" in merged
