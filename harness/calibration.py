@@ -19,9 +19,10 @@ Guo et al., "On Calibration of Modern Neural Networks", ICML 2017, use 15 bins: 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
+
+from harness.documents import Calibration, ReliabilityBin
 
 DEFAULT_BINS = 15
 
@@ -56,7 +57,7 @@ def ece_resamples(y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: It
     return np.concatenate(out)
 
 
-def reliability(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> list[dict[str, Any]]:
+def reliability(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> list[ReliabilityBin]:
     """The reliability diagram: per bin, its edges, the count of scored cases, their mean score and the observed
     share of high risk among them (both None for an empty bin).
 
@@ -78,14 +79,12 @@ def reliability(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> list[dic
     ]  # fmt: skip
 
 
-def calibration(
-    y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: Iterable[np.ndarray] | None
-) -> dict[str, Any]:
+def calibration(y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: Iterable[np.ndarray] | None) -> Calibration:
     """The ``calibration`` block of the score metrics for at least one scored case: the bin count, the ECE, its
     95% percentile interval over the resamples ``draws`` yields (none: no interval) and the diagram."""
-    block: dict[str, Any] = {"bins": n_bins, "ece": ece(y_high, scores, n_bins)}
-    if draws is not None:
-        lo, hi = np.percentile(ece_resamples(y_high, scores, n_bins, draws), [2.5, 97.5])
-        block["ece_ci95"] = [float(lo), float(hi)]
-    block["diagram"] = reliability(y_high, scores, n_bins)
-    return block
+    error = ece(y_high, scores, n_bins)
+    if draws is None:
+        return {"bins": n_bins, "ece": error, "diagram": reliability(y_high, scores, n_bins)}
+    lo, hi = np.percentile(ece_resamples(y_high, scores, n_bins, draws), [2.5, 97.5])
+    return {"bins": n_bins, "ece": error, "ece_ci95": [float(lo), float(hi)],
+            "diagram": reliability(y_high, scores, n_bins)}  # fmt: skip

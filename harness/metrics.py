@@ -22,14 +22,28 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, cast
+from typing import TypedDict
 
 import numpy as np
 
 from harness.calibration import DEFAULT_BINS, calibration
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
-from harness.documents import Metrics
-from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome
+from harness.documents import (
+    CategoryAccuracy,
+    ClassScores,
+    Epochs,
+    ErrorMessage,
+    GroupAccuracy,
+    Headline,
+    HeadlineReal,
+    Metrics,
+    Operational,
+    PerClass,
+    Probes,
+    ScoreMetrics,
+    Tokens,
+)
+from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome, Risk
 from harness.vocabulary import ORIGINS
 
 ERROR = 3
@@ -306,7 +320,7 @@ def brier(y_binary: np.ndarray, scores: np.ndarray) -> float | None:
 
 def score_metrics(
     labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_bins: int, n_boot: int, seed: int
-) -> dict[str, Any] | None:
+) -> ScoreMetrics | None:
     """ROC-AUC, average precision, Brier score and calibration (ECE over ``n_bins`` equal-width bins, with an
     interval over ``n_boot`` resamples of the scored cases, and the reliability diagram: `harness.calibration`) of
     ``risk_score`` for high risk versus the rest.
@@ -328,11 +342,12 @@ def score_metrics(
         "roc_auc": roc_auc(y, s),
         "average_precision": average_precision(y, s),
         "brier": brier(y, s),
+        # harness.calibration builds its block untyped (dict[str, Any]): typed here, where it joins the document
         "calibration": calibration(y, s, n_bins, draws),
     }
 
 
-def group_accuracy(correct: Sequence[bool]) -> dict[str, Any]:
+def group_accuracy(correct: Sequence[bool]) -> GroupAccuracy:
     """n, accuracy and its 95% Wilson interval for one group of cases."""
     n, k = len(correct), int(sum(correct))
     interval = wilson_interval(k, n)
@@ -362,9 +377,9 @@ BREAKDOWNS: dict[str, Callable[[CaseLabels], Iterable[str]]] = {
 """Each breakdown maps a case to the groups it belongs to (a case can be in several, e.g. several tags)."""
 
 
-def breakdowns(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
+def breakdowns(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, dict[str, GroupAccuracy]]:
     """Accuracy by group for every breakdown in `BREAKDOWNS`, over cases with an outcome."""
-    result: dict[str, dict[str, Any]] = {}
+    result: dict[str, dict[str, GroupAccuracy]] = {}
     for name, keys_of in BREAKDOWNS.items():
         groups: dict[str, list[bool]] = defaultdict(list)
         for lab in labels:
@@ -380,35 +395,44 @@ def _natural(key: str) -> tuple[bool, int] | tuple[bool, str]:
     return (False, int(key)) if key.isdigit() else (True, key)
 
 
-def per_category(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, dict[str, Any]]:
+def per_category(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> dict[str, CategoryAccuracy]:
     """Accuracy with n and 95% interval per category, and how the detector's predictions were spread."""
-    result = {}
+    result: dict[str, CategoryAccuracy] = {}
     for cat in CATEGORIES:
         rows = [(lab, outcomes[lab.case_id]) for lab in labels if lab.category == cat and lab.case_id in outcomes]
-        if not rows:
-            continue
-        spread: Counter[str] = Counter(out.risk or "error" for _, out in rows)
-        entry = group_accuracy([out.risk == lab.expected_risk for lab, out in rows])
-        entry["expected_risk"] = (
-            rows[0][0].expected_risk if len({lab.expected_risk for lab, _ in rows}) == 1 else "mixed"
-        )
-        entry["predicted"] = {r: spread.get(r, 0) for r in (*RISKS, "error")}
-        result[cat] = entry
+        if rows:
+            result[cat] = _category_accuracy(rows)
     return result
 
 
-def token_usage(outs: Sequence[Outcome], prices: tuple[float | None, float | None]) -> dict[str, Any] | None:
+def _category_accuracy(rows: Sequence[tuple[CaseLabels, Outcome]]) -> CategoryAccuracy:
+    """One category's entry of `per_category`, from its cases that have an outcome (at least one)."""
+    spread: Counter[str] = Counter(out.risk or "error" for _, out in rows)
+    risks = {lab.expected_risk for lab, _ in rows}
+    return {
+        **group_accuracy([out.risk == lab.expected_risk for lab, out in rows]),
+        "expected_risk": rows[0][0].expected_risk if len(risks) == 1 else "mixed",
+        "predicted": {
+            "low": spread["low"],
+            "medium": spread["medium"],
+            "high": spread["high"],
+            "error": spread["error"],
+        },
+    }
+
+
+def token_usage(outs: Sequence[Outcome], prices: tuple[float | None, float | None]) -> Tokens | None:
     """Tokens summed over the cases (None when no detector reported any) and, given prices per million, the cost."""
     prompt, completion = sum(o.prompt_tokens for o in outs), sum(o.completion_tokens for o in outs)
     if not prompt and not completion:
         return None
-    usage: dict[str, Any] = {"prompt": prompt, "completion": completion, "total": prompt + completion}
+    usage: Tokens = {"prompt": prompt, "completion": completion, "total": prompt + completion}
     if prices[0] is not None or prices[1] is not None:
         usage["cost_usd"] = (prompt * (prices[0] or 0.0) + completion * (prices[1] or 0.0)) / 1e6
     return usage
 
 
-def error_messages(outs: Sequence[Outcome], limit: int = 5) -> list[dict[str, Any]]:
+def error_messages(outs: Sequence[Outcome], limit: int = 5) -> list[ErrorMessage]:
     """The most frequent distinct error messages (kind and text), each with its count and its first case's id."""
     counts: Counter[tuple[str, str]] = Counter()
     first: dict[tuple[str, str], str] = {}
@@ -425,7 +449,7 @@ def error_messages(outs: Sequence[Outcome], limit: int = 5) -> list[dict[str, An
 
 def operational(
     outcomes: Iterable[Outcome], wall_s: float, prices: tuple[float | None, float | None] = (None, None)
-) -> dict[str, Any]:
+) -> Operational:
     """Cases, errors by kind, retries, wall time, throughput, latency percentiles and token usage.
 
     Answers replayed from the response cache (``cached``) are counted, and left out of latency and tokens.
@@ -449,14 +473,19 @@ def operational(
     }
 
 
-def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int, seed: int) -> dict[str, Any]:
+def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int, seed: int) -> Headline:
     """Accuracy, macro-F1 (with bootstrap intervals), per-class scores, kappa, high-risk recall, false alarms."""
     classes = present_classes(cm)
-    pc = per_class(cm)
-    out: dict[str, Any] = {name: defined(value) for name, value in headline_batch(cm, classes).items()}
-    out["macro_f1_classes"] = [RISKS[i] for i in np.flatnonzero(classes)]
-    out["per_class"] = {
-        r: {k: (int(v[i]) if k == "support" else float(v[i])) for k, v in pc.items()} for i, r in enumerate(RISKS)
+    figures = {name: defined(value) for name, value in headline_batch(cm, classes).items()}
+    out: Headline = {
+        "accuracy": figures["accuracy"],
+        "macro_f1": figures["macro_f1"],
+        "weighted_kappa": figures["weighted_kappa"],
+        "high_risk_recall": figures["high_risk_recall"],
+        "false_alarm_rate": figures["false_alarm_rate"],
+        "error_rate": figures["error_rate"],
+        "macro_f1_classes": [RISKS[i] for i in np.flatnonzero(classes)],
+        "per_class": _per_class_block(per_class(cm)),
     }
     if len(y_true) and n_boot > 0:
         boots = bootstrap_confusions(y_true, y_pred, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)))
@@ -466,6 +495,21 @@ def headline(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: 
     return out
 
 
+def _per_class_block(pc: dict[str, np.ndarray]) -> PerClass:
+    """The headline's ``per_class``: `per_class` of one 3x4 matrix, by risk."""
+
+    def scores(risk: Risk) -> ClassScores:
+        i = CODE[risk]
+        return {
+            "precision": float(pc["precision"][i]),
+            "recall": float(pc["recall"][i]),
+            "f1": float(pc["f1"][i]),
+            "support": int(pc["support"][i]),
+        }
+
+    return {"low": scores("low"), "medium": scores("medium"), "high": scores("high")}
+
+
 def has_origins(labels: Iterable[CaseLabels]) -> bool:
     """True when at least one case carries an ``origin_*`` tag."""
     return any(origin_of(lab.tags) != UNKNOWN_ORIGIN for lab in labels)
@@ -473,7 +517,7 @@ def has_origins(labels: Iterable[CaseLabels]) -> bool:
 
 def headline_real(
     labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_boot: int, seed: int
-) -> dict[str, Any] | None:
+) -> HeadlineReal | None:
     """The headline on the natural and assembled cases only; None when no case carries an origin tag.
 
     Constructed cases are left out so that text written for the benchmark cannot carry a result on its own.
@@ -484,13 +528,22 @@ def headline_real(
     subset = [lab for lab in labels if origin_of(lab.tags) in REAL_ORIGINS]
     y_true, y_pred = encode(subset, outcomes)
     cm = confusion(y_true, y_pred)
-    block: dict[str, Any] = {
+    return {
         "origins": [o for o in ORIGINS if o in REAL_ORIGINS],
         "n_cases": len(y_true),
         "n_not_run": sum(1 for lab in subset if lab.case_id not in outcomes),
         **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
     }
-    return block
+
+
+class _Repeats(TypedDict, total=False):
+    epochs: Epochs
+    probes: Probes
+
+
+_NO_REPEATS: _Repeats = {}
+"""Unpacked last into `compute`'s block, it adds nothing: it says that the block leaves out the epochs and probes
+figures (`harness.run.items` adds them), as mypy asks of a document built with ** items (its extra checks)."""
 
 
 def compute(
@@ -506,7 +559,7 @@ def compute(
     """Every metric of a run. ``labels`` are the cases in scope; ``outcomes`` those that finished, by case id."""
     y_true, y_pred = encode(labels, outcomes)
     cm = confusion(y_true, y_pred)
-    block: dict[str, Any] = {
+    return {
         "n_cases": len(y_true),
         "n_not_run": sum(1 for lab in labels if lab.case_id not in outcomes),
         "confusion_matrix": {
@@ -522,5 +575,5 @@ def compute(
         "operational": operational(
             (outcomes[lab.case_id] for lab in labels if lab.case_id in outcomes), wall_s, prices
         ),
+        **_NO_REPEATS,
     }
-    return cast(Metrics, block)

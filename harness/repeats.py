@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any, Final, cast
+from typing import Final, cast
 
 import numpy as np
 
-from harness.documents import EpochHeadline, Epochs, FlipRate, Probe, Probes, SelfAgreement
+from harness.documents import EpochHeadline, Epochs, EpochSpread, FlipRate, Probe, Probes, SelfAgreement
 from harness.metrics import (
     CODE,
     ERROR,
@@ -34,7 +34,7 @@ from harness.metrics import (
     present_classes,
     resample_indices,
 )
-from harness.types import CaseLabels, ItemKey, Outcome
+from harness.types import CaseLabels, ItemKey, Outcome, ProbeName, Reducer
 
 EPOCH_FIGURES = ("accuracy", "macro_f1", "high_risk_recall", "false_alarm_rate", "error_rate")
 """The headline figures computed for each epoch (`EpochHeadline`)."""
@@ -53,12 +53,18 @@ def epoch_headline(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome
     y_true, y_pred = encode(labels, outcomes)
     cm = confusion(y_true, y_pred)
     figures = headline_batch(cm, present_classes(cm))
-    block: dict[str, Any] = {"epoch": epoch, "n_cases": len(y_true)}
-    block.update({name: defined(figures[name]) for name in EPOCH_FIGURES})
-    return cast(EpochHeadline, block)
+    return {
+        "epoch": epoch,
+        "n_cases": len(y_true),
+        "accuracy": defined(figures["accuracy"]),
+        "macro_f1": defined(figures["macro_f1"]),
+        "high_risk_recall": defined(figures["high_risk_recall"]),
+        "false_alarm_rate": defined(figures["false_alarm_rate"]),
+        "error_rate": defined(figures["error_rate"]),
+    }
 
 
-def spread(values: Sequence[float | None]) -> dict[str, float | None]:
+def spread(values: Sequence[float | None]) -> EpochSpread:
     """Mean and sample sd (n - 1) of a figure over epochs; None where any epoch's figure is undefined (sd: or for
     one epoch)."""
     if not values or any(v is None for v in values):
@@ -126,16 +132,16 @@ def self_agreement(verdicts: np.ndarray, *, n_boot: int, seed: int) -> SelfAgree
 
 
 def epochs_block(
-    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], *, n_epochs: int, reducer: str, n_boot: int,
+    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], *, n_epochs: int, reducer: Reducer, n_boot: int,
     seed: int,
 ) -> Epochs:  # fmt: skip
     """The ``epochs`` block of metrics.json."""
     per_epoch = [epoch_headline(labels, items, e) for e in range(1, n_epochs + 1)]
     return {
         "n": n_epochs,
-        "reducer": reducer,  # type: ignore[typeddict-item]  # one of REDUCERS: checked by the CLI and EvalSettings
+        "reducer": reducer,
         "per_epoch": per_epoch,
-        "spread": {name: spread([e[name] for e in per_epoch]) for name in EPOCH_FIGURES},  # type: ignore[literal-required,misc]
+        "spread": {name: spread([e[name] for e in per_epoch]) for name in EPOCH_FIGURES},  # type: ignore[literal-required]
         "self_agreement": self_agreement(
             verdict_matrix([lab.case_id for lab in labels], items, n_epochs), n_boot=n_boot, seed=seed
         ),
@@ -193,7 +199,7 @@ def probe_block(
 
     categories = np.array([lab.category for lab in labels], dtype=object)
     informative = np.array([lab.any_saw_other_answers for lab in labels], dtype=bool)
-    block: dict[str, Any] = {
+    return {
         **rate(np.ones(len(labels), dtype=bool)),
         "n_cases": sum(1 for r in rows if r[4]),
         "not_possible": not_possible,
@@ -204,7 +210,6 @@ def probe_block(
         "mean_abs_score_change": float(np.abs(changes).mean()) if len(changes) else None,
         "epoch_disagreement": noise,
     }
-    return cast(Probe, block)
 
 
 def epoch_disagreement(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], n_epochs: int) -> float | None:
@@ -220,13 +225,13 @@ def epoch_disagreement(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Out
 
 
 def probes_block(
-    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probes: Sequence[str], *, n_epochs: int,
+    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probes: Sequence[ProbeName], *, n_epochs: int,
     not_possible: Mapping[str, int], n_boot: int, seed: int,
 ) -> Probes:  # fmt: skip
     """The ``probes`` block of metrics.json, one entry a probe."""
     noise = epoch_disagreement(labels, items, n_epochs)
-    return cast(Probes, {
+    return {
         p: probe_block(labels, items, p, n_epochs=n_epochs, not_possible=not_possible.get(p, 0), noise=noise,
                        n_boot=n_boot, seed=seed)
         for p in probes
-    })  # fmt: skip
+    }  # fmt: skip

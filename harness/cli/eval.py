@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.cli.common import (
     EXIT_INTERRUPTED,
@@ -24,7 +24,7 @@ from harness.types import BUDGET_STOP, RunResult
 if TYPE_CHECKING:  # the settings' modules are imported when a run starts: `fcb --help` stays fast
     from harness.run.settings import EvalSettings
     from harness.spec import DetectorSpec
-from harness.vocabulary import ENGINES
+from harness.vocabulary import ENGINES, REDUCERS
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,17 +56,26 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="NAME=ENVVAR",
         help="send header NAME with the value of environment variable ENVVAR",
     )
-    p.add_argument("--anonymize-agents", action="store_true", help="send agent ids as agent-1..n")
-    p.add_argument("--skip-invalid", action="store_true", help="run the valid cases of a file with invalid ones")
-    p.add_argument("--strict", action="store_true", help="treat label-scheme warnings as errors")
+    p.add_argument("--anonymize-agents", action="store_const", const=True, help="send agent ids as agent-1..n")
+    p.add_argument(
+        "--skip-invalid", action="store_const", const=True, help="run the valid cases of a file with invalid ones"
+    )
+    p.add_argument("--strict", action="store_const", const=True, help="treat label-scheme warnings as errors")
     p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N valid cases")
-    p.add_argument("--category", action="append", default=[], metavar="C", help="only cases of category C (repeatable)")
-    p.add_argument("--tag", action="append", default=[], metavar="T", help="only cases tagged T (repeatable)")
-    p.add_argument("--no-preflight", action="store_true", help="do not call the first case alone before the others")
+    p.add_argument(
+        "--category", dest="categories", action="append", metavar="C", help="only cases of category C (repeatable)"
+    )
+    p.add_argument("--tag", dest="tags", action="append", metavar="T", help="only cases tagged T (repeatable)")
+    p.add_argument(
+        "--no-preflight",
+        dest="preflight",
+        action="store_const",
+        const=False,
+        help="do not call the first case alone before the others",
+    )
     p.add_argument(
         "--max-consecutive-errors",
         type=non_negative_int,
-        default=25,
         metavar="N",
         help="stop after N errors of one kind in a row, resumable (default 25; 0: never)",
     )
@@ -85,15 +94,22 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--num-gpus", type=float, metavar="G", help="GPUs each Ray actor reserves (default 0)")
     p.add_argument("--fail-on-error", type=fraction, metavar="RATE", help="exit 1 if the error share exceeds RATE")
     p.add_argument("--out", metavar="DIR", help="run folder (default: results/<time>-<detector>)")
-    p.add_argument("--results", default="results", metavar="DIR", help="where new run folders go")
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run from its journal")
+    p.add_argument("--results", dest="results_root", metavar="DIR", help="where new run folders go (default: results)")
+    p.add_argument(
+        "--resume", dest="resume_dir", metavar="RUN_DIR", help="continue an interrupted run from its journal"
+    )
     p.add_argument(
         "--retry-errors",
-        action="store_true",
+        action="store_const",
+        const=True,
         help="with --resume: ask the cases that ended in an error again (after an outage, a fixed service)",
     )
-    p.add_argument("--overwrite", action="store_true", help="replace the run that --out holds (not with --resume)")
-    p.add_argument("--bootstrap", type=non_negative_int, metavar="N", help="bootstrap resamples (default 1000)")
+    p.add_argument(
+        "--overwrite", action="store_const", const=True, help="replace the run that --out holds (not with --resume)"
+    )
+    p.add_argument(
+        "--bootstrap", dest="n_boot", type=non_negative_int, metavar="N", help="bootstrap resamples (default 1000)"
+    )
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument(
         "--ece-bins",
@@ -106,11 +122,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument(
         "--epoch-reducer",
-        choices=["mode", "first"],
+        choices=REDUCERS,
         help="how a case's epochs make its verdict: mode (default; a tie to the earliest epoch's) or first",
     )
     p.add_argument(
         "--probe",
+        dest="probes",
         type=probe_list,
         metavar="P[,P]",
         help="also ask variants of each request and report how often the verdict flips: order, names, "
@@ -121,6 +138,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     cache = p.add_mutually_exclusive_group()
     cache.add_argument(
         "--cache",
+        dest="cache_at",
         nargs="?",
         const="",
         metavar="DIR",
@@ -128,7 +146,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "on by default for llm: detectors at temperature 0",
     )
     cache.add_argument("--no-cache", action="store_true", help="never use the response cache")
-    p.add_argument("--cache-refresh", action="store_true", help="ask again, ignoring stored replies, and store them")
+    p.add_argument(
+        "--cache-refresh", action="store_const", const=True, help="ask again, ignoring stored replies, and store them"
+    )
     p.set_defaults(func=run)
 
 
@@ -209,77 +229,42 @@ def _headers(pairs: list[str]) -> dict[str, str]:
 
 
 def _settings(args: argparse.Namespace) -> EvalSettings:
-    """Settings in order of precedence: flags, then a detector config file, then the resumed run's record."""
+    """Settings in order of precedence: flags, then a detector config file, then the resumed run's record. A flag's
+    ``dest`` is its setting's name (`harness.run.settings.SETTING_NAMES`), None (or an empty text) when it was not
+    given."""
     from dataclasses import replace
 
     from harness.detectors.builtin import BEST_BUILTIN
-    from harness.detectors.config import load_detector_config, override
-    from harness.detectors.reply import parse_risk_field
+    from harness.detectors.config import load_detector_config
     from harness.redact import MASK
-    from harness.run.settings import EvalSettings, parse_shard, resumed_settings
+    from harness.run.settings import SETTING_NAMES, EvalSettings, resumed_settings, with_settings
     from harness.spec import parse_spec
 
     _refuse_a_spec_for_cases(args.cases)
-    if args.retry_errors and not args.resume:
+    if args.retry_errors and not args.resume_dir:
         raise UsageError("--retry-errors asks a run's errored cases again: use it with --resume RUN_DIR")
-    if args.overwrite and (args.resume or not args.out):
+    if args.overwrite and (args.resume_dir or not args.out):
         raise UsageError("--overwrite replaces the run in --out DIR; it goes with --out, not with --resume")
-    if args.resume:
-        base = resumed_settings(args.resume)
+    if args.resume_dir:
+        base = resumed_settings(args.resume_dir)
         if not args.detector and MASK in base.detector.text:
             raise UsageError(
-                f"{args.resume}: the run's detector spec held secrets ({base.detector.text}); pass --detector again"
+                f"{args.resume_dir}: the run's detector spec held secrets ({base.detector.text}); pass --detector again"
             )
     else:
         base = EvalSettings(cases=default_cases(None), detector=parse_spec(BEST_BUILTIN))
     if args.detector_config:
         spec, options = load_detector_config(args.detector_config)
         base = replace(base, detector=parse_spec(spec) if spec else base.detector, options=options)
-    options = override(
-        base.options,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        retries=args.retries,
-        risk_field=parse_risk_field(args.risk_field) if args.risk_field else None,
-        headers={**base.options.headers, **_headers(args.header)} if args.header else None,
-        cache=True if args.cache is not None else (False if args.no_cache else None),
-        cache_dir=args.cache or None,
-        cache_refresh=args.cache_refresh or None,
-        batch_size=args.batch_size,
-        rpm=args.rpm,
-        tpm=args.tpm,
-        max_requests=args.max_requests,
-        max_cost=args.max_cost,
-    )
-    return replace(
-        base,
-        cases=args.cases or base.cases,
-        detector=parse_spec(args.detector) if args.detector else base.detector,  # -d, parsed once here
-        options=options,
-        out=args.resume or args.out,
-        results_root=args.results,
-        limit=args.limit if args.limit is not None else base.limit,
-        shard=parse_shard(args.shard) if args.shard else base.shard,
-        anonymize_agents=args.anonymize_agents or base.anonymize_agents,
-        skip_invalid=args.skip_invalid or base.skip_invalid,
-        strict=args.strict or base.strict,
-        progress=False if args.quiet else ("bar" if sys.stderr.isatty() else "lines"),
-        n_boot=args.bootstrap if args.bootstrap is not None else base.n_boot,
-        seed=args.seed if args.seed is not None else base.seed,
-        ece_bins=args.ece_bins if args.ece_bins is not None else base.ece_bins,
-        epochs=args.epochs if args.epochs is not None else base.epochs,
-        epoch_reducer=args.epoch_reducer or base.epoch_reducer,
-        probes=args.probe if args.probe is not None else base.probes,
-        probe_seed=args.probe_seed if args.probe_seed is not None else base.probe_seed,
-        name=args.name or base.name,
-        categories=tuple(args.category) or base.categories,
-        tags=tuple(args.tag) or base.tags,
-        preflight=not args.no_preflight,
-        max_consecutive_errors=args.max_consecutive_errors,
-        retry_errors=args.retry_errors,
-        overwrite=args.overwrite,
-        **_engine_flags(args, base),
-    )
+    given = {name: value for name, value in vars(args).items() if name in SETTING_NAMES and value != ""}  # "": unset
+    given |= {
+        "headers": {**base.options.headers, **_headers(args.header)} if args.header else None,
+        "cache": True if args.cache_at is not None else (False if args.no_cache else None),
+        "cache_dir": args.cache_at or None,
+        "progress": False if args.quiet else ("bar" if sys.stderr.isatty() else "lines"),
+        "out": args.resume_dir or args.out,  # a resumed run stays in its folder
+    }
+    return with_settings(base, given)
 
 
 def _refuse_a_spec_for_cases(cases: str | None) -> None:
@@ -290,9 +275,3 @@ def _refuse_a_spec_for_cases(cases: str | None) -> None:
 
     if cases and not Path(cases).exists() and looks_like_spec(cases):
         raise UsageError(f"{cases}: no such cases file, and it reads as a detector spec: did you mean -d {cases}?")
-
-
-def _engine_flags(args: argparse.Namespace, base: Any) -> dict[str, Any]:
-    """--engine, --workers, --ray-address, --num-cpus, --num-gpus: flags given, else the resumed run's."""
-    keys = ("engine", "workers", "ray_address", "num_cpus", "num_gpus")
-    return {key: getattr(args, key) if getattr(args, key) is not None else getattr(base, key) for key in keys}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tomllib
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -11,36 +11,12 @@ from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_risk_field
 from harness.errors import UsageError
 
-_LLM_KEYS = {
-    "api_key_env",
-    "model",
-    "base_url",
-    "temperature",
-    "max_tokens",
-    "prompt",
-    "samples",
-    "json_mode",
-    "price_prompt_per_mtok",
-    "price_completion_per_mtok",
-}
-_KEYS = _LLM_KEYS | {
-    "detector",
-    "url",
-    "concurrency",
-    "timeout",
-    "retries",
-    "headers",
-    "risk_field",
-    "token_env",
-    "max_response_bytes",
-    "backoff_initial",
-    "backoff_max",
-    "batch_size",
-    "rpm",
-    "tpm",
-    "max_requests",
-    "max_cost",
-}
+RUN_CHOSEN = frozenset({"cache", "cache_dir", "cache_refresh"})
+"""Options a run chooses (by its flags), not a detector's file: whether its answers are replayed."""
+_KEYS = frozenset(f.name for f in fields(DetectorOptions)) - RUN_CHOSEN | {"detector", "url", "model", "base_url",
+                                                                          "api_key_env"}  # fmt: skip
+"""What a detector file may hold: every option of `DetectorOptions` by its name (`RUN_CHOSEN` aside), the detector
+(``detector`` or ``url``; for llm:, ``model`` and ``base_url``) and ``api_key_env`` (``token_env`` by its llm: name)."""
 
 
 def load_detector_config(path: str | Path) -> tuple[str | None, DetectorOptions]:
@@ -84,9 +60,3 @@ def load_detector_config(path: str | Path) -> tuple[str | None, DetectorOptions]
         return spec, DetectorOptions(**data)
     except (TypeError, UsageError) as exc:  # TypeError: a key DetectorOptions does not take
         raise UsageError(f"{path}: {exc}") from exc
-
-
-def override(options: DetectorOptions, **flags: Any) -> DetectorOptions:
-    """``options`` with every flag that was given (not None) put in its place."""
-    known = {f.name for f in fields(DetectorOptions)}
-    return replace(options, **{k: v for k, v in flags.items() if v is not None and k in known})

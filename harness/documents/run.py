@@ -290,6 +290,7 @@ class Identity(TypedDict):
 class Settings(TypedDict):
     """The settings as ``run.json`` and ``metrics.json`` store them (`harness.run.settings.settings_record`)."""
 
+    settings_version: NotRequired[Literal[2]]  # absent from documents written before it (version 1, read alike)
     limit: Positive | None
     shard: NotRequired[Shard | None]  # absent from documents written before shards
     anonymize_agents: bool

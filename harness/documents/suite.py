@@ -19,7 +19,8 @@ _STRICT = ConfigDict(extra="forbid", strict=True)
 
 
 class SuiteDetector(BaseModel):
-    """One detector: a spec as ``fcb eval -d`` takes, and the settings ``fcb eval`` offers as flags."""
+    """One detector: a spec as ``fcb eval -d`` takes, and the settings ``fcb eval`` offers as flags, each by its
+    setting's name (`harness.run.settings.SETTING_NAMES`); one not given (null) keeps the default ``fcb eval`` has."""
 
     model_config = _STRICT
     name: NAME
@@ -36,14 +37,14 @@ class SuiteDetector(BaseModel):
     batch_size: int | None = Field(None, ge=1)
     cache: bool | None = None
     cache_dir: str | None = None
-    engine: Engine = "local"
+    engine: Engine | None = None
     workers: int | None = Field(None, ge=1)
     ray_address: str | None = None
     num_cpus: float | None = Field(None, gt=0)
     num_gpus: float | None = Field(None, ge=0)
-    anonymize_agents: bool = False
-    preflight: bool = True
-    max_consecutive_errors: int = Field(25, ge=0)
+    anonymize_agents: bool | None = None
+    preflight: bool | None = None
+    max_consecutive_errors: int | None = Field(None, ge=0)
 
     @model_validator(mode="after")
     def _spec_or_config(self) -> SuiteDetector:
@@ -53,7 +54,8 @@ class SuiteDetector(BaseModel):
 
 
 class SuiteDataset(BaseModel):
-    """One data set: a cases file, ``"embedded"``, or a built benchmark folder with ``split``."""
+    """One data set: a cases file, ``"embedded"``, or a built benchmark folder with ``split``; the settings that
+    choose its cases by their settings' names, as `SuiteDetector`."""
 
     model_config = _STRICT
     name: NAME
@@ -62,8 +64,8 @@ class SuiteDataset(BaseModel):
     limit: int | None = Field(None, ge=1)
     categories: list[str] = []
     tags: list[str] = []
-    skip_invalid: bool = False
-    strict: bool = False
+    skip_invalid: bool | None = None
+    strict: bool | None = None
 
 
 class SuiteGate(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,46 +17,31 @@ from harness.files import NotRegular, open_regular
 from harness.run.details import case_details
 from harness.run.runner import run
 from harness.run.selection import in_scope
-from harness.run.settings import ENGINE_FIELDS, EvalSettings, parse_shard, resumed_settings
+from harness.run.settings import ENGINE_FIELDS, SETTING_NAMES, EvalSettings, resumed_settings, with_settings
 from harness.runfolder.journal import read_items
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
 from harness.spec import parse_spec
 from harness.types import Detector, RunResult
 
-_OPTION_FIELDS = frozenset(f.name for f in fields(DetectorOptions))
-
-
-_SETTING_FIELDS = frozenset(f.name for f in fields(EvalSettings)) - {"cases", "detector", "options"}
-
 
 def _api_settings(
     cases: str | Path, detector: Any, name: str | None, kwargs: dict[str, Any]
 ) -> tuple[EvalSettings, Detector | None]:
-    """`EvalSettings` from `evaluate`'s keyword arguments: the CLI's settings, by their Python names."""
+    """`EvalSettings` from `evaluate`'s keyword arguments: the CLI's settings, by their names (`SETTING_NAMES`)."""
     given = dict(kwargs)
-    option_args = {k: given.pop(k) for k in list(given) if k in _OPTION_FIELDS}
     base = given.pop("options", None) or DetectorOptions()
-    unknown = sorted(set(given) - _SETTING_FIELDS)
-    if unknown:
-        known = ", ".join(sorted(_SETTING_FIELDS | _OPTION_FIELDS))
-        raise TypeError(f"evaluate() has no setting {unknown[0]!r}; the settings are: {known}")
-    if isinstance(option_args.get("risk_field"), str):
-        option_args["risk_field"] = tuple(option_args["risk_field"].split("."))
-    if isinstance(given.get("shard"), str):
-        given["shard"] = parse_shard(given["shard"])
-    for key in ("categories", "tags"):
-        if key in given:
-            given[key] = (given[key],) if isinstance(given[key], str) else tuple(given[key])
-    options = replace(base, **option_args)
-    adapted: Detector | None = None
-    if isinstance(detector, str):
-        spec = parse_spec(detector)
-    else:
-        adapted = adapt(detector, options, name)
-        spec = parse_spec(adapted.name)  # what the run records as its detector: a Python object's label
+    known = SETTING_NAMES - {"cases", "detector", "options"}
+    if unknown := sorted(set(given) - known):
+        raise TypeError(f"evaluate() has no setting {unknown[0]!r}; the settings are: {', '.join(sorted(known))}")
+    if not isinstance(detector, str):
         _runs_here(given)
-    return EvalSettings(cases=str(cases), detector=spec, options=options, name=name, **given), adapted
+    spec = parse_spec(detector if isinstance(detector, str) else "")
+    settings = with_settings(EvalSettings(cases=str(cases), detector=spec, options=base, name=name), given)
+    if isinstance(detector, str):
+        return settings, None
+    adapted = adapt(detector, settings.options, name)
+    return replace(settings, detector=parse_spec(adapted.name)), adapted  # the run records the object's label
 
 
 def _runs_here(given: dict[str, Any]) -> None:

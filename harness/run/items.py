@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from harness.cases.reader import Scan
 from harness.cases.request import build_request
 from harness.cases.variants import derive
-from harness.documents import Metrics, Operational
+from harness.documents import Metrics
 from harness.epochs import reduce_items
 from harness.metrics import compute, operational
 from harness.repeats import epochs_block, probes_block
 from harness.run.cache import EPOCH
 from harness.run.settings import EvalSettings
-from harness.types import PROBES, CaseLabels, ItemKey, Outcome, Request
+from harness.types import PROBES, CaseLabels, ItemKey, Outcome, ProbeName, Reducer, Request
 
 PLAIN: Mapping[str, Any] = {}
 """The item fields of a plain run's line: none (`harness.runfolder.journal.record` writes the line as ever)."""
@@ -52,7 +52,7 @@ def plan_items(settings: EvalSettings, labels: list[CaseLabels], scanned: Scan) 
     ``scanned``'s spool, probed runs only)."""
     if not has_items(settings):
         return ItemPlan([(lab, ItemKey(lab.case_id)) for lab in labels])
-    not_possible = dict.fromkeys(settings.probes, 0)
+    not_possible: dict[str, int] = dict.fromkeys(settings.probes, 0)
     items: Todo = []
     for lab in labels:
         probes = _possible(settings, lab, scanned) if settings.probes else ()
@@ -118,8 +118,8 @@ def add_item_figures(
     items: Mapping[ItemKey, Outcome],
     *,
     epochs: int,
-    reducer: str,
-    probes: Sequence[str],
+    reducer: Reducer,
+    probes: Sequence[ProbeName],
     not_possible: Mapping[str, int],
     wall_s: float,
     prices: tuple[float | None, float | None] = (None, None),
@@ -132,7 +132,7 @@ def add_item_figures(
         return
     in_scope = {lab.case_id: lab.content_hash for lab in labels}
     asked = [o for k, o in items.items() if in_scope.get(k.case_id) == o.content_hash]
-    metrics["operational"] = cast(Operational, operational(asked, wall_s, prices))
+    metrics["operational"] = operational(asked, wall_s, prices)
     if epochs > 1:
         metrics["epochs"] = epochs_block(labels, items, n_epochs=epochs, reducer=reducer, n_boot=n_boot, seed=seed)
     if probes:

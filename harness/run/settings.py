@@ -3,18 +3,20 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
 from harness.calibration import DEFAULT_BINS
 from harness.detectors.options import DetectorOptions
+from harness.detectors.reply import parse_risk_field
 from harness.documents import RunManifest, Settings
 from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
 from harness.spec import DetectorSpec, parse_spec
-from harness.types import PROBES, REDUCERS
+from harness.vocabulary import PROBES, REDUCERS, Engine, ProbeName, Reducer
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,8 @@ class EvalSettings:
     seed: int = 0
     ece_bins: int = DEFAULT_BINS  # equal-width bins of the expected calibration error (harness.calibration)
     epochs: int = 1  # each case asked this many times (harness.run.items); the headline on one verdict a case
-    epoch_reducer: str = "mode"  # how a case's epochs reduce to that verdict (harness.epochs)
-    probes: tuple[str, ...] = ()  # variants asked besides each request (harness.cases.variants), in PROBES order
+    epoch_reducer: Reducer = "mode"  # how a case's epochs reduce to that verdict (harness.epochs)
+    probes: tuple[ProbeName, ...] = ()  # variants asked besides each request (harness.cases.variants), in PROBES order
     probe_seed: int = 0  # the seed of the variants' generator
     name: str | None = None  # shown in reports and leaderboards instead of the spec
     categories: tuple[str, ...] = ()  # only cases of these categories (a subset: its own data set)
@@ -48,7 +50,7 @@ class EvalSettings:
     retry_errors: bool = False  # resuming: ask the cases that ended in an error again
     overwrite: bool = False  # ``out`` may hold a run: it is replaced (once the preflight passed)
     # where a Python detector runs (harness.run.engines): none of these changes a run's results
-    engine: str = "local"  # "local", "processes" or "ray"
+    engine: Engine = "local"
     workers: int | None = None
     ray_address: str | None = None
     num_cpus: float | None = None
@@ -70,6 +72,49 @@ class EvalSettings:
 
 ENGINE_FIELDS = ("engine", "workers", "ray_address", "num_cpus", "num_gpus")
 
+SETTINGS_VERSION = 2
+"""The version of the settings' serialised form (``run.json`` and ``metrics.json``): 2 writes ``settings_version``;
+1 (none written) is read the same way, a key it lacks taking its default from the definitions above."""
+
+SESSION_ONLY = frozenset({"cases", "detector", "out", "results_root", "resume", "progress", "preflight",
+                          "max_consecutive_errors", "retry_errors", "overwrite"})  # fmt: skip
+"""`EvalSettings` fields that say how this session runs, not what the run is: not stored (cases and detector are the
+run's identity, stored apart)."""
+
+STORED_AS = {"n_boot": "bootstrap_resamples"}
+"""The one field stored under another name (the name documents have always used)."""
+
+RUN_FIELDS = frozenset(f.name for f in fields(EvalSettings)) - {"options"}
+OPTION_FIELDS = frozenset(f.name for f in fields(DetectorOptions))
+SETTING_NAMES = RUN_FIELDS | OPTION_FIELDS
+"""Every setting by its one name: a field of `EvalSettings` or of `DetectorOptions`. Flags (their ``dest``), a suite
+file's keys, `harness.evaluate`'s keywords and the stored record (but for `STORED_AS`) all name settings so."""
+
+
+def with_settings(settings: EvalSettings, given: Mapping[str, Any]) -> EvalSettings:
+    """``settings`` with each given value that is not None put in its place, by its name (`SETTING_NAMES`); the
+    text forms are read here: ``detector`` a spec string, ``shard`` "K/N", ``risk_field`` "a.b.c", a list as a
+    tuple. An unknown name raises `TypeError` (a caller's mistake, not a user's: flags and files are checked first).
+    """
+    values = {name: value for name, value in given.items() if value is not None}
+    if unknown := sorted(set(values) - SETTING_NAMES):
+        raise TypeError(f"no setting {unknown[0]!r}; the settings are: {', '.join(sorted(SETTING_NAMES))}")
+    values = {name: _read(name, value) for name, value in values.items()}
+    options = replace(settings.options, **{k: v for k, v in values.items() if k in OPTION_FIELDS})
+    return replace(settings, options=options, **{k: v for k, v in values.items() if k in RUN_FIELDS})
+
+
+def _read(name: str, value: Any) -> Any:
+    if name == "detector" and isinstance(value, str):
+        return parse_spec(value)
+    if name == "shard" and isinstance(value, str):
+        return parse_shard(value)
+    if name == "risk_field" and isinstance(value, str):
+        return parse_risk_field(value)
+    if name in ("categories", "tags") and isinstance(value, str):
+        return (value,)
+    return tuple(value) if isinstance(value, list) else value
+
 
 def shard_text(shard: tuple[int, int] | None) -> str | None:
     return f"{shard[0]}/{shard[1]}" if shard else None
@@ -86,39 +131,19 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 
 
 def settings_record(settings: EvalSettings) -> Settings:
-    """The settings as stored in ``run.json`` and ``metrics.json``; `resumed_settings` reads them back.
-
-    Header values are not stored: ``headers`` maps a header name to the environment variable that holds it.
-    """
-    options = asdict(settings.options)
-    options["risk_field"] = ".".join(options["risk_field"])
-    record: dict[str, Any] = {
-        "limit": settings.limit,
-        "shard": shard_text(settings.shard),
-        "anonymize_agents": settings.anonymize_agents,
-        "skip_invalid": settings.skip_invalid,
-        "strict": settings.strict,
-        "bootstrap_resamples": settings.n_boot,
-        "seed": settings.seed,
-        "ece_bins": settings.ece_bins,
-        **items_record(settings),
-        "name": settings.name,
-        "categories": list(settings.categories),
-        "tags": list(settings.tags),
-        **{key: getattr(settings, key) for key in ENGINE_FIELDS},
-        **options,
-    }
-    return cast(Settings, record)  # the options spread in by name: `Settings` lists every field of theirs
-
-
-def items_record(settings: EvalSettings) -> dict[str, Any]:
-    """The epochs and probes settings, only those in use: a plain run's record is as it was before them."""
-    record: dict[str, Any] = {}
-    if settings.epochs > 1:
-        record.update(epochs=settings.epochs, epoch_reducer=settings.epoch_reducer)
-    if settings.probes:
-        record.update(probes=list(settings.probes), probe_seed=settings.probe_seed)
-    return record
+    """The settings as stored in ``run.json`` and ``metrics.json`` (`SETTINGS_VERSION`), every stored field by its
+    name (`STORED_AS` aside) in text form; `manifest_settings` reads them back. The epochs and probes settings are
+    stored only when in use, so that a plain run's record is as it was before them. Header values are not stored:
+    ``headers`` maps a header name to the environment variable that holds it."""
+    run = {f.name: getattr(settings, f.name) for f in fields(EvalSettings) if f.name in RUN_FIELDS - SESSION_ONLY}
+    if settings.epochs == 1:
+        run = {k: v for k, v in run.items() if k not in ("epochs", "epoch_reducer")}
+    if not settings.probes:
+        run = {k: v for k, v in run.items() if k not in ("probes", "probe_seed")}
+    values = {**run, **asdict(settings.options), "shard": shard_text(settings.shard)}
+    values["risk_field"] = ".".join(settings.options.risk_field)
+    record = {STORED_AS.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+    return cast(Settings, {"settings_version": SETTINGS_VERSION, **record})  # checked: tests/run/test_outputs.py
 
 
 def resumed_settings(run_dir: str | Path) -> EvalSettings:
@@ -127,29 +152,9 @@ def resumed_settings(run_dir: str | Path) -> EvalSettings:
 
 
 def manifest_settings(manifest: RunManifest) -> EvalSettings:
-    """The settings a run folder's ``run.json`` records, as `EvalSettings` (`settings_record` read back)."""
-    record: dict[str, Any] = dict(manifest["settings"])
-    flags = {k: record.pop(k) for k in ("limit", "anonymize_agents", "skip_invalid", "strict")}
-    flags["shard"] = parse_shard(record.pop("shard"))
-    n_boot, seed = record.pop("bootstrap_resamples"), record.pop("seed")
-    ece_bins = record.pop("ece_bins", DEFAULT_BINS)  # absent from runs written before calibration was reported
-    items = {"epochs": record.pop("epochs", 1), "epoch_reducer": record.pop("epoch_reducer", "mode"),
-             "probes": tuple(record.pop("probes", ())), "probe_seed": record.pop("probe_seed", 0)}  # fmt: skip
-    name = record.pop("name", None)  # the last three are absent from runs of older versions
-    categories, tags = tuple(record.pop("categories", ())), tuple(record.pop("tags", ()))
-    engine = {key: record.pop(key) for key in ENGINE_FIELDS if key in record}
-    record["risk_field"] = tuple(record["risk_field"].split("."))
-    return EvalSettings(
-        cases=manifest["cases"],
-        detector=parse_spec(manifest["identity"]["detector"]),
-        options=DetectorOptions(**record),
-        n_boot=n_boot,
-        seed=seed,
-        ece_bins=ece_bins,
-        name=name,
-        categories=categories,
-        tags=tags,
-        **engine,
-        **flags,
-        **items,
-    )
+    """The settings a run folder's ``run.json`` records, as `EvalSettings` (`settings_record` read back, of any
+    version: what an older record lacks keeps its default)."""
+    record = {k: v for k, v in manifest["settings"].items() if k != "settings_version"}
+    given = {next((f for f, s in STORED_AS.items() if s == k), k): v for k, v in record.items()}
+    base = EvalSettings(cases=manifest["cases"], detector=parse_spec(manifest["identity"]["detector"]))
+    return with_settings(base, given)

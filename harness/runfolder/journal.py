@@ -19,7 +19,7 @@ import math
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 import orjson
 
@@ -30,12 +30,31 @@ from harness.files import atomic_write
 from harness.redact import scrub_json
 from harness.schema_messages import preview
 from harness.types import ERROR_KINDS, PROBES, RISKS, CaseLabels, DetectorError, ItemKey, Outcome, Prediction
-from harness.vocabulary import ORIGINS, ErrorKind
+from harness.vocabulary import ORIGINS, ErrorKind, Origin, ProbeName, Risk
 
 _ORIGINS = frozenset((*ORIGINS, UNKNOWN_ORIGIN))
-ITEM_FIELDS = ("epoch", "variant", "permutation")
+ITEM_FIELDS: tuple[Literal["epoch", "variant", "permutation"], ...] = ("epoch", "variant", "permutation")
 """The fields of a journal line that say which item of its case it is; none of them in a plain run's journal."""
 _PLAIN: Mapping[str, Any] = {}
+
+
+class _Placement(TypedDict, total=False):
+    """The fields of a journal line between its case and its attempts: where the case comes from, which item."""
+
+    origin: Origin
+    epoch: int
+    variant: ProbeName
+    permutation: list[int]
+
+
+class _Verdict(TypedDict):
+    """The last fields of a journal line: the prediction (replayed from the cache or not), or the error for it."""
+
+    cached: NotRequired[bool]
+    risk: Risk | None
+    score: float | None
+    response: NotRequired[dict[str, Any]]
+    error: JournalError | None
 
 
 def record(
@@ -53,30 +72,46 @@ def record(
     detector answered and never reach it. ``item`` holds the line's `ITEM_FIELDS` (``epoch``, ``variant``,
     ``permutation``) for a run with epochs or probes; empty, the line is what a plain run writes.
     """
-    rec: dict[str, Any] = {  # filled in the journal's field order, then typed on return
+    replayed = prediction is not None and prediction.cached
+    return {
         "id": labels.case_id,
         "hash": labels.content_hash,
         "category": labels.category,
         "expected": labels.expected_risk,
+        **_placement(labels, item),
+        "attempts": attempts,
+        "latency_s": 0.0 if replayed else round(latency_s, 6),  # a replayed answer took no detector time
+        **_verdict(prediction, error),
     }
-    if (origin := origin_of(labels.tags)) != UNKNOWN_ORIGIN:  # untagged cases keep the journal as it was
-        rec["origin"] = origin
-    if item:
-        rec.update(item)
-    rec.update(attempts=attempts, latency_s=round(latency_s, 6))
-    if prediction is not None and prediction.cached:  # a replayed answer took no detector time
-        rec.update(cached=True, latency_s=0.0)
+
+
+def _placement(labels: CaseLabels, item: Mapping[str, Any]) -> _Placement:
+    placement: _Placement = {}
+    if (origin := origin_of(labels.tags)) in ORIGINS:  # untagged cases keep the journal as it was
+        placement["origin"] = origin
+    for field in ITEM_FIELDS:
+        if field in item:
+            placement[field] = item[field]
+    return placement
+
+
+def _verdict(prediction: Prediction | None, error: DetectorError | None) -> _Verdict:
     if prediction is not None:
-        rec.update(risk=prediction.risk, score=prediction.score, response=prediction.extra, error=None)
-    else:
-        assert error is not None
-        err: JournalError = {"kind": cast(ErrorKind, error.kind), "message": error.message}
-        if error.raw is not None:
-            err["raw"] = error.raw
-        if error.traceback is not None:
-            err["traceback"] = error.traceback
-        rec.update(risk=None, score=None, error=err)
-    return cast(JournalRecord, rec)
+        answer: _Verdict = {
+            "risk": prediction.risk,
+            "score": prediction.score,
+            "response": prediction.extra,
+            "error": None,
+        }
+        return {"cached": True, **answer} if prediction.cached else answer
+    assert error is not None
+    # DetectorError.kind is a plain str: the journal keeps whatever kind a detector raised (its readers check it)
+    err: JournalError = {"kind": cast(ErrorKind, error.kind), "message": error.message}
+    if error.raw is not None:
+        err["raw"] = error.raw
+    if error.traceback is not None:
+        err["traceback"] = error.traceback
+    return {"risk": None, "score": None, "error": err}
 
 
 def _number(value: Any) -> bool:
@@ -287,7 +322,7 @@ def open_own(path: Path, flags: int) -> int:
         raise RunError(f"{path}: {exc.strerror or exc}") from None
 
 
-_FREE_TEXT = ("message", "raw", "traceback")
+_FREE_TEXT: tuple[Literal["message", "raw", "traceback"], ...] = ("message", "raw", "traceback")
 """The fields of a journal error that hold free text (what a detector or a traceback said)."""
 
 
@@ -296,13 +331,16 @@ def scrub_record(rec: JournalRecord, secrets: list[str]) -> JournalRecord:
     message, raw reply and traceback. The record's keys, ids, hash, category, risks, numbers, booleans and nulls
     are never touched: a secret that is also a word of the journal (``hash``, ``risk``, ``null``, ``high``) must
     not change what the line means."""
-    out: dict[str, Any] = dict(rec)
-    if out.get("response") is not None:
-        out["response"] = scrub_json(out["response"], secrets)
-    error = out.get("error")
-    if isinstance(error, dict):
-        out["error"] = {k: scrub_json(v, secrets) if k in _FREE_TEXT else v for k, v in error.items()}
-    return cast(JournalRecord, out)
+    out: JournalRecord = {**rec}
+    if (response := rec.get("response")) is not None:
+        out["response"] = scrub_json(response, secrets)
+    if isinstance(error := rec.get("error"), dict):
+        scrubbed: JournalError = {**error}
+        for field in _FREE_TEXT:
+            if field in error:
+                scrubbed[field] = scrub_json(error[field], secrets)
+        out["error"] = scrubbed
+    return out
 
 
 class JournalWriter:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.errors import FcbError, RunLoadError, UsageError
 from harness.run.runner import INTERRUPTED, run
-from harness.run.settings import EvalSettings
+from harness.run.settings import EvalSettings, with_settings
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
 from harness.spec import parse_spec
@@ -50,55 +50,33 @@ def cases_path(base: Path, dataset: SuiteDataset) -> str:
     return cases_file(base, dataset)
 
 
+NOT_SETTINGS = {"name", "spec", "config", "cases", "split"}
+"""The suite file's keys of a detector or a data set that are not a run's settings: each other key is one."""
+
+
 def pair_settings(suite: Suite, base: Path, det: SuiteDetector, ds: SuiteDataset, run_dir: Path) -> EvalSettings:
     """The `EvalSettings` ``fcb eval`` would build from the same flags: a detector config file first, the suite's
-    keys over it (`override`, as flags over a config)."""
-    from harness.detectors.config import load_detector_config, override
+    keys over it (as flags over a config), each by its setting's name."""
+    from harness.detectors.config import load_detector_config
     from harness.detectors.options import DetectorOptions
-    from harness.detectors.reply import parse_risk_field
 
     spec, options = (None, DetectorOptions())
     if det.config:
         spec, options = load_detector_config(resolve(base, det.config))
     if not (det.spec or spec):
         raise UsageError(f"detector {det.name}: {det.config} names no detector; give spec in the suite file")
-    options = override(
-        options,
-        concurrency=det.concurrency,
-        timeout=det.timeout,
-        retries=det.retries,
-        risk_field=parse_risk_field(det.risk_field) if det.risk_field else None,
-        cache=det.cache,
-        cache_dir=resolve(base, det.cache_dir) if det.cache_dir else None,
-        batch_size=det.batch_size,
-        rpm=det.rpm,
-        tpm=det.tpm,
-        max_requests=det.max_requests,
-        max_cost=det.max_cost,
-    )
-    return EvalSettings(
-        cases=cases_path(base, ds),
-        detector=parse_spec(det.spec or spec or ""),  # not empty: checked above
-        options=options,
-        out=str(run_dir),
-        resume=(run_dir / PREDICTIONS).exists(),
-        limit=ds.limit,
-        categories=tuple(ds.categories),
-        tags=tuple(ds.tags),
-        skip_invalid=ds.skip_invalid,
-        strict=ds.strict,
-        anonymize_agents=det.anonymize_agents,
-        n_boot=suite.bootstrap,
-        seed=suite.seed,
-        name=det.name,
-        preflight=det.preflight,
-        max_consecutive_errors=det.max_consecutive_errors,
-        engine=det.engine,
-        workers=det.workers,
-        ray_address=det.ray_address,
-        num_cpus=det.num_cpus,
-        num_gpus=det.num_gpus,
-    )
+    given = {
+        **det.model_dump(exclude=NOT_SETTINGS),
+        **ds.model_dump(exclude=NOT_SETTINGS),
+        "cache_dir": resolve(base, det.cache_dir) if det.cache_dir else None,
+        "name": det.name,
+        "n_boot": suite.bootstrap,
+        "seed": suite.seed,
+        "out": str(run_dir),
+        "resume": (run_dir / PREDICTIONS).exists(),
+    }
+    start = EvalSettings(cases=cases_path(base, ds), detector=parse_spec(det.spec or spec or ""), options=options)
+    return with_settings(start, given)
 
 
 def is_complete(run_dir: Path) -> bool:

@@ -47,7 +47,7 @@ def test_a_good_file_gives_the_settings_fcb_eval_would(tmp_path: Path) -> None:
     suite, base = load_suite(path)
     web, small = suite.detectors[1], suite.datasets[0]
     settings = pair_settings(suite, base, web, small, tmp_path / "run")
-    assert settings.detector.text == "http://127.0.0.1:9" and settings.detector.kind == "http" and settings.name == "web"
+    assert (settings.detector.text, settings.detector.kind, settings.name) == ("http://127.0.0.1:9", "http", "web")
     assert (settings.options.concurrency, settings.options.timeout) == (3, 2.5)
     assert (settings.engine, settings.workers, settings.limit, settings.seed) == ("processes", 2, 5, 4)
     assert settings.cases == str(tmp_path / "cases" / "small.jsonl")  # relative to the suite file's folder
