@@ -62,7 +62,9 @@ def outputs(tmp_path_factory: pytest.TempPathFactory, embedded_audit: Path) -> d
         "runs": runs,
         "baseline": json.loads((tmp / "baselines" / "b1.json").read_text()),
         "audit": json.loads(embedded_audit.read_text()),
-        **{name: json.loads((tmp / f"{name}.json").read_text()) for name in ("leaderboard", "compare", "items")},
+        **{
+            name: json.loads((tmp / f"{name}.json").read_text()) for name in ("leaderboard", "compare", "case-analysis")
+        },
     }
 
 
@@ -82,9 +84,9 @@ def _make_outputs(tmp: Path) -> None:
     assert board.returncode == 0, board.stderr
     compare = run_cli("compare", str(runs["agreement"]), str(runs["flaky"]), "--format", "json", "--bootstrap", "50")
     assert compare.returncode in (0, 1), compare.stderr
-    items = run_cli("items", str(runs["agreement"]), str(runs["flaky"]), "--strongest", "2", "--format", "json")
+    items = run_cli("cases", str(runs["agreement"]), str(runs["flaky"]), "--strongest", "2", "--format", "json")
     assert items.returncode == 0, items.stderr
-    for name, proc in (("leaderboard", board), ("compare", compare), ("items", items)):
+    for name, proc in (("leaderboard", board), ("compare", compare), ("case-analysis", items)):
         (tmp / f"{name}.json").write_text(proc.stdout)
 
 
@@ -92,7 +94,7 @@ def errors_of(validator: Draft202012Validator, doc: object) -> list[str]:
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in validator.iter_errors(doc)]
 
 
-NAMES = ["metrics", "journal", "run", "scope", "baseline", "leaderboard", "compare", "audit", "items", "suite"]
+NAMES = ["metrics", "journal", "run", "scope", "baseline", "leaderboard", "compare", "audit", "case-analysis", "suite"]
 
 
 def test_every_schema_is_printed_as_a_valid_json_schema(schemas: dict[str, dict]) -> None:
@@ -144,9 +146,11 @@ def test_error_rate_is_in_the_headline_and_counts_the_journal_errors(outputs: di
 
 
 def test_baseline_leaderboard_compare_and_audit_validate(outputs: dict, validators: dict) -> None:
-    for name in ("baseline", "leaderboard", "compare", "items"):
+    for name in ("baseline", "leaderboard", "compare", "case-analysis"):
         assert errors_of(validators[name], outputs[name]) == [] and documents.check(name, outputs[name]) == [], name
-    assert len(outputs["items"]["cases"]) == 60 and outputs["items"]["summary"]["errored_predictions"] > 0
+    assert (
+        len(outputs["case-analysis"]["cases"]) == 60 and outputs["case-analysis"]["summary"]["errored_predictions"] > 0
+    )
     assert len(outputs["leaderboard"][0]["rows"]) == 2
     assert errors_of(validators["audit"], outputs["audit"]) == []
 
@@ -195,8 +199,8 @@ def _mutations(outputs: dict) -> list[tuple[str, object, str]]:
     mutate("audit", outputs["audit"], ["verdict"], KeyError, "verdict missing")
     mutate("compare", outputs["compare"], ["regression"], "no", "regression a string")
     mutate("compare", outputs["compare"], ["metrics", "macro_f1", "delta"], KeyError, "a delta missing")
-    mutate("items", outputs["items"], ["cases", 0, "predicted"], "lx", "an unknown prediction letter")
-    mutate("items", outputs["items"], ["summary", "suspects"], KeyError, "the suspect count missing")
+    mutate("case-analysis", outputs["case-analysis"], ["cases", 0, "predicted"], "lx", "an unknown prediction letter")
+    mutate("case-analysis", outputs["case-analysis"], ["summary", "suspects"], KeyError, "the suspect count missing")
     return cases
 
 

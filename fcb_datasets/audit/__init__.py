@@ -6,7 +6,7 @@ fold), and scored once on TEST. Exact rules, count leakage and composition look 
 compares them. The result is a plain-JSON document (`AuditDocument`), described by ``harness/data/audit.schema.json``.
 
 Modules (``audit`` here runs them all):
-- ``items``: the audit's view of a case, its settings, the split by source item
+- ``view``: the audit's view of a case (`CaseView`), its settings, the split by source item
 - ``baselines``: surface models, fitted on TRAIN's wording and sizes alone
 - ``rules``: exact rules and count leakage
 - ``overlap``: what TRAIN and TEST share, and what each file is made of
@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from fcb_datasets.audit.baselines import surface_baselines
-from fcb_datasets.audit.items import Item, Settings
 from fcb_datasets.audit.overlap import composition, overlap
 from fcb_datasets.audit.rules import count_leakage, exact_rules
 from fcb_datasets.audit.shape import shape_tells
 from fcb_datasets.audit.verdict import verdict
+from fcb_datasets.audit.view import CaseView, Settings
 from harness.documents.audit import AuditDocument, AuditFile, AuditFiles
 from harness.types import CATEGORIES
 
@@ -35,18 +35,18 @@ AUDIT_VERSION: Literal[3] = 3
 
 
 def audit(
-    train: Sequence[Item],
-    test: Sequence[Item],
+    train: Sequence[CaseView],
+    test: Sequence[CaseView],
     files: tuple[AuditFile, AuditFile],
     settings: Settings,
     progress: Callable[[str], None] = lambda _msg: None,
     split_by: Literal["source-item"] | None = None,
 ) -> AuditDocument:
     """The whole audit of TRAIN against TEST, read from ``files`` (TRAIN's and TEST's: one file twice when
-    ``split_by`` split it). Every item names its file as ``train`` or ``test`` (`Item.file`): the composition and the
-    overlap inside each file are counted by that name."""
-    for side, items in (("train", train), ("test", test)):
-        if any(it.file != side for it in items):
+    ``split_by`` split it). Every case's view names its file as ``train`` or ``test`` (`CaseView.file`): the
+    composition and the overlap inside each file are counted by that name."""
+    for side, views in (("train", train), ("test", test)):
+        if any(it.file != side for it in views):
             raise ValueError(f"audit: every {side.upper()} item must have file={side!r}")
     import sklearn.ensemble  # noqa: F401  loaded first, so that threadpoolctl sees its OpenMP runtime
     from sklearn.exceptions import ConvergenceWarning
@@ -66,8 +66,8 @@ def audit(
 
 
 def _audit(
-    train: Sequence[Item],
-    test: Sequence[Item],
+    train: Sequence[CaseView],
+    test: Sequence[CaseView],
     settings: Settings,
     progress: Callable[[str], None],
     files: Callable[[], AuditFiles],

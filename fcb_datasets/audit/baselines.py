@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from fcb_datasets.audit.items import TOKEN_PATTERN, Item, Settings
+from fcb_datasets.audit.view import TOKEN_PATTERN, CaseView, Settings
 from harness.documents.audit import Surface, SurfaceBaseline, TopNgram
 from harness.types import CATEGORY_RISK, RISKS
 
 
-def length_features(items: Sequence[Item]) -> np.ndarray:
+def length_features(items: Sequence[CaseView]) -> np.ndarray:
     """Answer count, characters and words per answer (mean, min, max, std), question characters and words."""
     rows = []
     for it in items:
@@ -29,7 +29,7 @@ def length_features(items: Sequence[Item]) -> np.ndarray:
     return np.array(rows, dtype=float)
 
 
-def _answers_doc(it: Item) -> str:
+def _answers_doc(it: CaseView) -> str:
     return "\n".join(it.answers)
 
 
@@ -108,7 +108,11 @@ def _logistic() -> _Model:
 
 
 def surface_baselines(
-    train: Sequence[Item], test: Sequence[Item], cats: list[str], settings: Settings, progress: Callable[[str], None]
+    train: Sequence[CaseView],
+    test: Sequence[CaseView],
+    cats: list[str],
+    settings: Settings,
+    progress: Callable[[str], None],
 ) -> tuple[Surface, dict[str, list[TopNgram]]]:
     """Every surface baseline, and the top n-grams per category of the answers+question TF-IDF model."""
     from sklearn.feature_extraction.text import TfidfVectorizer

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from scipy import sparse
 
-from fcb_datasets.audit.items import TOKEN_PATTERN, Item, normalise
+from fcb_datasets.audit.view import TOKEN_PATTERN, CaseView, normalise
 from harness.documents.audit import (
     CaseOrigin,
     CasePair,
@@ -27,7 +27,7 @@ ANSWER_REUSE = 0.5
 LISTED = 20  # overlap pairs listed per kind; counts are always complete
 
 
-def overlap(train: Sequence[Item], test: Sequence[Item]) -> Overlap:
+def overlap(train: Sequence[CaseView], test: Sequence[CaseView]) -> Overlap:
     """Shared source items, identical and near-duplicate questions and reused answers, across and within files."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -55,7 +55,7 @@ def overlap(train: Sequence[Item], test: Sequence[Item]) -> Overlap:
     )
 
 
-def _where(i: int, j: int, n_tr: int, items: Sequence[Item]) -> str:
+def _where(i: int, j: int, n_tr: int, items: Sequence[CaseView]) -> str:
     """Which of the pair kinds (i, j) is: across the files, or within one, same or different source item."""
     if (i < n_tr) != (j < n_tr):
         return "across_files"
@@ -65,7 +65,7 @@ def _where(i: int, j: int, n_tr: int, items: Sequence[Item]) -> str:
 
 def _pairs_summary(
     pairs: dict[str, list[tuple[int, int, float]]],
-    items: Sequence[Item],
+    items: Sequence[CaseView],
     measure: Literal["similarity", "cosine", "shared_share"],
 ) -> PairSet:
     def summary(kind: str) -> Pairs:
@@ -86,7 +86,7 @@ def _pairs_summary(
     )
 
 
-def _ref(it: Item) -> CaseRef:
+def _ref(it: CaseView) -> CaseRef:
     text = " ".join(it.question.split())
     return CaseRef(
         file=it.file,
@@ -97,7 +97,7 @@ def _ref(it: Item) -> CaseRef:
     )
 
 
-def _identical(items: Sequence[Item], norm_q: list[str], n_tr: int) -> PairSet:
+def _identical(items: Sequence[CaseView], norm_q: list[str], n_tr: int) -> PairSet:
     by_text: dict[str, list[int]] = defaultdict(list)
     for i, q in enumerate(norm_q):
         by_text[q].append(i)
@@ -109,7 +109,7 @@ def _identical(items: Sequence[Item], norm_q: list[str], n_tr: int) -> PairSet:
     return _pairs_summary(pairs, items, "similarity")
 
 
-def _answer_reuse(items: Sequence[Item], n_tr: int) -> PairSet:
+def _answer_reuse(items: Sequence[CaseView], n_tr: int) -> PairSet:
     """Pairs of cases where one holds half or more of the other's (distinct, normalised) answers."""
     vocab: dict[str, int] = {}
     rows, cols = [], []
@@ -128,7 +128,7 @@ def _answer_reuse(items: Sequence[Item], n_tr: int) -> PairSet:
     return _pairs_summary(pairs, items, "shared_share")
 
 
-def composition(train: Sequence[Item], test: Sequence[Item]) -> Composition:
+def composition(train: Sequence[CaseView], test: Sequence[CaseView]) -> Composition:
     """Counts by category x source x origin per file, evidence share and answers per case."""
     table: dict[tuple[str, str, CaseOrigin], Counter[str]] = defaultdict(Counter)
     for it in [*train, *test]:
@@ -139,10 +139,10 @@ def composition(train: Sequence[Item], test: Sequence[Item]) -> Composition:
         for (c, s, o), n in sorted(table.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0]))
     ]
 
-    def share(items: Sequence[Item]) -> float:
+    def share(items: Sequence[CaseView]) -> float:
         return round(sum(it.has_evidence for it in items) / len(items), 4) if items else 0.0
 
-    def counts(items: Sequence[Item]) -> dict[str, int]:
+    def counts(items: Sequence[CaseView]) -> dict[str, int]:
         return {str(k): n for k, n in sorted(Counter(len(it.answers) for it in items).items())}
 
     return Composition(

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
-from fcb_datasets.audit.items import TOKEN_PATTERN, Item
+from fcb_datasets.audit.view import TOKEN_PATTERN, CaseView
 from harness.documents.audit import CountLeakage, Rule, RuleKind, Rules, RuleTarget, TopNgram
 
 RULE_PRECISION = 0.95
@@ -26,13 +26,13 @@ def _prefixes(text: str) -> list[str]:
     return [" ".join(words[:n]) for n in range(1, min(6, len(words)) + 1)]
 
 
-def _answer_matrix(items: Sequence[Item]) -> sparse.csr_matrix:
+def _answer_matrix(items: Sequence[CaseView]) -> sparse.csr_matrix:
     """Cases x answers indicator, to turn per-answer features into per-case presence."""
     rows = np.repeat(np.arange(len(items)), [len(it.answers) for it in items])
     return sparse.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))), shape=(len(items), len(rows)))
 
 
-def rule_features(items: Sequence[Item], min_df: int) -> list[tuple[RuleKind, sparse.csc_matrix, list[str]]]:
+def rule_features(items: Sequence[CaseView], min_df: int) -> list[tuple[RuleKind, sparse.csc_matrix, list[str]]]:
     """Binary case x feature matrices: question and answer n-grams (1-4), question and answer prefixes (1-6 words),
     and answer-count conditions."""
     from sklearn.feature_extraction.text import CountVectorizer
@@ -70,7 +70,7 @@ def rule_features(items: Sequence[Item], min_df: int) -> list[tuple[RuleKind, sp
     return blocks
 
 
-def _count_block(items: Sequence[Item]) -> tuple[RuleKind, sparse.csc_matrix, list[str]]:
+def _count_block(items: Sequence[CaseView]) -> tuple[RuleKind, sparse.csc_matrix, list[str]]:
     n = np.array([len(it.answers) for it in items])
     values = sorted(set(n.tolist()))
     cols, names = [], []
@@ -84,7 +84,7 @@ def _count_block(items: Sequence[Item]) -> tuple[RuleKind, sparse.csc_matrix, li
     return "answer count", sparse.csc_matrix(x), names
 
 
-def exact_rules(items: Sequence[Item], cats: list[str], top_ngrams: dict[str, list[TopNgram]]) -> Rules:
+def exact_rules(items: Sequence[CaseView], cats: list[str], top_ngrams: dict[str, list[TopNgram]]) -> Rules:
     """Features that alone pick out one category (or a pair of categories, for habits shared by two) with
     precision >= 0.95 and recall >= 0.30, over the given cases (TRAIN and TEST together); ``top_ngrams`` (the
     surface model's heaviest n-grams per category) is reported beside them."""
@@ -194,7 +194,7 @@ def _collapse(
     return listed, by_target
 
 
-def count_leakage(items: Sequence[Item], cats: list[str], count_only_macro_f1: float) -> CountLeakage:
+def count_leakage(items: Sequence[CaseView], cats: list[str], count_only_macro_f1: float) -> CountLeakage:
     """Answers per case by category and by source data set (TRAIN and TEST together), beside the macro-F1 of the
     surface model that reads the answer count alone."""
     by_cat: dict[str, Counter[int]] = {c: Counter() for c in cats}

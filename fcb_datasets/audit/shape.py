@@ -32,8 +32,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from fcb_datasets.audit.items import TOKEN_PATTERN, Item, Settings
 from fcb_datasets.audit.rules import exact_rules
+from fcb_datasets.audit.view import TOKEN_PATTERN, CaseView, Settings
 from harness.documents.audit import OriginTell, Position, Shape, TruthInside
 
 MIN_SIDE = 20  # cases of each kind needed in TRAIN and in TEST before a classifier is fitted
@@ -42,7 +42,7 @@ POSITION_EFFECT = 0.2
 POSITION_Z = 3.29  # two-sided p < 0.001
 
 
-def shape_features(items: Sequence[Item]) -> np.ndarray:
+def shape_features(items: Sequence[CaseView]) -> np.ndarray:
     """Knowledge-free features of a case's shape: answer count; characters per answer (mean, min, max, std); words
     per answer (mean); question characters; share of distinct answer texts; share of answers identical to another;
     mean and max word-set Jaccard between two answers; share of answers holding a digit."""
@@ -87,7 +87,7 @@ def _auc_low(y: np.ndarray, score: np.ndarray, settings: Settings) -> float:
     return float(np.percentile(values, 2.5)) if values else 0.0
 
 
-def origin_tells(train: Sequence[Item], test: Sequence[Item]) -> list[OriginTell]:
+def origin_tells(train: Sequence[CaseView], test: Sequence[CaseView]) -> list[OriginTell]:
     """Per source with constructed and real cases: exact rules for either side, and a classifier's ROC-AUC."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -116,11 +116,11 @@ def origin_tells(train: Sequence[Item], test: Sequence[Item]) -> list[OriginTell
     return out
 
 
-def _kind(it: Item) -> str:
+def _kind(it: CaseView) -> str:
     return "constructed" if it.origin == "constructed" else "real"
 
 
-def truth_inside(train: Sequence[Item], test: Sequence[Item], settings: Settings) -> list[TruthInside]:
+def truth_inside(train: Sequence[CaseView], test: Sequence[CaseView], settings: Settings) -> list[TruthInside]:
     """Per source x origin holding correct and wrong majorities: how well shape features tell them apart."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -160,12 +160,12 @@ def truth_inside(train: Sequence[Item], test: Sequence[Item], settings: Settings
     return out
 
 
-def _word_scores(train: Sequence[Item], y_train: np.ndarray, test: Sequence[Item]) -> np.ndarray:
+def _word_scores(train: Sequence[CaseView], y_train: np.ndarray, test: Sequence[CaseView]) -> np.ndarray:
     """A TF-IDF logistic regression's score for a wrong majority, fitted on TRAIN, on every TEST case."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    def doc(it: Item) -> str:
+    def doc(it: CaseView) -> str:
         return it.question + "\n" + "\n".join(it.answers)
 
     vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, token_pattern=TOKEN_PATTERN)
@@ -174,7 +174,7 @@ def _word_scores(train: Sequence[Item], y_train: np.ndarray, test: Sequence[Item
     return np.asarray(model.predict_proba(vec.transform([doc(it) for it in test]))[:, 1])
 
 
-def positions(items: Sequence[Item]) -> list[Position]:
+def positions(items: Sequence[CaseView]) -> list[Position]:
     """Per source x category: does an answer's position among answers of its kind say whether it is correct?"""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
     for it in items:
@@ -201,7 +201,7 @@ def positions(items: Sequence[Item]) -> list[Position]:
     return out
 
 
-def _position_gap(it: Item) -> float | None:
+def _position_gap(it: CaseView) -> float | None:
     """Mean position of the correct answers less that of the wrong ones, within groups of one kind; None when no
     group holds both."""
     groups: dict[bool, list[int]] = defaultdict(list)
@@ -217,7 +217,7 @@ def _position_gap(it: Item) -> float | None:
     return sum(gaps) / len(gaps) if gaps else None
 
 
-def shape_tells(train: Sequence[Item], test: Sequence[Item], settings: Settings) -> Shape:
+def shape_tells(train: Sequence[CaseView], test: Sequence[CaseView], settings: Settings) -> Shape:
     return Shape(
         origin=origin_tells(train, test),
         truth_inside=truth_inside(train, test, settings),

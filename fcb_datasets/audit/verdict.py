@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fcb_datasets.audit.items import Settings
+from fcb_datasets.audit.view import Settings
 from harness.documents.audit import Finding, Overlap, Rules, Shape, Surface, Verdict
 
 CATEGORY_F1_WARNING = 0.9

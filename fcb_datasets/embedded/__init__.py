@@ -1,7 +1,7 @@
 """The embedded false-consensus benchmark: original cases built from fact tables and templates.
 
 Every case is written by this package (``"source": "original"``); no text comes from an external data set.
-A seeded ``random.Random`` picks the items, panel sizes, phrasings and provenance metadata, so the same seed
+A seeded ``random.Random`` picks the questions, panel sizes, phrasings and provenance metadata, so the same seed
 always yields byte-identical output.  Arithmetic, date and code answers are computed here, never typed in.
 
 Label scheme (checked for every case before it is emitted):
@@ -17,9 +17,9 @@ so that its surface (answer counts, agent order, wording, the shape of a panel) 
 passes ``fcb audit-dataset harness/data/embedded_cases.jsonl --split-by source-item`` (``plans`` says how).
 
 Modules (this one holds the entry points, ``generate``, ``write`` and ``main``, and the balance of categories):
-- ``items``: the Item (a question, its truth, plausible wrong answers) and the matching rule
+- ``questions``: the Question (its text, its truth, plausible wrong answers) and the matching rule
 - ``facts``: the fact tables
-- ``computed``: the items whose answers are computed
+- ``computed``: the questions whose answers are computed
 - ``wording``: the answer templates and notes, each construct in several families shared by every category
 - ``plans``: who answers what, in which mode, for each category (its framings)
 - ``assembly``: panel sizes, agent order, provenance metadata, rendering and labels
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from fcb_datasets.embedded.assembly import SIZES_PER_CATEGORY, Deck, assemble, category_slots
-from fcb_datasets.embedded.computed import NON_NUMERIC_GENERATORS, NUMERIC_GENERATORS, draw_item
-from fcb_datasets.embedded.facts import FACT_ITEMS, check_fact_tables
+from fcb_datasets.embedded.computed import NON_NUMERIC_GENERATORS, NUMERIC_GENERATORS, draw_question
+from fcb_datasets.embedded.facts import FACT_QUESTIONS, check_fact_tables
 from fcb_datasets.embedded.plans import BUILDERS
 
 DEFAULT_SEED = 20261130
@@ -52,7 +52,7 @@ def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
     """All embedded cases for ``seed``, in id order; the same seed always gives the same cases."""
     check_fact_tables()
     rng = random.Random(seed)
-    facts = Deck(rng, FACT_ITEMS)
+    facts = Deck(rng, FACT_QUESTIONS)
     computed = Deck(rng, (*NUMERIC_GENERATORS, *NON_NUMERIC_GENERATORS))
     numeric = Deck(rng, NUMERIC_GENERATORS)
     slots = {c: category_slots(rng, MINIMUM_ANSWERS.get(c, 2)) for c in BUILDERS}
@@ -64,7 +64,9 @@ def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:
         if source == "mixed":
             source = "fact" if rng.random() < 0.5 else "computed"
         item = (
-            facts.deal() if source == "fact" else draw_item(rng, (numeric if source == "numeric" else computed).deal())
+            facts.deal()
+            if source == "fact"
+            else draw_question(rng, (numeric if source == "numeric" else computed).deal())
         )
         draft = builder(rng, item, slots[category].pop())
         cases.append(assemble(rng, number, category, item, draft))

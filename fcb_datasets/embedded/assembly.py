@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from fcb_datasets.embedded.items import Item, as_decimal, stated
 from fcb_datasets.embedded.plans import Ans, Draft, Slot
+from fcb_datasets.embedded.questions import Question, as_decimal, stated
 from fcb_datasets.embedded.wording import note_question, pick_voice, render
 
 # The label scheme's category -> risk, copied from harness.types.CATEGORY_RISK because the generator stands alone
@@ -57,7 +57,7 @@ def _families(rng: random.Random, n: int, single_p: float) -> list[str]:
     return chosen
 
 
-def _majority(item: Item, plans: Sequence[Ans]) -> bool | None:
+def _majority(item: Question, plans: Sequence[Ans]) -> bool | None:
     counts = Counter(p.value for p in plans)
     n = len(plans)
     if 5 * counts[item.truth] >= 3 * n:
@@ -67,7 +67,7 @@ def _majority(item: Item, plans: Sequence[Ans]) -> bool | None:
     return None
 
 
-def _category_problems(category: str, item: Item, plans: Sequence[Ans], majority: bool | None) -> list[str]:
+def _category_problems(category: str, item: Question, plans: Sequence[Ans], majority: bool | None) -> list[str]:
     wanted: bool | None = {"low": True, "medium": True, "high": False}[CATEGORY_RISK[category]]
     if category == "genuine_disagreement":
         wanted = None
@@ -91,13 +91,13 @@ def _category_problems(category: str, item: Item, plans: Sequence[Ans], majority
     return problems
 
 
-def _question(rng: random.Random, item: Item, draft: Draft, frame: str) -> str:
+def _question(rng: random.Random, item: Question, draft: Draft, frame: str) -> str:
     if draft.note_value is None:
         return item.question
     return note_question(rng, item, draft.note_value, frame)
 
 
-def assemble(rng: random.Random, number: int, category: str, item: Item, draft: Draft) -> dict[str, Any]:
+def assemble(rng: random.Random, number: int, category: str, item: Question, draft: Draft) -> dict[str, Any]:
     plans = list(draft.plans)
     rng.shuffle(plans)  # agent order says nothing of who is right, who answered first or who copied
     n = len(plans)
@@ -156,7 +156,7 @@ class Deck:
         self._rng, self._entries = rng, list(entries)
         self._hand: list[Any] = []
 
-    def deal(self) -> Any:  # an Item or a generator, depending on the deck
+    def deal(self) -> Any:  # an Question or a generator, depending on the deck
         if not self._hand:
             self._hand = list(self._entries)
             self._rng.shuffle(self._hand)

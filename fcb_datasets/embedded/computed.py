@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 
-from fcb_datasets.embedded.items import Item, item_problems, make_item
+from fcb_datasets.embedded.questions import Question, make_question, question_problems
 
 
 def _num(value: Decimal | int) -> str:
@@ -24,11 +24,11 @@ def _q1(value: Decimal) -> str:
     return str(value.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
-def _gen_price(rng: random.Random) -> Item:
+def _gen_price(rng: random.Random) -> Question:
     plural = rng.choice(("pencils", "stamps", "bolts", "erasers", "postcards", "batteries"))
     price, qty = rng.randint(23, 89), rng.randint(12, 48)
     total, slip, short = price * qty, price * qty + rng.choice((-10, 10)), price * (qty - 1)
-    return make_item(
+    return make_question(
         "arithmetic",
         f"A shop sells {plural} at {price} cents each. How many cents do {qty} {plural} cost?",
         f"{qty} {plural} cost {{}} cents",
@@ -42,10 +42,10 @@ def _gen_price(rng: random.Random) -> Item:
     )
 
 
-def _gen_precedence(rng: random.Random) -> Item:
+def _gen_precedence(rng: random.Random) -> Question:
     a, b, c = rng.randint(2, 9), rng.randint(2, 9), rng.randint(2, 9)
     truth, left, swapped = a + b * c, (a + b) * c, a * b + c
-    return make_item(
+    return make_question(
         "arithmetic",
         f"What is {a} + {b} x {c}? (Here x means multiplication.)",
         f"{a} + {b} x {c} = {{}}",
@@ -60,10 +60,10 @@ def _gen_precedence(rng: random.Random) -> Item:
     )
 
 
-def _gen_percent_of(rng: random.Random) -> Item:
+def _gen_percent_of(rng: random.Random) -> Question:
     pct, base = rng.choice((12, 15, 18, 24, 35, 45, 55, 65, 75)), rng.randrange(40, 420, 20)
     part = Decimal(pct * base) / 100
-    return make_item(
+    return make_question(
         "arithmetic",
         f"What is {pct}% of {base}?",
         f"{pct}% of {base} is {{}}",
@@ -77,11 +77,11 @@ def _gen_percent_of(rng: random.Random) -> Item:
     )
 
 
-def _gen_percent_change(rng: random.Random) -> Item:
+def _gen_percent_change(rng: random.Random) -> Question:
     pct = rng.choice((10, 20, 30, 40, 50))
     up, down = 1 + Decimal(pct) / 100, 1 - Decimal(pct) / 100
     change = _num((up * down - 1) * 100)
-    return make_item(
+    return make_question(
         "arithmetic",
         f"A price is raised by {pct}% and the new price is then cut by {pct}%. By how many percent has the "
         "price changed overall? Give a signed number (negative for a decrease).",
@@ -96,10 +96,10 @@ def _gen_percent_change(rng: random.Random) -> Item:
     )
 
 
-def _gen_average_speed(rng: random.Random) -> Item:
+def _gen_average_speed(rng: random.Random) -> Question:
     slow, fast = rng.choice(((30, 60), (40, 60), (20, 30), (60, 90), (12, 24), (40, 120), (30, 70), (60, 120)))
     harmonic = Decimal(2 * slow * fast) / (slow + fast)
-    return make_item(
+    return make_question(
         "arithmetic",
         f"A cyclist rides to a town at {slow} km/h and returns along the same road at {fast} km/h. What is "
         "the average speed for the whole round trip, in km/h?",
@@ -115,9 +115,9 @@ def _gen_average_speed(rng: random.Random) -> Item:
     )
 
 
-def _gen_sum_to_n(rng: random.Random) -> Item:
+def _gen_sum_to_n(rng: random.Random) -> Question:
     n = rng.randrange(20, 101, 2)
-    return make_item(
+    return make_question(
         "arithmetic",
         f"What is the sum of all whole numbers from 1 to {n}, inclusive?",
         f"the sum from 1 to {n} is {{}}",
@@ -132,9 +132,9 @@ def _gen_sum_to_n(rng: random.Random) -> Item:
     )
 
 
-def _gen_miles(rng: random.Random) -> Item:
+def _gen_miles(rng: random.Random) -> Question:
     miles = Decimal(rng.randint(3, 60))
-    return make_item(
+    return make_question(
         "units",
         f"How many kilometres are there in {miles} miles? Round to one decimal place.",
         f"{miles} miles is about {{}} km",
@@ -149,9 +149,9 @@ def _gen_miles(rng: random.Random) -> Item:
     )
 
 
-def _gen_inches(rng: random.Random) -> Item:
+def _gen_inches(rng: random.Random) -> Question:
     inches = Decimal(rng.randint(3, 40))
-    return make_item(
+    return make_question(
         "units",
         f"How many centimetres are there in {inches} inches? Give the exact value.",
         f"{inches} inches is {{}} cm",
@@ -166,9 +166,9 @@ def _gen_inches(rng: random.Random) -> Item:
     )
 
 
-def _gen_fahrenheit(rng: random.Random) -> Item:
+def _gen_fahrenheit(rng: random.Random) -> Question:
     celsius = rng.choice([c for c in range(-20, 45, 5) if c != -40])
-    return make_item(
+    return make_question(
         "units",
         f"What is {celsius} degrees Celsius in degrees Fahrenheit?",
         f"{celsius} degrees Celsius is {{}} degrees Fahrenheit",
@@ -183,9 +183,9 @@ def _gen_fahrenheit(rng: random.Random) -> Item:
     )
 
 
-def _gen_speed_units(rng: random.Random) -> Item:
+def _gen_speed_units(rng: random.Random) -> Question:
     kmh = rng.choice((18, 36, 54, 72, 90, 108, 126, 144))
-    return make_item(
+    return make_question(
         "units",
         f"What is {kmh} km/h in metres per second?",
         f"{kmh} km/h is {{}} m/s",
@@ -200,9 +200,9 @@ def _gen_speed_units(rng: random.Random) -> Item:
     )
 
 
-def _gen_kibibytes(rng: random.Random) -> Item:
+def _gen_kibibytes(rng: random.Random) -> Question:
     kib = rng.randint(2, 64)
-    return make_item(
+    return make_question(
         "units",
         f"How many bytes are there in {kib} KiB (kibibytes)?",
         f"{kib} KiB is {{}} bytes",
@@ -217,9 +217,9 @@ def _gen_kibibytes(rng: random.Random) -> Item:
     )
 
 
-def _gen_square_metres(rng: random.Random) -> Item:
+def _gen_square_metres(rng: random.Random) -> Question:
     area = rng.randint(2, 12)
-    return make_item(
+    return make_question(
         "units",
         f"How many square centimetres are there in {area} square metres?",
         f"{area} square metres is {{}} square centimetres",
@@ -234,9 +234,9 @@ def _gen_square_metres(rng: random.Random) -> Item:
     )
 
 
-def _gen_minutes(rng: random.Random) -> Item:
+def _gen_minutes(rng: random.Random) -> Question:
     hours, minutes = rng.randint(2, 9), rng.randrange(5, 56, 5)
-    return make_item(
+    return make_question(
         "units",
         f"How many minutes are there in {hours} hours and {minutes} minutes?",
         f"{hours} hours and {minutes} minutes is {{}} minutes",
@@ -273,12 +273,12 @@ def _leap_days_between(start: dt.date, end: dt.date) -> list[int]:
     return [y for y in years if calendar.isleap(y) and start < dt.date(y, 2, 29) <= end]
 
 
-def _gen_weekday(rng: random.Random) -> Item:
+def _gen_weekday(rng: random.Random) -> Question:
     day = _random_date(rng, 1975, 2019)
     index = day.weekday()
     truth, later, earlier = _WEEKDAYS[index], _WEEKDAYS[(index + 1) % 7], _WEEKDAYS[(index - 1) % 7]
     reference = day - dt.timedelta(days=14)
-    return make_item(
+    return make_question(
         "dates",
         f"What day of the week was {_date_text(day)}?",
         f"{_date_text(day)} was a {{}}",
@@ -292,7 +292,7 @@ def _gen_weekday(rng: random.Random) -> Item:
     )
 
 
-def _gen_days_between(rng: random.Random) -> Item:
+def _gen_days_between(rng: random.Random) -> Question:
     start = _random_date(rng, 2015, 2024)
     span = rng.randint(20, 400)
     end = start + dt.timedelta(days=span)
@@ -300,7 +300,7 @@ def _gen_days_between(rng: random.Random) -> Item:
     thirty = months * 30 + end.day - start.day  # the "every month has 30 days" shortcut
     leap_years = _leap_days_between(start, end)
     evidence = (f"{leap_years[0]} was a leap year, so February {leap_years[0]} had 29 days.",) if leap_years else ()
-    return make_item(
+    return make_question(
         "dates",
         f"How many days after {_date_text(start)} is {_date_text(end)}?",
         "the gap is {} days",
@@ -318,7 +318,7 @@ def _gen_days_between(rng: random.Random) -> Item:
     )
 
 
-def _gen_add_days(rng: random.Random) -> Item:
+def _gen_add_days(rng: random.Random) -> Question:
     crosses_leap_day = rng.random() < 0.5
     if crosses_leap_day:
         year = rng.choice(range(1996, 2029, 4))
@@ -344,7 +344,7 @@ def _gen_add_days(rng: random.Random) -> Item:
             (after, ""),
         ]
         evidence = (_MONTH_LENGTHS,)
-    return make_item(
+    return make_question(
         "dates",
         f"What date is {span} days after {_date_text(start)}? Give the answer as YYYY-MM-DD.",
         f"{span} days after {_date_text(start)} is {{}}",
@@ -354,11 +354,11 @@ def _gen_add_days(rng: random.Random) -> Item:
     )
 
 
-def _gen_leap_count(rng: random.Random) -> Item:
+def _gen_leap_count(rng: random.Random) -> Question:
     century = rng.choice((1800, 1900, 2100))
     first, last = century - rng.randint(1, 15), century + rng.randint(1, 15)
     truth = sum(calendar.isleap(y) for y in range(first, last + 1))
-    return make_item(
+    return make_question(
         "dates",
         f"How many leap years are there from {first} to {last}, inclusive, in the Gregorian calendar?",
         f"the number of leap years from {first} to {last} is {{}}",
@@ -378,11 +378,11 @@ def _gen_leap_count(rng: random.Random) -> Item:
 
 # Code items evaluate expressions that this module builds from integer literals, so eval() is safe here;
 # it guarantees that the ground truth is what Python really prints.
-def _code_item(expr: str, rows: Sequence[Sequence[str]], doc: str, tag: str, **extra: object) -> Item:
+def _code_item(expr: str, rows: Sequence[Sequence[str]], doc: str, tag: str, **extra: object) -> Question:
     truth = repr(eval(expr))  # literal-only expression built above
     if truth != rows[0][0]:
         raise ValueError(f"{expr!r} evaluates to {truth}, not {rows[0][0]}")
-    return make_item(
+    return make_question(
         "code",
         f"What does the Python expression `{expr}` evaluate to?",
         "it evaluates to {}",
@@ -393,7 +393,7 @@ def _code_item(expr: str, rows: Sequence[Sequence[str]], doc: str, tag: str, **e
     )
 
 
-def _gen_floor_division(rng: random.Random) -> Item:
+def _gen_floor_division(rng: random.Random) -> Question:
     divisor = rng.choice((2, 4, 5))
     dividend = rng.choice([a for a in range(5, 30) if a % divisor])
     return _code_item(
@@ -409,7 +409,7 @@ def _gen_floor_division(rng: random.Random) -> Item:
     )
 
 
-def _gen_modulo(rng: random.Random) -> Item:
+def _gen_modulo(rng: random.Random) -> Question:
     divisor = rng.randint(3, 7)
     dividend = rng.choice([a for a in range(5, 30) if a % divisor])
     rest = dividend % divisor
@@ -426,7 +426,7 @@ def _gen_modulo(rng: random.Random) -> Item:
     )
 
 
-def _gen_power(rng: random.Random) -> Item:
+def _gen_power(rng: random.Random) -> Question:
     a, b, c = rng.choice(((2, 3, 2), (2, 2, 3), (3, 3, 2), (2, 4, 2), (3, 2, 3), (4, 3, 2), (2, 5, 2)))
     return _code_item(
         f"{a} ** {b} ** {c}",
@@ -444,7 +444,7 @@ def _gen_power(rng: random.Random) -> Item:
     )
 
 
-def _gen_round_half(rng: random.Random) -> Item:
+def _gen_round_half(rng: random.Random) -> Question:
     even, odd = rng.randrange(0, 13, 2), rng.randrange(1, 14, 2)
     return _code_item(
         f"round({even}.5) + round({odd}.5)",
@@ -459,7 +459,7 @@ def _gen_round_half(rng: random.Random) -> Item:
     )
 
 
-def _gen_xor(rng: random.Random) -> Item:
+def _gen_xor(rng: random.Random) -> Question:
     b = rng.randint(2, 4)
     a = rng.choice([x for x in range(3, 13) if x & b])
     return _code_item(
@@ -475,7 +475,7 @@ def _gen_xor(rng: random.Random) -> Item:
     )
 
 
-def _gen_string_digits(rng: random.Random) -> Item:
+def _gen_string_digits(rng: random.Random) -> Question:
     if rng.random() < 0.5:
         a, b = rng.randint(10, 99), rng.randint(1, 9)
         expr, number, joined = f'"{a}" + "{b}"', a + b, "+ on two strings joins them end to end"
@@ -496,7 +496,7 @@ def _gen_string_digits(rng: random.Random) -> Item:
     )
 
 
-def _gen_sum_range(rng: random.Random) -> Item:
+def _gen_sum_range(rng: random.Random) -> Question:
     start = rng.randint(1, 9)
     stop = start + rng.randint(3, 15)
     truth = sum(range(start, stop))
@@ -513,7 +513,7 @@ def _gen_sum_range(rng: random.Random) -> Item:
     )
 
 
-def _gen_len_range(rng: random.Random) -> Item:
+def _gen_len_range(rng: random.Random) -> Question:
     start, step = rng.randint(0, 5), rng.randint(2, 5)
     stop = start + rng.choice([d for d in range(7, 31) if d % step])
     truth = len(range(start, stop, step))
@@ -533,7 +533,7 @@ def _gen_len_range(rng: random.Random) -> Item:
     )
 
 
-def _gen_list_repeat(rng: random.Random) -> Item:
+def _gen_list_repeat(rng: random.Random) -> Question:
     a, b = rng.sample(range(1, 10), 2)
     times = rng.randint(2, 3)
     return _code_item(
@@ -548,7 +548,7 @@ def _gen_list_repeat(rng: random.Random) -> Item:
     )
 
 
-def _gen_aliasing(rng: random.Random) -> Item:
+def _gen_aliasing(rng: random.Random) -> Question:
     values = rng.sample(range(1, 10), rng.randint(2, 5))
     appended = rng.randint(10, 99)
     snippet = f"x = {values}\ny = x\ny.append({appended})\nprint(len(x) + len(y))"
@@ -556,7 +556,7 @@ def _gen_aliasing(rng: random.Random) -> Item:
     exec(snippet.rsplit("\n", 1)[0], namespace)  # the snippet is built above from literals
     truth = eval("len(x) + len(y)", namespace)
     n = len(values)
-    return make_item(
+    return make_question(
         "code",
         f"What does this Python snippet print?\n\n{snippet}",
         "it prints {}",
@@ -574,7 +574,7 @@ def _gen_aliasing(rng: random.Random) -> Item:
     )
 
 
-def _gen_price_pair(rng: random.Random) -> Item:
+def _gen_price_pair(rng: random.Random) -> Question:
     big, small = rng.choice(
         (
             ("notebook", "pen"),
@@ -586,7 +586,7 @@ def _gen_price_pair(rng: random.Random) -> Item:
     )
     cheap, gap = rng.randrange(5, 50, 5), rng.choice((100, 150, 200, 250, 300))
     total = gap + 2 * cheap
-    return make_item(
+    return make_question(
         "everyday_reasoning",
         f"A {big} and a {small} cost ${total // 100}.{total % 100:02d} in total. The {big} costs "
         f"${gap // 100}.{gap % 100:02d} more than the {small}. How many cents does the {small} cost?",
@@ -601,12 +601,12 @@ def _gen_price_pair(rng: random.Random) -> Item:
     )
 
 
-def _gen_parallel_work(rng: random.Random) -> Item:
+def _gen_parallel_work(rng: random.Random) -> Question:
     machine, product = rng.choice((("machine", "widget"), ("printer", "poster"), ("robot", "box"), ("oven", "loaf")))
     plural = {"box": "boxes", "loaf": "loaves"}.get(product, product + "s")
     count, minutes = rng.randint(3, 8), rng.randint(2, 12)
     more = count * rng.randint(2, 10)
-    return make_item(
+    return make_question(
         "everyday_reasoning",
         f"If {count} {machine}s take {minutes} minutes to make {count} {plural}, how many minutes do {more} "
         f"{machine}s take to make {more} {plural}?",
@@ -621,10 +621,10 @@ def _gen_parallel_work(rng: random.Random) -> Item:
     )
 
 
-def _gen_doubling(rng: random.Random) -> Item:
+def _gen_doubling(rng: random.Random) -> Question:
     weed, pond = rng.choice((("algae", "pond"), ("duckweed", "lake"), ("mould", "dish"), ("moss", "roof")))
     day = rng.randrange(12, 61, 2)
-    return make_item(
+    return make_question(
         "everyday_reasoning",
         f"A patch of {weed} doubles in area every day. It covers the whole {pond} on day {day}. On which "
         f"day did it cover exactly half of the {pond}?",
@@ -639,9 +639,9 @@ def _gen_doubling(rng: random.Random) -> Item:
     )
 
 
-def _gen_fence_posts(rng: random.Random) -> Item:
+def _gen_fence_posts(rng: random.Random) -> Question:
     spacing, gaps = rng.choice((2, 3, 4, 5, 6, 8, 10)), rng.randint(5, 20)
-    return make_item(
+    return make_question(
         "everyday_reasoning",
         f"A straight fence {spacing * gaps} m long has a post at each end and a post every {spacing} m "
         "along it. How many posts are there?",
@@ -656,9 +656,9 @@ def _gen_fence_posts(rng: random.Random) -> Item:
     )
 
 
-def _gen_tablets(rng: random.Random) -> Item:
+def _gen_tablets(rng: random.Random) -> Question:
     count, every = rng.randint(3, 8), rng.choice((15, 20, 30, 45, 60))
-    return make_item(
+    return make_question(
         "everyday_reasoning",
         f"You have {count} tablets and must take one every {every} minutes, starting with one right now. "
         "How many minutes from now will you take the last tablet?",
@@ -673,11 +673,11 @@ def _gen_tablets(rng: random.Random) -> Item:
     )
 
 
-def _gen_clock(rng: random.Random) -> Item:
+def _gen_clock(rng: random.Random) -> Question:
     gap, few, many = rng.randint(1, 3), rng.randint(3, 7), rng.randint(8, 12)
     first_time = (few - 1) * gap
     proportional = Decimal(many * first_time) / few
-    return make_item(
+    return make_question(
         "everyday_reasoning",
         f"A clock takes {first_time} seconds to strike {few} times at {few} o'clock, with equal gaps "
         f"between strikes. How many seconds does it take to strike {many} times at {many} o'clock?",
@@ -698,9 +698,9 @@ def _gen_clock(rng: random.Random) -> Item:
     )
 
 
-def _gen_socks(rng: random.Random) -> Item:
+def _gen_socks(rng: random.Random) -> Question:
     colours = rng.randint(3, 7)
-    return make_item(
+    return make_question(
         "everyday_reasoning",
         f"A drawer holds socks in {colours} colours, many of each. In the dark, what is the smallest number "
         "of socks you must take to be sure of two of the same colour?",
@@ -718,10 +718,10 @@ def _gen_socks(rng: random.Random) -> Item:
     )
 
 
-def _gen_boxes(rng: random.Random) -> Item:
+def _gen_boxes(rng: random.Random) -> Question:
     size = rng.choice((6, 10, 12, 15, 20))
     eggs = rng.choice([e for e in range(50, 201) if e % size])
-    return make_item(
+    return make_question(
         "everyday_reasoning",
         f"Eggs are packed in boxes of {size}. How many boxes can be completely filled from {eggs} eggs?",
         "{} boxes can be filled",
@@ -735,7 +735,7 @@ def _gen_boxes(rng: random.Random) -> Item:
     )
 
 
-Generator = Callable[[random.Random], Item]
+Generator = Callable[[random.Random], Question]
 NON_NUMERIC_GENERATORS: tuple[Generator, ...] = (
     _gen_weekday,
     _gen_add_days,
@@ -761,10 +761,10 @@ NUMERIC_GENERATORS: tuple[Generator, ...] = (
 )
 
 
-def draw_item(rng: random.Random, generator: Generator) -> Item:
+def draw_question(rng: random.Random, generator: Generator) -> Question:
     """Draw parameters until the item's phrases are unambiguous (rare collisions such as 3 x 4 = 12 vs 12)."""
     for _ in range(500):
         item = generator(rng)
-        if not item_problems(item):
+        if not question_problems(item):
             return item
     raise RuntimeError(f"{generator.__name__} keeps producing ambiguous items")

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from fcb_datasets.embedded.items import Item, item_problems, make_item
+from fcb_datasets.embedded.questions import Question, make_question, question_problems
 
 
-def _facts(subject: str, rows: Iterable[tuple[Any, ...]], *, numeric: bool = False) -> list[Item]:
+def _facts(subject: str, rows: Iterable[tuple[Any, ...]], *, numeric: bool = False) -> list[Question]:
     """Rows are ``(question, claim, truth_row, wrong_rows, evidence[, tags])``; see the tables below."""
     items = []
     for question, claim, truth_row, wrong_rows, evidence, *rest in rows:
         evidence = (evidence,) if isinstance(evidence, str) else tuple(evidence)
         tags = ("misconception", *(rest[0] if rest else ()))
         items.append(
-            make_item(
+            make_question(
                 subject,
                 question,
                 claim,
@@ -619,11 +619,11 @@ _EVERYDAY = _facts(
         ),
     ],
 )
-FACT_ITEMS: tuple[Item, ...] = (*_GEOGRAPHY, *_SCIENCE, *_SCIENCE_NUMERIC, *_EVERYDAY)
+FACT_QUESTIONS: tuple[Question, ...] = (*_GEOGRAPHY, *_SCIENCE, *_SCIENCE_NUMERIC, *_EVERYDAY)
 
 
 def check_fact_tables() -> None:
     """Raise on any table entry whose phrases are ambiguous (a claim or reason that names a rival answer)."""
-    for item in FACT_ITEMS:
-        if problems := item_problems(item):
+    for item in FACT_QUESTIONS:
+        if problems := question_problems(item):
             raise ValueError(f"fact table entry {item.question!r}: {problems}")

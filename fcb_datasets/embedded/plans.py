@@ -23,7 +23,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from fcb_datasets.embedded.items import Item
+from fcb_datasets.embedded.questions import Question
 
 PANEL_ECHO = 0.2  # a panel where one agent restates an answer it read (when the rest still make the majority)
 PANEL_DISSENT = 0.3  # a panel where one of the minority says it read the others and disagrees
@@ -62,7 +62,7 @@ def sixty(n: int) -> int:
     return (3 * n + 4) // 5
 
 
-def others(item: Item, count: int) -> list[str]:
+def others(item: Question, count: int) -> list[str]:
     """Secondary wrong answers (never the main mistake), cycling so a panel can hold any number."""
     pool = item.wrongs[1:]
     return [pool[i % len(pool)] for i in range(count)]
@@ -114,7 +114,7 @@ UNSUPPORTED_FRAMINGS = {"copy": 0.5, "note": 0.5}
 DISAGREEMENT_FRAMINGS = {"panel": 0.5, "note": 0.25, "copy": 0.25}
 
 
-def _crowd(rng: random.Random, item: Item, n: int, main: str, second: str, lone: bool) -> tuple[list[str], int]:
+def _crowd(rng: random.Random, item: Question, n: int, main: str, second: str, lone: bool) -> tuple[list[str], int]:
     """Values of a panel with a 60% majority on ``main``: ``second`` held by exactly one agent (``lone``) or by none
     or several, the rest the item's secondary wrong answers. Wrong and right majorities are built by this one
     function with the two values swapped, so their shapes are alike. Returns the values and the majority's size."""
@@ -133,7 +133,7 @@ def _crowd_plans(rng: random.Random, framing: str, values: list[str], main: str,
     return plans
 
 
-def _cascade(rng: random.Random, item: Item, n: int, main: str, rival: str) -> tuple[list[Ans], int]:
+def _cascade(rng: random.Random, item: Question, n: int, main: str, rival: str) -> tuple[list[Ans], int]:
     """One agent answers ``main`` alone and agents who read it carry it to 60% or more; the rest hold ``rival``
     (70%) or a secondary wrong answer, most of them saying they read the others and disagree."""
     k = rng.randint(max(2, sixty(n)), n)
@@ -144,7 +144,7 @@ def _cascade(rng: random.Random, item: Item, n: int, main: str, rival: str) -> t
     return plans, k
 
 
-def _anchored(rng: random.Random, item: Item, n: int, main: str, rival: str) -> tuple[list[Ans], int]:
+def _anchored(rng: random.Random, item: Question, n: int, main: str, rival: str) -> tuple[list[Ans], int]:
     """A note states ``main`` and 60% or more take it up; the rest reject it, holding ``rival`` (70%) or a secondary
     wrong answer."""
     k = rng.randint(sixty(n), n)
@@ -155,7 +155,7 @@ def _anchored(rng: random.Random, item: Item, n: int, main: str, rival: str) -> 
 _HOW = {"panel": "answering on their own", "note": "rejecting a correct note in the question"}
 
 
-def build_majority_wrong(rng: random.Random, item: Item, slot: Slot) -> Draft:
+def build_majority_wrong(rng: random.Random, item: Question, slot: Slot) -> Draft:
     """A wrong answer held by at least 60%, reached without copying (also numeric_consensus_error)."""
     framing = _framing(rng, CROWD_FRAMINGS)
     wrong, n = item.wrongs[0], slot.n
@@ -168,7 +168,7 @@ def build_majority_wrong(rng: random.Random, item: Item, slot: Slot) -> Draft:
     return Draft(plans, rationale, framing, note_value=item.truth if framing == "note" else None, single_family_p=0.35)
 
 
-def build_lone_dissenter(rng: random.Random, item: Item, slot: Slot) -> Draft:
+def build_lone_dissenter(rng: random.Random, item: Question, slot: Slot) -> Draft:
     framing = _framing(rng, CROWD_FRAMINGS)
     wrong, n = item.wrongs[0], slot.n
     values, k = _crowd(rng, item, n, wrong, item.truth, lone=True)
@@ -181,7 +181,7 @@ def build_lone_dissenter(rng: random.Random, item: Item, slot: Slot) -> Draft:
     return Draft(plans, rationale, framing, note_value=item.truth if framing == "note" else None)
 
 
-def build_genuine_agreement(rng: random.Random, item: Item, slot: Slot) -> Draft:
+def build_genuine_agreement(rng: random.Random, item: Question, slot: Slot) -> Draft:
     """The mirror of a wrong majority (the right answer and the main mistake swapped): a panel, or a false note that
     the majority rejects; as often as the wrong majorities, one agent alone holds the mistake."""
     framing = _framing(rng, CROWD_FRAMINGS)
@@ -197,7 +197,7 @@ def build_genuine_agreement(rng: random.Random, item: Item, slot: Slot) -> Draft
     return Draft(plans, rationale, framing, note_value=wrong if framing == "note" else None, single_family_p=0.15)
 
 
-def build_echo_cascade(rng: random.Random, item: Item, slot: Slot) -> Draft:
+def build_echo_cascade(rng: random.Random, item: Question, slot: Slot) -> Draft:
     wrong, n = item.wrongs[0], slot.n
     plans, k = _cascade(rng, item, n, wrong, item.truth)
     copiers = "1 agent who had read it repeated it" if k == 2 else f"{k - 1} agents who had read it repeated it"
@@ -208,7 +208,7 @@ def build_echo_cascade(rng: random.Random, item: Item, slot: Slot) -> Draft:
     return Draft(plans, rationale, "copy")
 
 
-def build_anchoring(rng: random.Random, item: Item, slot: Slot) -> Draft:
+def build_anchoring(rng: random.Random, item: Question, slot: Slot) -> Draft:
     wrong, n = item.wrongs[0], slot.n
     plans, k = _anchored(rng, item, n, wrong, item.truth)
     rationale = (
@@ -223,7 +223,7 @@ def _split(rng: random.Random, n: int, parts: int) -> list[int]:
     return [b - a for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
 
 
-def build_disagreement(rng: random.Random, item: Item, slot: Slot) -> Draft:
+def build_disagreement(rng: random.Random, item: Question, slot: Slot) -> Draft:
     """No answer reaches 60%; the rare variant holds no right answer at all."""
     framing, n = _framing(rng, DISAGREEMENT_FRAMINGS), slot.n
     with_truth = not slot.rare
@@ -252,7 +252,7 @@ def build_disagreement(rng: random.Random, item: Item, slot: Slot) -> Draft:
     return Draft(plans, rationale, framing, note_value=note_value, single_family_p=0.2)
 
 
-def build_unsupported(rng: random.Random, item: Item, slot: Slot) -> Draft:
+def build_unsupported(rng: random.Random, item: Question, slot: Slot) -> Draft:
     """The mirror of a false consensus with nothing independent behind it (an echo cascade, an adopted note), on the
     right answer."""
     framing = _framing(rng, UNSUPPORTED_FRAMINGS)
@@ -273,7 +273,7 @@ def build_unsupported(rng: random.Random, item: Item, slot: Slot) -> Draft:
                  evidence_allowed=False, single_family_p=0.4)  # fmt: skip
 
 
-Builder = Callable[[random.Random, Item, Slot], Draft]
+Builder = Callable[[random.Random, Question, Slot], Draft]
 # category -> (builder, where its items come from)
 BUILDERS: dict[str, tuple[Builder, str]] = {
     "majority_wrong_fact": (build_majority_wrong, "fact"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from fcb_datasets.embedded.items import Item, stated
+from fcb_datasets.embedded.questions import Question, stated
 
 # Independent answers.
 PLAIN = (
@@ -161,13 +161,13 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def note_question(rng: random.Random, item: Item, value: str, frame: str) -> str:
+def note_question(rng: random.Random, item: Question, value: str, frame: str) -> str:
     """The item's question with a note stating ``value`` (true or false alike), before it or after it."""
     note = frame.format(Claim=cap(item.say(value)))
     return f"{note}\n\n{item.question}" if rng.random() < 0.6 else f"{item.question}\n\n{note}"
 
 
-def _reason(rng: random.Random, item: Item, value: str) -> str:
+def _reason(rng: random.Random, item: Question, value: str) -> str:
     """A justification for ``value``. Reasons that name no answer are the item's, not the value's: any of them backs
     any value, so a reason's style never says whether its answer is right (an agent can be right for a poor reason
     or wrong with a sound-sounding one). Reasons that name their value (a worked step) stay with it."""
@@ -178,7 +178,7 @@ def _reason(rng: random.Random, item: Item, value: str) -> str:
     return rng.choice([r for r in GENERIC_REASONS if not stated(item, r)])  # none names an answer of this item
 
 
-def render(rng: random.Random, item: Item, value: str, mode: str, voice: Voice) -> str:
+def render(rng: random.Random, item: Question, value: str, mode: str, voice: Voice) -> str:
     """One answer text stating ``value`` in the given mode."""
     if mode == "adopt" and rng.random() >= ADOPT_NAMING:
         mode = "plain"

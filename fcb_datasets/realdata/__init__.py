@@ -4,7 +4,7 @@ Sources are read from paths the user gives; nothing from them is stored in the r
 order `build` runs them: ``sourcefile`` (the bounded, typed reading of a source file), one reader and case builder
 a source (``gsm8k``, ``truthfulqa`` with ``claims``, ``dylan``, ``mmlu_pro``, ``zeroeval``), ``grading`` (final
 values compared by math-verify), ``panels`` (the 60% rule over a panel), ``cases`` (a case from answers),
-``items`` (item keys, question families, splits), ``sampling`` (balance by risk), ``wording`` (our notes and
+``splits`` (source items, question families, splits), ``sampling`` (balance by risk), ``wording`` (our notes and
 echoes), ``models`` (model names and families), ``card`` (the datasheet) and ``build`` (the stages in order).
 """
 

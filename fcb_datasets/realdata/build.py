@@ -18,12 +18,12 @@ from typing import Any, Literal
 
 import orjson
 
-from fcb_datasets.audit.items import Settings
+from fcb_datasets.audit.view import Settings
 from fcb_datasets.realdata import card as cards
 from fcb_datasets.realdata import dylan, gsm8k, mmlu_pro, truthfulqa, wording, zeroeval
 from fcb_datasets.realdata.cases import Candidate
-from fcb_datasets.realdata.items import families, split_of
 from fcb_datasets.realdata.sampling import panel_shares, sample
+from fcb_datasets.realdata.splits import families, split_of
 
 DEBATES_PER_JOB = 100
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from fcb_datasets.audit.items import Settings
+from fcb_datasets.audit.view import Settings
 from fcb_datasets.realdata import dylan, mmlu_pro, zeroeval
 from fcb_datasets.realdata.cases import Candidate
 from fcb_datasets.realdata.models import DYLAN_MODEL, GSM8K_MODELS, label_of, provider_of
@@ -142,12 +142,14 @@ def reading_summary(
 def audit(splits: dict[str, list[dict[str, Any]]], out_dir: Path, settings: Settings) -> dict[str, Any]:
     """The shortcut audit of dev against test, written whole to ``audit.json``; its figures for the card."""
     from fcb_datasets.audit import audit as audit_splits
-    from fcb_datasets.audit.items import Item, item_from_case
+    from fcb_datasets.audit.view import CaseView, case_view
     from harness.documents.audit import AuditFile, Side
 
-    def side(name: str, file: Side) -> tuple[list[Item], AuditFile]:  # the audit's own name for a file (Item.file)
+    def side(
+        name: str, file: Side
+    ) -> tuple[list[CaseView], AuditFile]:  # the audit's own name for a file (CaseView.file)
         path = out_dir / f"{name}.jsonl"
-        items = [item_from_case(c, file, i) for i, c in enumerate(splits[name], start=1)]
+        items = [case_view(c, file, i) for i, c in enumerate(splits[name], start=1)]
         return items, AuditFile(path=str(path), sha256=file_sha256(path), cases=len(items))
 
     (dev, dev_file), (test, test_file) = side("dev", "train"), side("test", "test")

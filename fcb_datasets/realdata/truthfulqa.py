@@ -29,8 +29,8 @@ from pathlib import Path
 from fcb_datasets.realdata import wording
 from fcb_datasets.realdata.cases import ASSEMBLED, CONSTRUCTED, Candidate, Source, answer, make_case
 from fcb_datasets.realdata.claims import DIFFERENT_CLAIM, Claim, ClaimMap, claim_map, is_non_answer, stance
-from fcb_datasets.realdata.items import item_key
 from fcb_datasets.realdata.sourcefile import csv_rows, json_records
+from fcb_datasets.realdata.splits import item_key
 from harness.errors import SourceDataError
 
 SOURCE = Source(

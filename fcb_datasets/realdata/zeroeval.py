@@ -27,10 +27,10 @@ from typing import Any
 
 from fcb_datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
 from fcb_datasets.realdata.grading import Gold, one_of_several, reply_answer
-from fcb_datasets.realdata.items import gsm8k_key, math_key
 from fcb_datasets.realdata.models import label_of
 from fcb_datasets.realdata.panels import Panel, Reading, panel_category, too_unreadable
 from fcb_datasets.realdata.sourcefile import json_records
+from fcb_datasets.realdata.splits import gsm8k_key, math_key
 from harness.errors import SourceDataError
 
 _ZEROEVAL = (

@@ -12,8 +12,9 @@ Command modules (``fcb NAME``; ``build_dataset`` is ``build-dataset``):
 - ``compare``: a run against a baseline; ``baseline``: save a run as a baseline
 - ``leaderboard``: rank detectors from run folders; ``history``: each run's metric over time
 - ``export``: a run for other tools (``--to parquet``)
-- ``suite``: detectors x data sets from a TOML file, run or resumed, then leaderboards and items per data set
-- ``items``: case-level analysis over several detectors' runs (difficulty, discrimination, suspect labels)
+- ``suite``: detectors x data sets from a TOML file, run or resumed, then leaderboards and case analyses per data set
+- ``cases``: case-level analysis over several detectors' runs (difficulty, discrimination, suspect labels); its old
+  name ``items`` still works
 - ``board``: one HTML page over many runs: leaderboards, a category heatmap, the cases across detectors
 - ``serve``: serve a detector over HTTP
 - ``audit_dataset``: check a benchmark for shortcuts; ``build_dataset``: build the real-data benchmark
@@ -37,10 +38,10 @@ from harness.cli import (
     baseline,
     board,
     build_dataset,
+    cases,
     compare,
     export,
     history,
-    items,
     leaderboard,
     merge,
     scenario,
@@ -65,7 +66,7 @@ COMMANDS = [
     leaderboard,
     compare,
     history,
-    items,
+    cases,
     board,
     export,
     suite,

@@ -48,7 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _audit_items(path: str, name: Side) -> tuple[list[Any], AuditFile] | None:
     """The audit's view of a file's cases, or None (problems printed) when the file has invalid lines."""
-    from fcb_datasets.audit.items import item_from_case
+    from fcb_datasets.audit.view import case_view
     from harness.cases.reader import iter_cases, scan
 
     result = scan(path, spool=True)  # read once; the items come from the spool
@@ -57,7 +57,7 @@ def _audit_items(path: str, name: Side) -> tuple[list[Any], AuditFile] | None:
         print(f"{path}: {result.invalid_lines} invalid line(s); fix them first (fcb validate {path})", file=sys.stderr)
         return None
     lines = [lab.line for lab in result.labels]
-    items = [item_from_case(case, name, line) for line, case in iter_cases(result, lines)]
+    items = [case_view(case, name, line) for line, case in iter_cases(result, lines)]
     result.close()
     return items, AuditFile(path=path, sha256=result.sha256, cases=len(items))
 
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     with extra_needed("datasets"):  # the audit lives in fcb_datasets
         from fcb_datasets.audit import audit
-        from fcb_datasets.audit.items import Settings, split_by_source_item
+        from fcb_datasets.audit.view import Settings, split_by_source_item
         from fcb_datasets.audit_report import RENDERERS
 
     if args.split_by and len(args.paths) != 1:

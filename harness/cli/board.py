@@ -19,7 +19,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("-o", "--out", metavar="PATH", help="the page (default: DIR/board.html)")
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="paired bootstrap resamples")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--strongest", type=positive_int, default=3, metavar="K", help="fcb items --strongest (default 3)")
+    p.add_argument("--strongest", type=positive_int, default=3, metavar="K", help="fcb cases --strongest (default 3)")
     p.set_defaults(func=run)
 
 

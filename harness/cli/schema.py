@@ -14,7 +14,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "document",
         metavar="NAME",
-        help="metrics, journal, run, scope, baseline, leaderboard, compare, audit, items or suite (fcb suite's file)",
+        help="metrics, journal, run, scope, baseline, leaderboard, compare, audit, case-analysis (items, its old name) "
+        "or suite (fcb suite's file)",
     )
     p.set_defaults(func=run)
 
@@ -22,7 +23,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     from harness.documents import SCHEMAS, schema_text
 
-    if args.document not in SCHEMAS:
+    name = {"items": "case-analysis"}.get(args.document, args.document)  # the name it had before
+    if name not in SCHEMAS:
         raise UsageError(f"no document {args.document!r}; one of: {', '.join(SCHEMAS)}")
-    sys.stdout.write(schema_text(args.document))
+    sys.stdout.write(schema_text(name))
     return EXIT_OK

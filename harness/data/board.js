@@ -2,7 +2,7 @@
 // The case table of board.html (fcb board). Data: #board-data holds {datasets: [...]}, gzip-compressed and
 // base64-encoded; per data set: runs [{label, report, ...}], best (a run's position), ids, cats, cat (a category's
 // position per case), exp (one letter per case: l, m, h), origin, pred (per run one letter per case: l, m, h, e for
-// an error, - not run), score (per run, or null), err and reply (per run, case position -> value), items
+// an error, - not run), score (per run, or null), err and reply (per run, case position -> value), analysis
 // ({difficulty, discrimination, suspect, strongest} or null), text (per case [question, answers, evidence,
 // ground_truth, rationale] or null). Every figure is computed by the harness; this script filters and draws.
 (function () {
@@ -55,7 +55,7 @@
     const runs = D.runs.map((r, k) => [String(k), r.label]);
     const sets = [["", "any"], ["allwrong", "all wrong"]];
     if (D.best !== null) sets.push(["bestonly", "only the best right (" + D.runs[D.best].label + ")"]);
-    if (D.items) sets.push(["suspect", "suspect labels"]);
+    if (D.analysis) sets.push(["suspect", "suspect labels"]);
     let out = '<div class="filters">';
     out += select("f-cat", "category", [["", "any"], ...D.cats.map((c, k) => [String(k), c])]);
     out += select("f-set", "cases", sets);
@@ -70,7 +70,7 @@
     const cols = [["id", "id"], ["category", "cat"], ["expected", "exp"]];
     D.runs.forEach((r, k) => cols.push([r.label, "run" + k]));
     cols.push(["right", "right"]);
-    if (D.items) cols.push(["difficulty", "difficulty"], ["discrimination", "discrimination"], ["suspect", "suspect"]);
+    if (D.analysis) cols.push(["difficulty", "difficulty"], ["discrimination", "discrimination"], ["suspect", "suspect"]);
     return cols;
   }
 
@@ -106,7 +106,7 @@
       if (catK >= 0 && D.cat[i] !== catK) continue;
       if (set === "allwrong" && nRight[i] !== 0) continue;
       if (set === "bestonly" && !(nRight[i] === 1 && right(D.best, i))) continue;
-      if (set === "suspect" && !D.items.suspect[i]) continue;
+      if (set === "suspect" && !D.analysis.suspect[i]) continue;
       if (disagree && pa[i] === pb[i]) continue;
       if (text && !haystack(i).includes(text)) continue;
       view.push(i);
@@ -122,7 +122,7 @@
     if (name === "exp") return "lmh".indexOf(D.exp[i]);
     if (name === "right") return nRight[i];
     if (name.startsWith("run")) return right(Number(name.slice(3)), i) ? 1 : 0;
-    const v = D.items[name][i];
+    const v = D.analysis[name][i];
     return v === null ? -2 : v;
   }
 
@@ -141,10 +141,10 @@
       out += '<td class="' + (p === D.exp[i] ? "ok" : "bad") + '">' + WORD[p] + "</td>";
     }
     out += "<td>" + nRight[i] + "/" + D.runs.length + "</td>";
-    if (D.items) {
-      const disc = D.items.discrimination[i];
-      out += "<td>" + D.items.difficulty[i].toFixed(2) + "</td><td>" + (disc === null ? "n/a" : disc.toFixed(2)) + "</td><td>" +
-        (D.items.suspect[i] ? '<span class="bad">suspect</span>' : "") + "</td>";
+    if (D.analysis) {
+      const disc = D.analysis.discrimination[i];
+      out += "<td>" + D.analysis.difficulty[i].toFixed(2) + "</td><td>" + (disc === null ? "n/a" : disc.toFixed(2)) + "</td><td>" +
+        (D.analysis.suspect[i] ? '<span class="bad">suspect</span>' : "") + "</td>";
     }
     return out + "</tr>";
   }

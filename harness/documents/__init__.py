@@ -16,7 +16,7 @@ against the same definitions (`check`, used by `harness.runfolder.read`).
 | leaderboard | ``fcb leaderboard --format json`` (a list)  | `LeaderboardBoard`  |
 | compare     | ``fcb compare --format json``               | `CompareDocument`   |
 | audit       | ``fcb audit-dataset --format json``         | `AuditDocument` (its parts in `harness.documents.audit`) |
-| items       | ``fcb items --format json``                 | `ItemsDocument` (its parts in `harness.documents.items`) |
+| case-analysis | ``fcb cases --format json``             | `CaseAnalysisDocument` (harness.documents.case_analysis) |
 | suite       | the suite file of ``fcb suite`` (TOML)      | `Suite` (pydantic, in `harness.documents.suite`) |
 
 Constraints and descriptions ride on the types as small markers (`Limits`, `Doc`) that pydantic reads when it builds
@@ -54,8 +54,15 @@ from harness.documents.boards import (
     MetricDelta,
     error_rate,
 )
+from harness.documents.case_analysis import (
+    CaseAnalysisCase,
+    CaseAnalysisDetector,
+    CaseAnalysisDocument,
+    CaseAnalysisMethod,
+    CaseAnalysisSummary,
+    CaseAnalysisSuspect,
+)
 from harness.documents.fields import Doc, Limits
-from harness.documents.items import ItemsCase, ItemsDetector, ItemsDocument, ItemsMethod, ItemsSummary, ItemsSuspect
 from harness.documents.repeats import (
     EpochHeadline,
     Epochs,
@@ -104,6 +111,12 @@ __all__ = [  # the documents and their parts, imported from here
     "BoardMethod",
     "Bootstrap",
     "Calibration",
+    "CaseAnalysisCase",
+    "CaseAnalysisDetector",
+    "CaseAnalysisDocument",
+    "CaseAnalysisMethod",
+    "CaseAnalysisSummary",
+    "CaseAnalysisSuspect",
     "CategoryAccuracy",
     "CategoryDelta",
     "ClassScores",
@@ -128,12 +141,6 @@ __all__ = [  # the documents and their parts, imported from here
     "Headline",
     "HeadlineReal",
     "Identity",
-    "ItemsCase",
-    "ItemsDetector",
-    "ItemsDocument",
-    "ItemsMethod",
-    "ItemsSummary",
-    "ItemsSuspect",
     "JournalError",
     "JournalRecord",
     "LeaderboardBoard",
@@ -174,7 +181,7 @@ SCHEMAS: tuple[str, ...] = (
     "leaderboard",
     "compare",
     "audit",
-    "items",
+    "case-analysis",
     "suite",
 )
 """The documents that have a shipped JSON Schema, by the name ``fcb schema`` takes."""
@@ -191,7 +198,7 @@ DEFINITIONS: dict[str, Any] = {
     "leaderboard": list[LeaderboardBoard],
     "compare": CompareDocument,
     "audit": AuditDocument,
-    "items": ItemsDocument,
+    "case-analysis": CaseAnalysisDocument,
 }
 """Each generated document's definition, by name."""
 

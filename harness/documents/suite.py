@@ -89,4 +89,4 @@ class Suite(BaseModel):
     gates: list[SuiteGate] = []
     bootstrap: int = Field(1000, ge=0)
     seed: int = 0
-    strongest: int = Field(3, ge=1)  # fcb items --strongest
+    strongest: int = Field(3, ge=1)  # fcb cases --strongest

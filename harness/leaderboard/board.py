@@ -2,8 +2,8 @@
 
 Every figure the page shows is computed here (the page only filters and draws): the leaderboard (`build_boards`),
 the ranking on the natural cases alone, per-category accuracy per run (the heatmap), the case-level analysis
-(`harness.leaderboard.items`) and the sets the case table filters on. Predictions are one letter per case and run
-(`LETTERS`, ``-`` for a case the run did not finish), so 20 runs x 10,000 cases are 200,000 bytes before
+(`harness.leaderboard.case_analysis`) and the sets the case table filters on. Predictions are one letter per case and
+run (`LETTERS`, ``-`` for a case the run did not finish), so 20 runs x 10,000 cases are 200,000 bytes before
 compression; each case's text rides once per data set, whatever the number of runs.
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 
 from harness.errors import FcbError, RunLoadError
-from harness.leaderboard.items import LETTERS, SCORE, items_document
+from harness.leaderboard.case_analysis import LETTERS, SCORE, case_analysis
 from harness.leaderboard.rank import Board, assign_ranks, build_boards
 from harness.leaderboard.runs import Run, align, aligned_origins
 from harness.metrics import ERROR, finite_interval, paired_headline
@@ -99,9 +99,9 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
         "err": [errors_of(rec, ids) for rec in records],
         "reply": [replies_of(rec, ids) for rec in records],
     }
-    data["items"], items_note = items_columns(runs, ids, strongest)
+    data["analysis"], analysis_note = case_analysis_columns(runs, ids, strongest)
     data["text"], text_note = case_text(runs, records, ids)
-    data["notes"] = [n for n in (items_note, text_note) if n]
+    data["notes"] = [n for n in (analysis_note, text_note) if n]
     return DataSetView(board, runs, data, natural_rows(board, n_boot=n_boot, seed=seed),
                        category_accuracy(stack == y_true, cat_index), data["notes"])  # fmt: skip
 
@@ -180,15 +180,15 @@ def replies_of(records: dict[str, Any], ids: np.ndarray) -> dict[int, str]:
     return out
 
 
-def items_columns(runs: Sequence[Run], ids: np.ndarray, strongest: int) -> tuple[dict[str, Any] | None, str]:
-    """Difficulty, discrimination and the suspect flag per case (``fcb items``), with the strongest runs; None and a
+def case_analysis_columns(runs: Sequence[Run], ids: np.ndarray, strongest: int) -> tuple[dict[str, Any] | None, str]:
+    """Difficulty, discrimination and the suspect flag per case (``fcb cases``), with the strongest runs; None and a
     note when the runs do not allow the analysis (fewer than 3, the same detector twice, different cases)."""
     if len(runs) < 3:
-        return None, "the items analysis (difficulty, discrimination, suspects) needs at least 3 detectors"
+        return None, "the case analysis (difficulty, discrimination, suspects) needs at least 3 detectors"
     try:
-        doc = items_document(runs, k=min(strongest, len(runs)))
+        doc = case_analysis(runs, k=min(strongest, len(runs)))
     except FcbError as exc:
-        return None, f"no items analysis: {exc}"
+        return None, f"no case analysis: {exc}"
     by_id = {c["id"]: c for c in doc["cases"]}
     rows = [by_id[str(i)] for i in ids]  # the same ids: check_runs refuses runs of different cases
     discrimination = [c["discrimination"] for c in rows]

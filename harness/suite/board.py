@@ -1,7 +1,8 @@
 """What ``fcb suite`` writes after its runs: the gates, and ``OUT/board/`` with, per data set, the leaderboard
 (``leaderboard.md``, ``leaderboard.json``, as ``fcb leaderboard`` writes them) and, with at least 3 detectors, the
-case-level analysis (``items.json``, ``items.md``, as ``fcb items``), plus ``index.md`` linking every run's report,
-and ``board.html``: the same page as ``fcb board`` over every completed run (leaderboards, heatmap, case table)."""
+case-level analysis (``case-analysis.json``, ``case-analysis.md``, as ``fcb cases``), plus ``index.md`` linking every
+run's report, and ``board.html``: the same page as ``fcb board`` over every completed run (leaderboards, heatmap, case
+table)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from harness.errors import FcbError
 from harness.files import atomic_write
 from harness.leaderboard.board_page import BOARD_HTML
 from harness.leaderboard.board_page import write_board as write_board_page
+from harness.leaderboard.case_analysis import case_analysis
+from harness.leaderboard.case_analysis_render import to_json as analysis_json
+from harness.leaderboard.case_analysis_render import to_markdown as analysis_markdown
 from harness.leaderboard.compare import compare_runs
-from harness.leaderboard.items import items_document
-from harness.leaderboard.items_render import to_json as items_json
-from harness.leaderboard.items_render import to_markdown as items_markdown
 from harness.leaderboard.rank import build_boards
 from harness.leaderboard.render import to_json as board_json
 from harness.leaderboard.render import to_markdown as board_markdown
@@ -25,7 +26,7 @@ from harness.suite.pairs import GOOD, Pair
 from harness.suite.spec import Suite, resolve
 from harness.tables import table
 
-MIN_ITEMS = 3  # the items analysis needs the strongest three detectors
+MIN_ANALYSED = 3  # the case analysis needs the strongest three detectors
 
 
 def check_gates(suite: Suite, base: Path, pairs: list[Pair]) -> list[str]:
@@ -79,8 +80,8 @@ def write_board(suite: Suite, pairs: list[Pair], out: Path) -> tuple[Path, list[
         _write(board / ds.name / "leaderboard.md", board_markdown(boards))
         _write(board / ds.name / "leaderboard.json", board_json(boards))
         links[ds.name] += [f"{ds.name}/leaderboard.md", f"{ds.name}/leaderboard.json"]
-        if len(runs) >= MIN_ITEMS:
-            links[ds.name] += _write_items(runs, suite, board / ds.name, notes, ds.name)
+        if len(runs) >= MIN_ANALYSED:
+            links[ds.name] += _write_analysis(runs, suite, board / ds.name, notes, ds.name)
     page = _write_page(every, suite, board, notes)
     index = board / "index.md"
     _write(index, index_markdown(suite, pairs, board, links, notes, page))
@@ -101,15 +102,15 @@ def _write_page(runs: list[Run], suite: Suite, board: Path, notes: list[str]) ->
     return True
 
 
-def _write_items(runs: list[Run], suite: Suite, folder: Path, notes: list[str], name: str) -> list[str]:
+def _write_analysis(runs: list[Run], suite: Suite, folder: Path, notes: list[str], name: str) -> list[str]:
     try:
-        doc = items_document(runs, k=min(suite.strongest, len(runs)))
+        doc = case_analysis(runs, k=min(suite.strongest, len(runs)))
     except FcbError as exc:
-        notes.append(f"{name}: no items analysis: {exc}")
+        notes.append(f"{name}: no case analysis: {exc}")
         return []
-    _write(folder / "items.json", items_json(doc))
-    _write(folder / "items.md", items_markdown(doc))
-    return [f"{name}/items.md", f"{name}/items.json"]
+    _write(folder / "case-analysis.json", analysis_json(doc))
+    _write(folder / "case-analysis.md", analysis_markdown(doc))
+    return [f"{name}/case-analysis.md", f"{name}/case-analysis.json"]
 
 
 def summary_rows(pairs: list[Pair]) -> list[list[str]]:

@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from fcb_datasets.audit import audit
-from fcb_datasets.audit.items import Settings, item_from_case
+from fcb_datasets.audit.view import Settings, case_view
 from fcb_datasets.audit_report import render
 from harness.types import CATEGORIES, CATEGORY_RISK
 
@@ -124,8 +124,8 @@ def write(path: Path, cases: list[dict]) -> Path:
 def audit_of(train: list[dict], test: list[dict]) -> dict:
     """The audit in-process (the CLI tests below cover the command itself), each surface model at one setting: a
     planted shortcut shows without the grid search, which the clean benchmark's test runs."""
-    tr = [item_from_case(c, "train", k + 1) for k, c in enumerate(train)]
-    te = [item_from_case(c, "test", k + 1) for k, c in enumerate(test)]
+    tr = [case_view(c, "train", k + 1) for k, c in enumerate(train)]
+    te = [case_view(c, "test", k + 1) for k, c in enumerate(test)]
     info = (
         {"path": "train", "sha256": "0" * 64, "cases": len(tr)},
         {"path": "test", "sha256": "0" * 64, "cases": len(te)},
@@ -138,9 +138,9 @@ def test_items_that_do_not_name_their_file_are_refused() -> None:
     # path would be counted nowhere, silently
     rng = random.Random(0)
     cases = [make_case(c, k, rng) for k, c in enumerate(THREE * 3)]
-    items = [item_from_case(c, "/data/dev.jsonl", k) for k, c in enumerate(cases)]
+    items = [case_view(c, "/data/dev.jsonl", k) for k, c in enumerate(cases)]
     with pytest.raises(ValueError, match="TRAIN item must have file='train'"):
-        audit(items, [item_from_case(c, "test", k) for k, c in enumerate(cases)], (), Settings(n_boot=10))
+        audit(items, [case_view(c, "test", k) for k, c in enumerate(cases)], (), Settings(n_boot=10))
 
 
 def baseline(doc: dict, name: str) -> dict:

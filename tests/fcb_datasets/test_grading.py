@@ -21,9 +21,9 @@ from fcb_datasets.realdata.grading import (
     plain_number,
     reply_answer,
 )
-from fcb_datasets.realdata.items import families, gsm8k_key, math_key, split_of
 from fcb_datasets.realdata.models import label_of
 from fcb_datasets.realdata.panels import Reading, panel_category, too_unreadable
+from fcb_datasets.realdata.splits import families, gsm8k_key, math_key, split_of
 
 
 @pytest.mark.parametrize(

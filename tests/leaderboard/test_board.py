@@ -40,7 +40,7 @@ KEYS = {
     "score",
     "err",
     "reply",
-    "items",
+    "analysis",
     "text",
     "notes",
 }
@@ -148,7 +148,7 @@ def test_discover_finds_run_folders_three_levels_down_and_no_deeper(made, tmp_pa
 
 
 def test_the_data_holds_what_the_page_reads_and_nothing_else(made, view) -> None:
-    assert set(view.data) == KEYS and set(view.data["items"]) == {"difficulty", "discrimination", "suspect"}
+    assert set(view.data) == KEYS and set(view.data["analysis"]) == {"difficulty", "discrimination", "suspect"}
     assert all(set(r) == {"label", "path", "report"} for r in view.data["runs"])
     assert view.data["notes"] == view.notes == []
 
@@ -240,7 +240,7 @@ def test_the_items_columns_by_hand(made, view) -> None:
     truth = [by_id[i]["expected_risk"] for i in ids]
     names = list(made[2])
     f1 = [f1_score(truth, [preds[n][i] for i in ids], labels=RISKS, average="macro", zero_division=0) for n in names]
-    items = view.data["items"]
+    items = view.data["analysis"]
     for pos, i in enumerate(ids):
         right = [int(preds[n][i] == by_id[i]["expected_risk"]) for n in names]
         assert items["difficulty"][pos] == pytest.approx(sum(right) / 4)
@@ -250,7 +250,7 @@ def test_the_items_columns_by_hand(made, view) -> None:
     assert items["suspect"] == by_hand_suspects(made, 3) and sum(items["suspect"]) > 0
     runs = [read_run(p) for p in made[2].values()]
     (two,) = board_views(runs, made[0] / "page", n_boot=0, seed=0, strongest=2)
-    assert two.data["items"]["suspect"] == by_hand_suspects(made, 2) != items["suspect"]
+    assert two.data["analysis"]["suspect"] == by_hand_suspects(made, 2) != items["suspect"]
 
 
 def test_the_leaderboard_is_fcb_leaderboards_and_the_natural_ranking_its_twin(made, view) -> None:
@@ -321,8 +321,8 @@ def test_a_changed_cases_file_gives_no_text_and_says_why(made, tmp_path: Path) -
     (copied / "metrics.json").write_text(json.dumps(metrics))
     (only,) = board_views([read_run(copied)], tmp_path, n_boot=0, seed=0, strongest=3)
     assert only.data["text"] is None and only.notes[1].startswith(f"case text unavailable: {edited} is not the")
-    assert only.data["items"] is None  # one run: no items analysis, and a note says so
-    assert only.notes[0].startswith("the items analysis (difficulty, discrimination, suspects) needs at least 3")
+    assert only.data["analysis"] is None  # one run: no case analysis, and a note says so
+    assert only.notes[0].startswith("the case analysis (difficulty, discrimination, suspects) needs at least 3")
     assert only.data["notes"] == only.notes
 
 
@@ -356,7 +356,7 @@ def test_two_runs_of_one_detector_are_told_apart_by_folder(made, tmp_path: Path)
     runs = [read_run(folders["fair"]), read_run(again), read_run(folders["sharp"])]
     (only,) = board_views(runs, tmp_path, n_boot=0, seed=0, strongest=3)
     assert sorted(r["label"] for r in only.data["runs"]) == ["fair (fair)", "fair (fair-again)", "sharp"]
-    assert "two runs of detector 'fair'" in " ".join(only.notes)  # no items analysis over one detector twice
+    assert "two runs of detector 'fair'" in " ".join(only.notes)  # no case analysis over one detector twice
 
 
 def test_the_text_is_the_very_line_the_run_sent(tmp_path: Path) -> None:

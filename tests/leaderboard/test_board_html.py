@@ -200,7 +200,7 @@ def test_exit_codes(built: Path, tmp_path: Path) -> None:
     proc = run_cli("board", str(built / "runs" / "heuristic"), str(built / "runs" / "agreement"), "-o", str(out),
                    "--bootstrap", "0")  # fmt: skip
     assert proc.returncode == 0 and out.is_file(), proc.stderr
-    assert "2 runs" in proc.stderr and "items analysis" in proc.stderr  # two detectors: no items, and it says so
+    assert "2 runs" in proc.stderr and "case analysis" in proc.stderr  # two detectors: no analysis, and it says so
     leaderboard = out.read_text().split('class="num leaderboard"')[1].split("</table>")[0]
     rows = re.findall(r"<tr><td>(\d+=?)</td><td>([a-z-]+)</td>", leaderboard)
     assert sorted(name for _, name in rows) == ["agreement", "heuristic"]

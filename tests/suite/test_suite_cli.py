@@ -90,10 +90,12 @@ def test_every_pair_runs_once_and_the_board_gathers_them(tmp_path: Path, detecto
     for name, f in files.items():
         assert board_value(out, name, "web") == pytest.approx(web_macro_f1(f), abs=1e-12)
         assert board_value(out, name, "low") == pytest.approx(always_low_macro_f1(f), abs=1e-12)
-        items = json.loads((out / "board" / name / "items.json").read_text())  # three detectors: the analysis
+        items = json.loads((out / "board" / name / "case-analysis.json").read_text())  # three detectors: the analysis
         assert {d["detector"] for d in items["detectors"]} == {"agree", "low", "web"}
         assert len(items["cases"]) == SIZES[name]
-        assert (out / "board" / name / "items.md").is_file() and (out / "board" / name / "leaderboard.md").is_file()
+        assert (out / "board" / name / "case-analysis.md").is_file() and (
+            out / "board" / name / "leaderboard.md"
+        ).is_file()
         assert status_of(stdout, name, "web") == "ran"
     index = (out / "board" / "index.md").read_text()
     for name in files:
@@ -154,7 +156,7 @@ def test_a_failing_detector_fails_the_suite_and_the_others_still_run(tmp_path: P
         assert status_of(stdout, name, "missing") == status_of(stdout, name, "refusing") == "failed"
         assert status_of(stdout, name, "web") == "ran"
         assert board_value(out, name, "web") == pytest.approx(web_macro_f1(files[name]), abs=1e-12)
-        assert not (out / "board" / name / "items.json").exists()  # one detector ran: no case-level analysis
+        assert not (out / "board" / name / "case-analysis.json").exists()  # one detector ran: no case-level analysis
     assert server.stats()["count"] == 12 + 9
     assert refusing.stats()["count"] == 2  # one preflight request a data set, then that pair stopped
     assert "no-such-detector" in stderr

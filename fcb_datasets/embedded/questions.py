@@ -1,4 +1,4 @@
-"""Items: one question with its ground truth, plausible wrong answers and the phrases agents use for each.
+"""Questions: each with its ground truth, plausible wrong answers and the phrases agents use for each.
 
 Also the matching rule every later step relies on: an answer "states" a value when it mentions it (as a number or
 as a key term) and no rival.
@@ -14,7 +14,7 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class Item:
+class Question:
     """A question, its ground truth and wrong answers; ``wrongs[0]`` is the most tempting mistake."""
 
     subject: str
@@ -36,10 +36,10 @@ class Item:
         return self.claims.get(value, self.claim).format(value)
 
 
-def make_item(subject: str, question: str, claim: str, answers: Sequence[Sequence[str]], **extra: Any) -> Item:
-    """Build an Item from ``(value, reason, ...)`` rows, the ground truth first; empty reasons are dropped."""
+def make_question(subject: str, question: str, claim: str, answers: Sequence[Sequence[str]], **extra: Any) -> Question:
+    """Build an Question from ``(value, reason, ...)`` rows, the ground truth first; empty reasons are dropped."""
     reasons = {row[0]: tuple(r for r in row[1:] if r) for row in answers}
-    return Item(
+    return Question(
         subject=subject,
         question=question,
         claim=claim,
@@ -69,11 +69,11 @@ def mentions(text: str, value: str, numeric: bool) -> bool:
     return re.search(pattern, text.lower()) is not None
 
 
-def stated(item: Item, text: str) -> list[str]:
+def stated(item: Question, text: str) -> list[str]:
     return [v for v in item.values if mentions(text, v, item.numeric)]
 
 
-def item_problems(item: Item) -> list[str]:
+def question_problems(item: Question) -> list[str]:
     """Why an item cannot be used: duplicate values, or phrases that mention a rival answer."""
     keys = [as_decimal(v) if item.numeric else v.lower() for v in item.values]
     problems = [] if len(set(keys)) == len(keys) and len(item.wrongs) >= 2 else ["values are not distinct"]

@@ -1,4 +1,4 @@
-"""``fcb items`` on real run folders: five detectors served over HTTP on 127.0.0.1, each answering a chosen risk (or
+"""``fcb cases`` on real run folders: five detectors served over HTTP on 127.0.0.1, each answering a chosen risk (or
 a reply without one, an error) per case, evaluated by the real CLI. Every figure is checked against a second
 computation written here from the chosen answers alone: macro-F1 with scikit-learn, difficulty by counting, the
 point-biserial correlation by its textbook formula, the suspect list by its stated rule."""
@@ -111,11 +111,11 @@ def test_figures_match_a_computation_from_the_chosen_answers(
     cases = [json.loads(line) for line in cases_file.read_text().splitlines()]
     answers = choose_answers(cases)
     runs = [evaluate(cases_file, answers[n], n, detector_server, tmp_path / "runs" / n) for n in RIGHT_SHARE]
-    proc = run_cli("items", *map(str, runs), "--out", str(tmp_path / "items"))
+    proc = run_cli("cases", *map(str, runs), "--out", str(tmp_path / "cases"))
     assert proc.returncode == 0, proc.stderr
-    doc = json.loads((tmp_path / "items" / "items.json").read_text())
-    assert documents.check("items", doc) == []
-    assert list(documents.validator("items").iter_errors(doc)) == []
+    doc = json.loads((tmp_path / "cases" / "case-analysis.json").read_text())
+    assert documents.check("case-analysis", doc) == []
+    assert list(documents.validator("case-analysis").iter_errors(doc)) == []
 
     ids = [c["id"] for c in cases]
     truth = [c["expected_risk"] for c in cases]
@@ -170,11 +170,11 @@ def test_figures_match_a_computation_from_the_chosen_answers(
     assert summary["all_right"] == sum(all(answers[n][i] == t for n in names) for i, t in zip(ids, truth, strict=True))
     assert summary["discrimination_undefined"] == sum(c["discrimination"] is None for c in doc["cases"])
 
-    markdown = (tmp_path / "items" / "items.md").read_text()
+    markdown = (tmp_path / "cases" / "case-analysis.md").read_text()
     section = markdown.split("### Suspect labels")[1].split("###")[0]
     listed = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| FCB-")]
     assert listed == [s[2] for s in suspects][:20]
-    printed = run_cli("items", *map(str, runs), "--format", "json")
+    printed = run_cli("cases", *map(str, runs), "--format", "json")
     assert printed.returncode == 0 and json.loads(printed.stdout) == doc
 
 
@@ -189,12 +189,12 @@ def test_runs_on_different_data_sets_are_refused(cases_file: Path, tmp_path: Pat
         out = tmp_path / spec.split(":")[1]
         assert run_cli("eval", str(cases), "-d", spec, "--out", str(out), "--bootstrap", "0", "-q").returncode == 0
         runs.append(str(out))
-    proc = run_cli("items", *runs)
+    proc = run_cli("cases", *runs)
     assert proc.returncode == 2 and proc.stdout == ""
-    assert "fcb items: the runs are on 2 different data sets" in proc.stderr
+    assert "fcb cases: the runs are on 2 different data sets" in proc.stderr
     assert "cases.jsonl (sha256" in proc.stderr and "other.jsonl (sha256" in proc.stderr
     assert "give runs of one data set" in proc.stderr
-    ok = run_cli("items", *runs[:2], "--strongest", "2", "--format", "json")  # the two of one data set are fine
+    ok = run_cli("cases", *runs[:2], "--strongest", "2", "--format", "json")  # the two of one data set are fine
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["summary"]["detectors"] == 2
 
@@ -210,12 +210,18 @@ def test_runs_on_different_cases_and_a_detector_given_twice_are_refused(cases_fi
     metrics = json.loads((Path(again) / "metrics.json").read_text())
     metrics["detector"]["label"] = "a"  # as two runs given the same --name
     (Path(again) / "metrics.json").write_text(json.dumps(metrics))
-    twice = run_cli("items", first, second, again)
+    twice = run_cli("cases", first, second, again)
     assert twice.returncode == 2 and "two runs of detector 'a'" in twice.stderr
     limited = run("limited", "--limit", "10")
-    proc = run_cli("items", first, second, limited)
+    proc = run_cli("cases", first, second, limited)
     assert proc.returncode == 2
     assert f"{limited}: 10 of the data set's {N_CASES} cases, and {N_CASES - 10} case(s) are in one" in proc.stderr
     assert "every run must hold the same cases" in proc.stderr
-    few = run_cli("items", first, second)
+    few = run_cli("cases", first, second)
     assert few.returncode == 2 and "at least --strongest (3) runs" in few.stderr
+
+
+def test_the_old_names_fcb_items_and_the_items_schema_still_work() -> None:
+    shown = run_cli("items", "--help")
+    assert shown.returncode == 0 and shown.stdout == run_cli("cases", "--help").stdout and "--strongest" in shown.stdout
+    assert run_cli("schema", "items").stdout == run_cli("schema", "case-analysis").stdout != ""

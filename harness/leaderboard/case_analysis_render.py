@@ -1,10 +1,10 @@
-"""Render the case-level analysis (`harness.leaderboard.items`) as Markdown or JSON."""
+"""Render the case-level analysis (`harness.leaderboard.case_analysis`) as Markdown or JSON."""
 
 from __future__ import annotations
 
 import orjson
 
-from harness.documents import ItemsCase, ItemsDocument
+from harness.documents import CaseAnalysisCase, CaseAnalysisDocument
 from harness.report.markdown import md_text
 from harness.tables import figure, table
 
@@ -16,7 +16,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return table(rows, headers=header, tablefmt="github") if rows else "(none)"
 
 
-def detector_rows(doc: ItemsDocument) -> list[list[str]]:
+def detector_rows(doc: CaseAnalysisDocument) -> list[list[str]]:
     ordered = sorted(doc["detectors"], key=lambda d: -d["macro_f1"])
     return [
         [
@@ -30,7 +30,7 @@ def detector_rows(doc: ItemsDocument) -> list[list[str]]:
     ]
 
 
-def suspect_rows(doc: ItemsDocument, top: int) -> list[list[str]]:
+def suspect_rows(doc: CaseAnalysisDocument, top: int) -> list[list[str]]:
     n = doc["summary"]["detectors"]
     return [
         [md_text(s["id"]), md_text(s["category"]), s.get("origin", ""), s["expected"], s["predicted"],
@@ -39,7 +39,7 @@ def suspect_rows(doc: ItemsDocument, top: int) -> list[list[str]]:
     ]  # fmt: skip
 
 
-def case_rows(cases: list[ItemsCase]) -> list[list[str]]:
+def case_rows(cases: list[CaseAnalysisCase]) -> list[list[str]]:
     return [
         [md_text(c["id"]), md_text(c["category"]), c["expected"], c["predicted"], f"{c['right']}",
          str(c["errored"]), figure(c["difficulty"]), figure(c["discrimination"])]
@@ -47,14 +47,14 @@ def case_rows(cases: list[ItemsCase]) -> list[list[str]]:
     ]  # fmt: skip
 
 
-def least_discriminating(doc: ItemsDocument, top: int) -> list[ItemsCase]:
+def least_discriminating(doc: CaseAnalysisDocument, top: int) -> list[CaseAnalysisCase]:
     """Cases with a negative discrimination, most negative first: the weaker detectors get them right more often
     than the stronger ones (a label or a case to read)."""
     negative = [c for c in doc["cases"] if c["discrimination"] is not None and c["discrimination"] < 0]
     return sorted(negative, key=lambda c: (c["discrimination"], c["id"]))[:top]
 
 
-def to_markdown(doc: ItemsDocument, top: int = DEFAULT_TOP) -> str:
+def to_markdown(doc: CaseAnalysisDocument, top: int = DEFAULT_TOP) -> str:
     ds, s, m = doc["dataset"], doc["summary"], doc["method"]
     order = ", ".join(md_text(d["detector"]) for d in doc["detectors"])
     negative = least_discriminating(doc, top)
@@ -100,5 +100,5 @@ def _more(count: int, top: int) -> list[str]:
     return ["", f"... and {count - top} more (--top, or --format json for every case)"] if count > top else []
 
 
-def to_json(doc: ItemsDocument) -> str:
+def to_json(doc: CaseAnalysisDocument) -> str:
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()

@@ -1,7 +1,7 @@
-"""``fcb items --format json``: case-level analysis over several detectors' runs on one data set. Written by
-``harness/leaderboard/items.py``: how many detectors get each case right (difficulty), how well being right on it
-tracks a detector's overall score (discrimination), and the cases whose label the strongest detectors all dispute
-the same way (suspect labels)."""
+"""``fcb cases --format json``: case-level analysis over several detectors' runs on one data set. Written by
+``harness/leaderboard/case_analysis.py``: how many detectors get each case right (difficulty), how well being right
+on it tracks a detector's overall score (discrimination), and the cases whose label the strongest detectors all
+dispute the same way (suspect labels)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from harness.vocabulary import Origin, Risk
 Correlation = Annotated[float, Limits(ge=-1.0000001, le=1.0000001)]  # a correlation may round a hair past 1
 
 
-class ItemsDetector(TypedDict):
+class CaseAnalysisDetector(TypedDict):
     detector: Annotated[Text, Doc("the run's --name, or its detector spec")]
     spec: Text
     run: Annotated[str, Doc("the run folder")]
@@ -26,10 +26,10 @@ class ItemsDetector(TypedDict):
     complete: Annotated[bool, Doc("the run finished every case of its data set (false: a --limit run)")]
 
 
-configure(ItemsDetector, extra="forbid")
+configure(CaseAnalysisDetector, extra="forbid")
 
 
-class ItemsCase(TypedDict):
+class CaseAnalysisCase(TypedDict):
     id: Text
     category: Text
     origin: NotRequired[Origin]
@@ -52,10 +52,10 @@ class ItemsCase(TypedDict):
     suspect: Annotated[bool, Doc("listed in suspects")]
 
 
-configure(ItemsCase, extra="forbid")
+configure(CaseAnalysisCase, extra="forbid")
 
 
-class ItemsSuspect(TypedDict):
+class CaseAnalysisSuspect(TypedDict):
     id: Text
     category: Text
     origin: NotRequired[Origin]
@@ -67,10 +67,10 @@ class ItemsSuspect(TypedDict):
     discrimination: Correlation | None
 
 
-configure(ItemsSuspect, extra="forbid")
+configure(CaseAnalysisSuspect, extra="forbid")
 
 
-class ItemsSummary(TypedDict):
+class CaseAnalysisSummary(TypedDict):
     cases: Annotated[Count, Doc("cases analysed: every run holds these (dataset.cases when the runs are complete)")]
     detectors: Positive
     strongest: Annotated[Positive, Doc("detectors counted as strongest (more than --strongest on a tie)")]
@@ -84,10 +84,10 @@ class ItemsSummary(TypedDict):
     mean_difficulty: Share | None
 
 
-configure(ItemsSummary, extra="forbid")
+configure(CaseAnalysisSummary, extra="forbid")
 
 
-class ItemsMethod(TypedDict):
+class CaseAnalysisMethod(TypedDict):
     score: Literal["macro_f1"]
     strongest_requested: Annotated[Positive, Doc("--strongest: how many of the best detectors decide a suspect")]
     difficulty: str
@@ -96,24 +96,24 @@ class ItemsMethod(TypedDict):
     errors: str
 
 
-configure(ItemsMethod, extra="forbid")
+configure(CaseAnalysisMethod, extra="forbid")
 
 
-class ItemsDocument(TypedDict):
-    """``fcb items --format json``: the case-level analysis of runs of several detectors on one data set."""
+class CaseAnalysisDocument(TypedDict):
+    """``fcb cases --format json``: the case-level analysis of runs of several detectors on one data set."""
 
     dataset: BoardDataset
-    method: ItemsMethod
-    summary: ItemsSummary
-    detectors: Annotated[list[ItemsDetector], Limits(min_length=2)]
-    suspects: Annotated[list[ItemsSuspect], Doc("most suspect first: more detectors agreeing, then farther off")]
-    cases: Annotated[list[ItemsCase], Doc("every case, in id order")]
+    method: CaseAnalysisMethod
+    summary: CaseAnalysisSummary
+    detectors: Annotated[list[CaseAnalysisDetector], Limits(min_length=2)]
+    suspects: Annotated[list[CaseAnalysisSuspect], Doc("most suspect first: more detectors agreeing, then farther off")]
+    cases: Annotated[list[CaseAnalysisCase], Doc("every case, in id order")]
 
 
 titled(
-    ItemsDocument,
-    "fcb items --format json: per-case difficulty, discrimination and suspect labels over several detectors' runs",
-    "Written by harness/leaderboard/items.py (harness.documents.ItemsDocument). All runs are on one data set "
-    "(one sha256) and hold the same cases (summary.cases: all of the data set's, or the same --limit in each). An "
-    "undefined figure is null.",
+    CaseAnalysisDocument,
+    "fcb cases --format json: per-case difficulty, discrimination and suspect labels over several detectors' runs",
+    "Written by harness/leaderboard/case_analysis.py (harness.documents.CaseAnalysisDocument). All runs are on one "
+    "data set (one sha256) and hold the same cases (summary.cases: all of the data set's, or the same --limit in "
+    "each). An undefined figure is null.",
 )

@@ -1,4 +1,4 @@
-"""The audit's view of a case (`Item`), its settings, and how it reads text; the split by source item."""
+"""The audit's view of a case (`CaseView`), its settings, and how it reads text; the split by source item."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ TOKEN_PATTERN = r"(?u)\b\w+\b"  # single letters and digits count: "A: 7" is a h
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
+class CaseView:
     """What the audit needs of one case."""
 
     file: Side
@@ -49,7 +49,7 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def item_from_case(case: dict[str, Any], file: Side, line: int) -> Item:
+def case_view(case: dict[str, Any], file: Side, line: int) -> CaseView:
     """The audit's view of one schema-valid case."""
     source = case["source"]
     if isinstance(source, str):  # "original": the question is the only identity there is
@@ -58,7 +58,7 @@ def item_from_case(case: dict[str, Any], file: Side, line: int) -> Item:
         dataset, identity = source["dataset"], f"{source['dataset']}:{source['item']}"
     tags = set(case.get("tags", ()))
     origin: CaseOrigin = next((o for tag, o in ORIGINS.items() if tag in tags), "unknown")
-    return Item(
+    return CaseView(
         file=file,
         line=line,
         case_id=case["id"],
@@ -75,10 +75,10 @@ def item_from_case(case: dict[str, Any], file: Side, line: int) -> Item:
     )
 
 
-def split_by_source_item(items: Sequence[Item], seed: int) -> tuple[list[Item], list[Item]]:
+def split_by_source_item(items: Sequence[CaseView], seed: int) -> tuple[list[CaseView], list[CaseView]]:
     """Half/half by a seeded hash of each case's source identity, so one source item lands on one side only."""
-    train: list[Item] = []
-    test: list[Item] = []
+    train: list[CaseView] = []
+    test: list[CaseView] = []
     for it in items:
         digest = hashlib.sha256(f"{seed}:{it.source_identity}".encode()).digest()
         side = test if digest[0] & 1 else train

@@ -1,5 +1,5 @@
-"""The case-level analysis's pure parts (`harness.leaderboard.items`) on hand-built arrays and in-memory runs, each
-figure against arithmetic in a comment or a formula written here."""
+"""The case-level analysis's pure parts (`harness.leaderboard.case_analysis`) on hand-built arrays and in-memory runs,
+each figure against arithmetic in a comment or a formula written here."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ import pytest
 
 from harness import documents
 from harness.errors import IncomparableRuns, RunLoadError, UsageError
-from harness.leaderboard.items import (
+from harness.leaderboard.case_analysis import (
+    case_analysis,
     check_runs,
     correct,
     difficulty,
     discrimination,
-    items_document,
     strongest,
     summary,
     suspect_cases,
     suspect_order,
 )
-from harness.leaderboard.items_render import least_discriminating, to_markdown
+from harness.leaderboard.case_analysis_render import least_discriminating, to_markdown
 from harness.leaderboard.runs import Run
 
 E = 3  # an errored prediction (harness.metrics.ERROR)
@@ -167,8 +167,8 @@ def test_the_document_of_five_detectors_on_six_untagged_cases() -> None:
         "E": (0.0, [2, 0, 1, 0, 2, 0]),
     }
     runs = [fake_run(n, p, f1=f, truth=truth, categories=cats, origins=None) for n, (f, p) in table.items()]
-    doc = items_document(runs, k=3)
-    assert documents.check("items", doc) == []
+    doc = case_analysis(runs, k=3)
+    assert documents.check("case-analysis", doc) == []
     assert doc["detectors"] == [
         {"detector": n, "spec": f"x:{n}", "run": f"/runs/{n}", "macro_f1": f, "errors": int(n in "BD"),
          "strongest": n in "ABC", "complete": True}
@@ -230,7 +230,7 @@ def test_the_document_from_runs_in_memory() -> None:
         fake_run("c", [0, 0, 1, 1], f1=0.6),
         fake_run("d", [1, 0, 0, 0], f1=0.25),
     ]
-    doc = items_document(runs, k=3)
+    doc = case_analysis(runs, k=3)
     assert [d["strongest"] for d in doc["detectors"]] == [True, True, True, False]
     assert [d["errors"] for d in doc["detectors"]] == [0, 1, 0, 0]
     cases = doc["cases"]
@@ -264,7 +264,7 @@ def test_markdown_lists_suspects_and_negative_discrimination() -> None:
         fake_run("c", [0, 0, 1, 0], f1=0.6),
         fake_run("d", [1, 0, 0, 1], f1=0.25),
     ]
-    doc = items_document(runs, k=3)
+    doc = case_analysis(runs, k=3)
     # case 3 (medium): right by b (0.7) and d (0.25), wrong by a (0.9) and c (0.6): M1 0.475 < M0 0.75, negative;
     # case 2 (low): right by a, b, d: M1 (0.9+0.7+0.25)/3 = 0.617 > M0 0.6, positive
     negative = least_discriminating(doc, 10)
@@ -297,7 +297,7 @@ def test_runs_that_cannot_be_analysed_together_are_refused(tmp_path: Path) -> No
     )
     limited = [fake_run(n, [0, 0, 0], complete=False) for n in "xyz"]
     check_runs(limited, 3)  # three runs stopped at the same cases: analysed on those
-    assert items_document(limited)["summary"]["cases"] == 3
+    assert case_analysis(limited)["summary"]["cases"] == 3
     with pytest.raises(UsageError) as twice:
         check_runs([*good, fake_run("a", [1, 1, 1, 1], path=Path("/runs/a2"))], 3)
     assert str(twice.value) == (
@@ -308,7 +308,7 @@ def test_runs_that_cannot_be_analysed_together_are_refused(tmp_path: Path) -> No
         check_runs([*good, fake_run("z", [1, 1, 1, 1], f1=None)], 3)
     baseline = tmp_path / "main.json"
     baseline.write_text("{}")
-    with pytest.raises(RunLoadError, match=r"main\.json: a baseline file; fcb items reads run folders"):
+    with pytest.raises(RunLoadError, match=r"main\.json: a baseline file; fcb cases reads run folders"):
         check_runs([*good, fake_run("q", [1, 1, 1, 1], path=baseline)], 3)
     with pytest.raises(
         UsageError, match=r"^2 run\(s\) given; case-level analysis needs at least --strongest \(3\) runs$"

@@ -1,5 +1,5 @@
-"""``fcb items``: case-level analysis over several detectors' runs on one data set (difficulty, discrimination,
-suspect labels)."""
+"""``fcb cases`` (formerly ``fcb items``, a name that still works): case-level analysis over several detectors'
+runs on one data set (difficulty, discrimination, suspect labels)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from pathlib import Path
 from harness.cli.common import EXIT_OK
 from harness.cli.options import non_negative_int, positive_int
 
-JSON_FILE, MARKDOWN_FILE = "items.json", "items.md"
+JSON_FILE, MARKDOWN_FILE = "case-analysis.json", "case-analysis.md"
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
-        "items", help="per-case difficulty, discrimination and suspect labels over several detectors' runs"
+        "cases",
+        aliases=["items"],  # its name before: an item is one unit of a run (a case, an epoch, a variant)
+        help="per-case difficulty, discrimination and suspect labels over several detectors' runs",
     )
     p.add_argument(
         "runs", nargs="+", metavar="RUN_DIR_OR_GLOB", help="complete runs of different detectors, one data set"
@@ -37,14 +39,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     from harness.errors import RunLoadError
     from harness.files import atomic_write
-    from harness.leaderboard.items import items_document
-    from harness.leaderboard.items_render import to_json, to_markdown
+    from harness.leaderboard.case_analysis import case_analysis
+    from harness.leaderboard.case_analysis_render import to_json, to_markdown
     from harness.leaderboard.runs import find_runs, read_run
 
     runs = [read_run(p) for p in find_runs(args.runs)]
     if not runs:
         raise RunLoadError(f"no runs found in {' '.join(args.runs)}")
-    doc = items_document(runs, k=args.strongest)
+    doc = case_analysis(runs, k=args.strongest)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ whose label the strongest detectors all dispute with the same prediction (suspec
 for a label error).
 
 Pure functions over aligned arrays (`harness.leaderboard.runs.align`): ``right`` is a detectors x cases matrix of
-booleans, ``scores`` each detector's headline macro-F1. `items_document` checks the runs and puts it all together;
+booleans, ``scores`` each detector's headline macro-F1. `case_analysis` checks the runs and puts it all together;
 the board can call the parts directly.
 
 An errored prediction is wrong for difficulty and discrimination (as in every metric of a run), is counted apart
@@ -19,7 +19,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.documents import ItemsCase, ItemsDetector, ItemsDocument, ItemsMethod, ItemsSummary, ItemsSuspect
+from harness.documents import (
+    CaseAnalysisCase,
+    CaseAnalysisDetector,
+    CaseAnalysisDocument,
+    CaseAnalysisMethod,
+    CaseAnalysisSummary,
+    CaseAnalysisSuspect,
+)
 from harness.errors import IncomparableRuns, RunLoadError, UsageError
 from harness.leaderboard.runs import Run, align, aligned_origins
 from harness.metrics import ERROR
@@ -139,7 +146,7 @@ def check_runs(runs: Sequence[Run], k: int) -> None:
     seen: dict[str, Run] = {}
     for run in runs:
         if run.path.is_file():
-            raise RunLoadError(f"{run.path}: a baseline file; fcb items reads run folders")
+            raise RunLoadError(f"{run.path}: a baseline file; fcb cases reads run folders")
         if not np.array_equal(run.ids, runs[0].ids):
             only = len(set(runs[0].ids) ^ set(run.ids))
             raise RunLoadError(
@@ -157,7 +164,7 @@ def check_runs(runs: Sequence[Run], k: int) -> None:
         seen[run.label] = run
 
 
-def items_document(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> ItemsDocument:
+def case_analysis(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> CaseAnalysisDocument:
     """The case-level analysis of ``runs`` (distinct detectors on the same cases of one data set; `check_runs`)."""
     check_runs(runs, k)
     ids, categories, y_true, preds = align(list(runs))
@@ -171,8 +178,8 @@ def items_document(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> ItemsD
     agreeing = (stack == shared).sum(axis=0)
     distance = np.abs(shared - y_true)
 
-    def case(i: int) -> ItemsCase:
-        row: ItemsCase = {
+    def case(i: int) -> CaseAnalysisCase:
+        row: CaseAnalysisCase = {
             "id": str(ids[i]),
             "category": str(categories[i]),
             "expected": RISKS[y_true[i]],
@@ -187,8 +194,8 @@ def items_document(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> ItemsD
             row["origin"] = origins[i]
         return row
 
-    def suspect(i: int) -> ItemsSuspect:
-        row: ItemsSuspect = {
+    def suspect(i: int) -> CaseAnalysisSuspect:
+        row: CaseAnalysisSuspect = {
             "id": str(ids[i]),
             "category": str(categories[i]),
             "expected": RISKS[y_true[i]],
@@ -204,7 +211,7 @@ def items_document(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> ItemsD
 
     suspects = [suspect(i) for i in suspect_order(ids, shared, agreeing, distance)]
     in_best = set(best.tolist())
-    detectors: list[ItemsDetector] = [
+    detectors: list[CaseAnalysisDetector] = [
         {"detector": run.label, "spec": run.detector, "run": str(run.path), "macro_f1": float(scores[j]),
          "errors": int(errored[j].sum()), "strongest": j in in_best, "complete": run.complete}
         for j, run in enumerate(runs)
@@ -220,14 +227,14 @@ def items_document(runs: Sequence[Run], *, k: int = DEFAULT_STRONGEST) -> ItemsD
     }
 
 
-def method(k: int) -> ItemsMethod:
+def method(k: int) -> CaseAnalysisMethod:
     """How each figure is defined, as the document states it."""
     return {"score": "macro_f1", "strongest_requested": k, **DEFINITIONS}  # type: ignore[typeddict-item]
 
 
 def summary(
     right: np.ndarray, errored: np.ndarray, disc: Sequence[float | None], n_best: int, n_suspects: int
-) -> ItemsSummary:
+) -> CaseAnalysisSummary:
     """The counts over all cases."""
     n_cases = right.shape[1]
     return {
