@@ -274,7 +274,7 @@ def _synthetic_runs(tmp: Path, n_runs: int = 200, n_cases: int = 9999) -> Path:
     import numpy as np
 
     from harness.cases.reader import scan
-    from harness.metrics import compute
+    from harness.figures import compute
     from harness.report.text import write_reports
     from harness.runfolder.journal import record
     from harness.types import RISKS, Prediction
@@ -354,7 +354,7 @@ def bench_profile(tmp: Path) -> dict[str, Any]:
         "call the detector": ("harness/run/runner.py", "_assess"),
         "journal (JournalWriter.write)": ("harness/runfolder/journal.py", "write"),
         "journal in file order (journal.in_file_order)": ("harness/runfolder/journal.py", "in_file_order"),
-        "metrics (metrics.compute)": ("harness/metrics.py", "compute"),
+        "metrics (figures.compute)": ("harness/figures.py", "compute"),
         "reports (report.text.write_reports)": ("harness/report/text.py", "write_reports"),
     }
     total = sum(v[3] for k, v in stats.stats.items() if k[2] == "run" and k[0].endswith("harness/run/runner.py"))

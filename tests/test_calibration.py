@@ -14,6 +14,7 @@ import pytest
 from sklearn.calibration import calibration_curve
 
 from harness import calibration as cal
+from harness import figures as fig
 from harness import metrics as m
 from harness.documents import check
 from harness.report.text import calibration_note, headline_rows, render_markdown
@@ -113,7 +114,7 @@ HAND_ECE = 3.41 / 7
 
 
 def hand_scores(**kwargs: Any) -> dict[str, Any]:
-    scores = m.compute(HAND_LABELS, HAND_OUTCOMES, wall_s=1.0, **kwargs)["scores"]
+    scores = fig.compute(HAND_LABELS, HAND_OUTCOMES, wall_s=1.0, **kwargs)["scores"]
     assert scores is not None
     return dict(scores)
 
@@ -212,7 +213,7 @@ def test_empty_bins_have_no_mean_and_add_nothing() -> None:
 def test_no_scores_at_all_gives_no_ece_and_the_report_says_so() -> None:
     outcomes = {o.case_id: o for o in [ok("FCB-0001", "high", None), ok("FCB-0002", "low", None), failed("FCB-0003")]}
     labels = HAND_LABELS[:3]
-    metrics = m.compute(labels, outcomes, wall_s=1.0, n_boot=50)
+    metrics = fig.compute(labels, outcomes, wall_s=1.0, n_boot=50)
     assert metrics["scores"] is None
     assert not any(row[0].startswith("ECE") for row in headline_rows(metrics))
     note = calibration_note(metrics)
@@ -284,14 +285,14 @@ def document(metrics: Any) -> Any:
 
 
 def test_metrics_json_holds_the_calibration_by_its_schema() -> None:
-    doc = orjson.loads(orjson.dumps(document(m.compute(HAND_LABELS, HAND_OUTCOMES, wall_s=1.0, n_boot=200, seed=7))))
+    doc = orjson.loads(orjson.dumps(document(fig.compute(HAND_LABELS, HAND_OUTCOMES, wall_s=1.0, n_boot=200, seed=7))))
     assert check("metrics", doc) == []
     doc["metrics"]["scores"]["calibration"]["diagram"][0]["count"] = -1
     assert [f for f, _ in check("metrics", doc)] == ["metrics.scores.calibration.diagram.0.count"]
 
 
 def test_report_md_states_the_ece_its_interval_its_bins_and_the_diagram() -> None:
-    metrics = m.compute(HAND_LABELS, HAND_OUTCOMES, wall_s=1.0, n_boot=200, seed=7)
+    metrics = fig.compute(HAND_LABELS, HAND_OUTCOMES, wall_s=1.0, n_boot=200, seed=7)
     block = metrics["scores"]["calibration"]  # type: ignore[index]
     lo, hi = block["ece_ci95"]
     md = render_markdown(document(metrics))

@@ -25,6 +25,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from harness import figures as fig
 from harness import metrics as m
 from harness.types import CATEGORIES, CATEGORY_RISK, ERROR_KINDS, RISKS, CaseLabels, Outcome
 
@@ -147,7 +148,7 @@ def test_every_figure_of_an_empty_matrix_is_undefined_alike() -> None:
     for name, value in m.headline_batch(cm, m.present_classes(cm)).items():
         assert np.isnan(value), name
         assert m.defined(value) is None, name
-    assert all(m.headline(cm, np.array([], dtype=np.int64), np.array([], dtype=np.int64), n_boot=0, seed=0)[name]
+    assert all(fig.headline(cm, np.array([], dtype=np.int64), np.array([], dtype=np.int64), n_boot=0, seed=0)[name]
                is None for name in m.HEADLINE_METRICS)  # fmt: skip
 
 
@@ -468,7 +469,7 @@ OUTCOMES = {
 @pytest.fixture
 def result() -> dict:
     # function-scoped (a few milliseconds): mutation testing credits each test with the calls it makes itself
-    return m.compute(LABELS, OUTCOMES, wall_s=5.0, n_boot=400, seed=3)
+    return fig.compute(LABELS, OUTCOMES, wall_s=5.0, n_boot=400, seed=3)
 
 
 def test_compute_counts_and_confusion(result: dict) -> None:
@@ -519,7 +520,7 @@ def test_compute_bootstrap_intervals(result: dict) -> None:
     lo, hi = result["macro_f1_ci95"]
     assert 0.0 <= lo <= hi <= 1.0
     assert result["bootstrap"] == {"resamples": 400, "seed": 3, "method": "percentile"}
-    assert "accuracy_ci95" not in m.compute(LABELS, OUTCOMES, wall_s=5.0, n_boot=0)
+    assert "accuracy_ci95" not in fig.compute(LABELS, OUTCOMES, wall_s=5.0, n_boot=0)
 
 
 def test_compute_scores(result: dict) -> None:
@@ -638,7 +639,7 @@ def test_compute_result_is_json(result: dict) -> None:
 
 
 def test_compute_with_no_cases() -> None:
-    res = m.compute([], {}, wall_s=0.0)
+    res = fig.compute([], {}, wall_s=0.0)
     assert res["n_cases"] == 0 and res["n_not_run"] == 0
     # undefined figures are None (the policy in harness/metrics.py), not 0: no cases make no claim
     assert res["accuracy"] is None and res["macro_f1"] is None and res["error_rate"] is None
@@ -693,7 +694,7 @@ def test_compute_never_raises_and_is_json(
     run: tuple[list[CaseLabels], dict[str, Outcome]], wall_s: float, n_boot: int, seed: int
 ) -> None:
     labels, outcomes = run
-    res = m.compute(labels, outcomes, wall_s=wall_s, n_boot=n_boot, seed=seed)
+    res = fig.compute(labels, outcomes, wall_s=wall_s, n_boot=n_boot, seed=seed)
     orjson.dumps(res)  # raises on numpy scalars and other non-JSON types
     json.dumps(res, allow_nan=False)  # and no NaN or infinity hides in it
     n_run = sum(1 for lab_ in labels if lab_.case_id in outcomes)
@@ -802,7 +803,7 @@ def test_headline_figures_of_a_matrix_with_distinct_cells() -> None:
     assert float(figures["macro_f1"]) == pytest.approx((12 / 29 + 18 / 37 + 20 / 54) / 3)
     assert float(figures["weighted_kappa"]) == pytest.approx(_sk_kappa(y_true, y_pred))
     # the document's headline gives the same figures
-    doc = m.headline(cm, y_true, y_pred, n_boot=0, seed=0)
+    doc = fig.headline(cm, y_true, y_pred, n_boot=0, seed=0)
     assert doc["false_alarm_rate"] == pytest.approx(3 / 12)
     assert doc["high_risk_recall"] == pytest.approx(10 / 36)
     assert doc["error_rate"] == pytest.approx(12 / 66)
@@ -945,14 +946,14 @@ def test_headlines_draw_chunks_sized_by_memory(monkeypatch: pytest.MonkeyPatch) 
     idx = np.random.default_rng(9).integers(0, 5000, size=(120, 5000))
     made = record_generators(monkeypatch)
     _, boot = m.paired_headline(y_true, [y_pred], n_boot=120, seed=9)
-    m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=120, seed=9)
+    fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=120, seed=9)
     assert [r.sizes for r in made] == [[(50, 5000), (50, 5000), (20, 5000)]] * 2
     np.testing.assert_allclose(boot["accuracy"][0], (y_true[idx] == y_pred[idx]).mean(axis=1))
 
 
 def test_headline_intervals_come_from_the_seeded_resamples() -> None:
     y_true, y_pred = _typical(n=40, seed=8)
-    out = m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=150, seed=21)
+    out = fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=150, seed=21)
     # 40 cases: chunks of 100, so 150 resamples are drawn as 100 then 50 from default_rng(21)
     rng = np.random.default_rng(21)
     idx = np.concatenate([rng.integers(0, 40, size=(b, 40)) for b in (100, 50)])
@@ -962,7 +963,7 @@ def test_headline_intervals_come_from_the_seeded_resamples() -> None:
     assert out["accuracy_ci95"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])), abs=1e-12)
     assert out["macro_f1_ci95"] == pytest.approx(list(np.percentile(f1, [2.5, 97.5])), abs=1e-12)
     assert out["bootstrap"] == {"resamples": 150, "seed": 21, "method": "percentile"}
-    again = m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=150, seed=21)
+    again = fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=150, seed=21)
     assert again["accuracy_ci95"] == out["accuracy_ci95"] and again["macro_f1_ci95"] == out["macro_f1_ci95"]
 
 
@@ -1108,7 +1109,7 @@ ORIGIN_OUTCOMES = {
 
 
 def test_headline_real_by_hand() -> None:
-    block = m.headline_real(ORIGIN_LABELS, ORIGIN_OUTCOMES, n_boot=0, seed=0)
+    block = fig.headline_real(ORIGIN_LABELS, ORIGIN_OUTCOMES, n_boot=0, seed=0)
     assert block is not None
     assert block["origins"] == ["natural", "assembled"]
     # natural and assembled: 11 cases, R04 and R07 not run -> 9 evaluated, 2 not run (constructed C02 is not counted)
@@ -1128,7 +1129,7 @@ def test_headline_real_by_hand() -> None:
 
 
 def test_headline_real_intervals_are_seeded() -> None:
-    block = m.headline_real(ORIGIN_LABELS, ORIGIN_OUTCOMES, n_boot=80, seed=13)
+    block = fig.headline_real(ORIGIN_LABELS, ORIGIN_OUTCOMES, n_boot=80, seed=13)
     assert block is not None
     # the 9 evaluated real cases in label order: R01 R02 R03 R05 R06 R08 R09 R10 R11
     y_true = np.array([2, 0, 1, 0, 2, 1, 2, 0, 0])
@@ -1138,14 +1139,14 @@ def test_headline_real_intervals_are_seeded() -> None:
     assert block["accuracy_ci95"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])))
     assert block["bootstrap"] == {"resamples": 80, "seed": 13, "method": "percentile"}
     # compute passes its resamples and seed on
-    res = m.compute(ORIGIN_LABELS, ORIGIN_OUTCOMES, wall_s=1.0, n_boot=80, seed=13)
+    res = fig.compute(ORIGIN_LABELS, ORIGIN_OUTCOMES, wall_s=1.0, n_boot=80, seed=13)
     assert res["headline_real"]["accuracy_ci95"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])))
     assert res["headline_real"]["bootstrap"] == {"resamples": 80, "seed": 13, "method": "percentile"}
 
 
 def test_headline_real_without_a_real_case() -> None:
     labels = [lab_ for lab_ in ORIGIN_LABELS if "origin_constructed" in lab_.tags]
-    block = m.headline_real(labels, ORIGIN_OUTCOMES, n_boot=10, seed=0)
+    block = fig.headline_real(labels, ORIGIN_OUTCOMES, n_boot=10, seed=0)
     assert block is not None
     assert (block["n_cases"], block["n_not_run"]) == (0, 0)
     assert all(block[name] is None for name in m.HEADLINE_METRICS)
@@ -1154,16 +1155,16 @@ def test_headline_real_without_a_real_case() -> None:
 
 def test_headline_real_none_without_origin_tags() -> None:
     labels = [lab_ for lab_ in ORIGIN_LABELS if not lab_.tags]
-    assert m.headline_real(labels, ORIGIN_OUTCOMES, n_boot=10, seed=0) is None
-    assert not m.has_origins(labels)
-    assert m.has_origins(ORIGIN_LABELS)
-    assert m.has_origins([origin_lab("FCB-0401", "low", "constructed")])
+    assert fig.headline_real(labels, ORIGIN_OUTCOMES, n_boot=10, seed=0) is None
+    assert not fig.has_origins(labels)
+    assert fig.has_origins(ORIGIN_LABELS)
+    assert fig.has_origins([origin_lab("FCB-0401", "low", "constructed")])
 
 
 def test_compute_carries_headline_real_and_origin_breakdown() -> None:
-    res = m.compute(ORIGIN_LABELS, ORIGIN_OUTCOMES, wall_s=1.0, n_boot=0)
+    res = fig.compute(ORIGIN_LABELS, ORIGIN_OUTCOMES, wall_s=1.0, n_boot=0)
     assert res["n_cases"] == 12 and res["n_not_run"] == 3  # R04, R07, C02
-    assert res["headline_real"] == m.headline_real(ORIGIN_LABELS, ORIGIN_OUTCOMES, n_boot=0, seed=0)
+    assert res["headline_real"] == fig.headline_real(ORIGIN_LABELS, ORIGIN_OUTCOMES, n_boot=0, seed=0)
     assert res["headline_real"]["n_cases"] == 9 and res["headline_real"]["n_not_run"] == 2
     assert res["headline_real"]["accuracy"] == pytest.approx(6 / 9)  # see test_headline_real_by_hand
     # origin groups: natural R01 r, R02 r, R03 w, R09 r, R10 r -> 4 of 5; assembled R05 w, R06 w, R08 r, R11 r ->
@@ -1183,7 +1184,7 @@ def test_compute_on_a_matrix_with_distinct_cells() -> None:
         labels.append(lab(case_id, "genuine_disagreement", expected=RISKS[t]))
         outcomes[case_id] = err(case_id, "timeout") if p == 3 else ok(case_id, RISKS[p])
     labels += [lab(f"FCB-9{i:03d}", "echo_cascade") for i in range(5)]  # 5 cases not run
-    res = m.compute(labels, outcomes, wall_s=11.0, n_boot=0)
+    res = fig.compute(labels, outcomes, wall_s=11.0, n_boot=0)
     assert res["confusion_matrix"]["counts"] == DISTINCT.tolist()
     assert (res["n_cases"], res["n_not_run"]) == (66, 5)
     assert res["false_alarm_rate"] == pytest.approx(3 / 12)  # not the 1 errored low case of 12
@@ -1193,7 +1194,7 @@ def test_compute_on_a_matrix_with_distinct_cells() -> None:
 
 
 def test_compute_default_bootstrap() -> None:
-    res = m.compute(LABELS, OUTCOMES, wall_s=5.0)
+    res = fig.compute(LABELS, OUTCOMES, wall_s=5.0)
     assert res["bootstrap"] == {"resamples": 1000, "seed": 0, "method": "percentile"}
     # drawn from default_rng(0): 10 cases, so 10 chunks of 100 resamples. The evaluated cases in label order
     # (see test_encode_by_hand): right are the 1st, 5th, 8th and 10th
@@ -1229,23 +1230,23 @@ def failed(case_id: str, kind: str, message: str | None, attempts: int = 1) -> O
 def test_token_usage_and_cost() -> None:
     outs = [used("A", 1000, 30), used("B", 200, 7), used("C", 0, 0)]
     # prompt 1000 + 200 = 1200, completion 30 + 7 = 37, total 1237
-    assert m.token_usage(outs, (None, None)) == {"prompt": 1200, "completion": 37, "total": 1237}
+    assert fig.token_usage(outs, (None, None)) == {"prompt": 1200, "completion": 37, "total": 1237}
     # prices per million tokens: (1200 * 3 + 37 * 15) / 1e6 = (3600 + 555) / 1e6
-    both = m.token_usage(outs, (3.0, 15.0))
+    both = fig.token_usage(outs, (3.0, 15.0))
     assert both is not None and both["cost_usd"] == pytest.approx(4155 / 1e6, rel=1e-12)
-    prompt_only = m.token_usage(outs, (3.0, None))
+    prompt_only = fig.token_usage(outs, (3.0, None))
     assert prompt_only is not None and prompt_only["cost_usd"] == pytest.approx(3600 / 1e6, rel=1e-12)
-    completion_only = m.token_usage(outs, (None, 15.0))
+    completion_only = fig.token_usage(outs, (None, 15.0))
     assert completion_only is not None and completion_only["cost_usd"] == pytest.approx(555 / 1e6, rel=1e-12)
-    free = m.token_usage(outs, (0.0, 0.0))
+    free = fig.token_usage(outs, (0.0, 0.0))
     assert free is not None and free["cost_usd"] == 0.0
 
 
 def test_token_usage_none_only_without_any_token() -> None:
-    assert m.token_usage([used("A", 0, 0), used("B", 0, 0)], (1.0, 1.0)) is None
-    assert m.token_usage([], (None, None)) is None
-    assert m.token_usage([used("A", 0, 9)], (None, None)) == {"prompt": 0, "completion": 9, "total": 9}
-    assert m.token_usage([used("A", 4, 0)], (None, None)) == {"prompt": 4, "completion": 0, "total": 4}
+    assert fig.token_usage([used("A", 0, 0), used("B", 0, 0)], (1.0, 1.0)) is None
+    assert fig.token_usage([], (None, None)) is None
+    assert fig.token_usage([used("A", 0, 9)], (None, None)) == {"prompt": 0, "completion": 9, "total": 9}
+    assert fig.token_usage([used("A", 4, 0)], (None, None)) == {"prompt": 4, "completion": 0, "total": 4}
 
 
 def test_error_messages_counted_ranked_and_cut() -> None:
@@ -1264,7 +1265,7 @@ def test_error_messages_counted_ranked_and_cut() -> None:
             if round_ < 6 - j:
                 outs.append(failed(f"E{j}-{round_}", kind, message))
         outs.append(used(f"OK-{round_}", 1, 1))
-    got = m.error_messages(outs)
+    got = fig.error_messages(outs)
     assert got == [
         {"kind": "connection", "message": "refused", "count": 6, "case_id": "E0-0"},
         {"kind": "timeout", "message": "read timed out", "count": 5, "case_id": "E1-0"},
@@ -1272,9 +1273,9 @@ def test_error_messages_counted_ranked_and_cut() -> None:
         {"kind": "timeout", "message": "refused", "count": 3, "case_id": "E3-0"},
         {"kind": "http_status", "message": "HTTP 503", "count": 2, "case_id": "E4-0"},
     ]  # the sixth, seen once, is past the default limit of 5
-    assert m.error_messages(outs, limit=2) == got[:2]
-    assert len(m.error_messages(outs, limit=6)) == 6
-    assert m.error_messages([used("A", 1, 1)]) == []
+    assert fig.error_messages(outs, limit=2) == got[:2]
+    assert len(fig.error_messages(outs, limit=6)) == 6
+    assert fig.error_messages([used("A", 1, 1)]) == []
 
 
 def test_operational_by_hand() -> None:
@@ -1287,7 +1288,7 @@ def test_operational_by_hand() -> None:
         failed("F", "connection", "refused", attempts=1),
         Outcome("G", "hG", "high", 0.5, None, 0, 3.0),  # no attempt recorded: no retry either
     ]
-    op = m.operational(outs, 0.5, prices=(3.0, 15.0))
+    op = fig.operational(outs, 0.5, prices=(3.0, 15.0))
     assert op["cases"] == 7 and op["cached"] == 1
     assert op["errors"] == 3
     assert list(op["errors_by_kind"].items()) == [("invalid_response", 1), ("connection", 2)]  # ERROR_KINDS order
@@ -1310,7 +1311,7 @@ def test_operational_by_hand() -> None:
 
 
 def test_operational_all_cached_and_no_time() -> None:
-    op = m.operational([used("A", 10, 3, cached=True), used("B", 20, 4, cached=True)], 0.0)
+    op = fig.operational([used("A", 10, 3, cached=True), used("B", 20, 4, cached=True)], 0.0)
     assert op["cases"] == 2 and op["cached"] == 2
     assert op["latency_s"] == {} and op["tokens"] is None
     assert op["cases_per_s"] is None
@@ -1320,7 +1321,7 @@ def test_operational_all_cached_and_no_time() -> None:
 def test_compute_passes_prices_to_the_token_cost() -> None:
     labels = [lab("FCB-0001", "echo_cascade"), lab("FCB-0002", "echo_cascade")]
     outcomes = {"FCB-0001": used("FCB-0001", 100, 40), "FCB-0002": used("FCB-0002", 300, 2)}
-    res = m.compute(labels, outcomes, wall_s=1.0, n_boot=0, prices=(2.0, 10.0))
+    res = fig.compute(labels, outcomes, wall_s=1.0, n_boot=0, prices=(2.0, 10.0))
     # prompt 400, completion 42: (400 * 2 + 42 * 10) / 1e6 = 1220 / 1e6
     assert res["operational"]["tokens"] == {
         "prompt": 400,
@@ -1381,7 +1382,7 @@ def test_headline_interval_keeps_the_classes_of_all_cases() -> None:
     y_true = y_pred = np.array([0, 1], dtype=np.int64)
     degenerate = 0
     for seed in range(8):
-        out = m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=1, seed=seed)
+        out = fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=1, seed=seed)
         idx = np.random.default_rng(seed).integers(0, 2, size=(1, 2))[0]
         expected = reference_figures(y_true[idx], y_pred[idx], np.array([True, True, False]))["macro_f1"]
         assert out["macro_f1_ci95"] == pytest.approx([expected, expected]), seed
@@ -1391,7 +1392,7 @@ def test_headline_interval_keeps_the_classes_of_all_cases() -> None:
 
 def test_document_types() -> None:
     y_true, y_pred = cases_of(DISTINCT)
-    doc = m.headline(DISTINCT, y_true, y_pred, n_boot=3, seed=0)
+    doc = fig.headline(DISTINCT, y_true, y_pred, n_boot=3, seed=0)
     for r in RISKS:
         assert type(doc["per_class"][r]["support"]) is int, r  # JSON 12, not 12.0
         assert all(type(doc["per_class"][r][k]) is float for k in ("precision", "recall", "f1")), r
@@ -1404,14 +1405,14 @@ def test_document_types() -> None:
 def test_macro_f1_classes_lists_the_present_ones_in_risk_order() -> None:
     # high and low present, medium absent
     y_true, y_pred = np.array([2, 0, 2], dtype=np.int64), np.array([0, 3, 2], dtype=np.int64)
-    doc = m.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=0, seed=0)
+    doc = fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=0, seed=0)
     assert doc["macro_f1_classes"] == ["low", "high"]
 
 
 def test_group_accuracy_of_no_cases() -> None:
-    assert m.group_accuracy([]) == {"n": 0, "correct": 0, "accuracy": None, "ci95": None}
+    assert fig.group_accuracy([]) == {"n": 0, "correct": 0, "accuracy": None, "ci95": None}
     ci = binomtest(2, 3).proportion_ci(method="wilson")
-    got = m.group_accuracy([True, False, True])
+    got = fig.group_accuracy([True, False, True])
     assert got["n"] == 3 and got["correct"] == 2 and got["accuracy"] == pytest.approx(2 / 3)
     assert got["ci95"] == pytest.approx([float(ci.low), float(ci.high)], abs=1e-12)
 
@@ -1420,5 +1421,5 @@ def test_breakdown_groups_numbers_first_then_names() -> None:
     tags = [("x",), ("10",), ("2",), ("b_1",), ("1500000000",), ("0",)]
     labels = [lab(f"FCB-{i + 1:04d}", "echo_cascade", tags=t) for i, t in enumerate(tags)]
     outcomes = {x.case_id: ok(x.case_id, "high") for x in labels}
-    groups = m.breakdowns(labels, outcomes)["tags"]
+    groups = fig.breakdowns(labels, outcomes)["tags"]
     assert list(groups) == ["0", "2", "10", "1500000000", "b_1", "x"]

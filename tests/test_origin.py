@@ -16,7 +16,7 @@ from conftest import run_cli
 from runkit import ids, make_run
 from sklearn.metrics import accuracy_score, f1_score
 
-from harness import metrics as m
+from harness import figures as fig
 from harness.cases.reader import scan
 from harness.types import RISKS, Outcome
 
@@ -76,7 +76,7 @@ def _codes(cases: list[dict], outcomes: dict[str, Outcome]) -> tuple[list[int], 
 def test_real_headline_equals_sklearn_on_the_hand_filtered_subset(tagged: Path) -> None:
     cases = [json.loads(line) for line in tagged.read_text().splitlines()]
     outcomes = random_outcomes(cases)
-    result = m.compute(scan(tagged).labels, outcomes, wall_s=1.0, n_boot=300, seed=2)
+    result = fig.compute(scan(tagged).labels, outcomes, wall_s=1.0, n_boot=300, seed=2)
     real_cases = [c for c in cases if is_real(c)]
     # 120 cases: 40 per origin block of 8 cases x 5 blocks; 12 lose their tag; case 6 becomes constructed
     assert len(real_cases) == 80 - sum(1 for i in range(120) if i % 10 == 9 and (i // 8) % 3 < 2) - 1
@@ -103,7 +103,7 @@ def test_real_headline_equals_sklearn_on_the_hand_filtered_subset(tagged: Path) 
 def test_by_origin_counts_each_case_once_under_its_origin(tagged: Path) -> None:
     cases = [json.loads(line) for line in tagged.read_text().splitlines()]
     outcomes = random_outcomes(cases)
-    groups = m.compute(scan(tagged).labels, outcomes, wall_s=1.0, n_boot=0)["breakdowns"]["origin"]
+    groups = fig.compute(scan(tagged).labels, outcomes, wall_s=1.0, n_boot=0)["breakdowns"]["origin"]
     expected: dict[str, list[bool]] = {}
     for c in cases:
         tags = set(c["tags"])
@@ -120,7 +120,7 @@ def test_by_origin_counts_each_case_once_under_its_origin(tagged: Path) -> None:
 def test_no_origin_tags_means_no_real_headline(tmp_path: Path) -> None:
     plain = write_cases(tmp_path / "plain.jsonl", 40)
     cases = [json.loads(line) for line in plain.read_text().splitlines()]
-    result = m.compute(scan(plain).labels, random_outcomes(cases), wall_s=1.0, n_boot=50)
+    result = fig.compute(scan(plain).labels, random_outcomes(cases), wall_s=1.0, n_boot=50)
     assert result["headline_real"] is None
     assert set(result["breakdowns"]["origin"]) == {"unknown"}
 
@@ -131,7 +131,7 @@ def test_only_constructed_cases_give_an_empty_real_headline(tmp_path: Path) -> N
     for c in cases:
         c["tags"].append("origin_constructed")
     path.write_text("".join(json.dumps(c) + "\n" for c in cases))
-    real = m.compute(scan(path).labels, random_outcomes(cases), wall_s=1.0, n_boot=50)["headline_real"]
+    real = fig.compute(scan(path).labels, random_outcomes(cases), wall_s=1.0, n_boot=50)["headline_real"]
     assert real["n_cases"] == 0
     assert real["accuracy"] is None and real["macro_f1"] is None and real["high_risk_recall"] is None
     assert "macro_f1_ci95" not in real

@@ -184,7 +184,7 @@ class ConfusionMatrix(TypedDict):
 
 
 class Headline(TypedDict):
-    """The headline figures, as `harness.metrics.headline` builds them (for all cases, or the real ones)."""
+    """The headline figures, as `harness.figures.headline` builds them (for all cases, or the real ones)."""
 
     accuracy: Rate
     macro_f1: Rate
@@ -206,7 +206,7 @@ class HeadlineReal(Headline):
 
 
 class Metrics(Headline):
-    """The ``metrics`` block of ``metrics.json``: every figure of a run (`harness.metrics.compute`)."""
+    """The ``metrics`` block of ``metrics.json``: every figure of a run (`harness.figures.compute`)."""
 
     n_cases: Count
     n_not_run: Count

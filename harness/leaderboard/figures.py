@@ -102,7 +102,7 @@ def item_figures(metrics: Mapping[str, Any], y_true: np.ndarray, plain: np.ndarr
 
 
 def latency_figures(latencies: np.ndarray) -> dict[Path, Any]:
-    """``operational.latency_s`` as `harness.metrics.operational` computes it, from the latencies of the cases that
+    """``operational.latency_s`` as `harness.figures.operational` computes it, from the latencies of the cases that
     asked the detector (replayed answers left out)."""
     if not len(latencies):
         return {("operational", "latency_s"): {}}

@@ -18,7 +18,7 @@ from harness.cases.request import build_request
 from harness.cases.variants import derive
 from harness.documents import Metrics
 from harness.epochs import reduce_items
-from harness.metrics import compute, operational
+from harness.figures import compute, operational
 from harness.repeats import epochs_block, probes_block
 from harness.run.cache import EPOCH
 from harness.run.settings import EvalSettings

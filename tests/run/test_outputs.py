@@ -21,7 +21,7 @@ from harness.cases.reader import Scan, scan
 from harness.cases.validate import Problem
 from harness.detectors.options import DetectorOptions
 from harness.errors import RunError, RunMismatchError
-from harness.metrics import compute
+from harness.figures import compute
 from harness.run.outputs import (
     dataset_info,
     detector_info,
