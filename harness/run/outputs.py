@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from harness._version import __version__
 from harness.cases.reader import Scan
@@ -19,7 +19,6 @@ from harness.run.settings import EvalSettings, settings_record, shard_text
 from harness.runfolder.folder import new_run_dir, refuse_taken
 from harness.runfolder.manifest import check_resume, new_manifest, now
 from harness.types import Detector
-from harness.vocabulary import ProbeName
 
 METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
 
@@ -41,7 +40,7 @@ def run_identity(settings: EvalSettings, scanned: Scan, detector_fingerprint: di
     if settings.epochs > 1:  # a run resumed or merged asks the same items: absent, a plain run's identity as ever
         identity["epochs"] = settings.epochs
     if settings.probes:
-        identity["probes"] = cast(list[ProbeName], list(settings.probes))  # checked by the CLI
+        identity["probes"] = list(settings.probes)
         identity["probe_seed"] = settings.probe_seed
     return identity
 

@@ -391,3 +391,14 @@ def test_metrics_json_the_markdown_and_the_html_report_are_written_the_html_from
     explorer = orjson.loads(gzip.decompress(base64.b64decode(packed.group(1))))
     assert explorer["note"] == ""
     assert {row["id"]: row["case"]["question"] for row in explorer["cases"]} == questions  # read from the spool
+
+
+def test_a_merged_runs_document_names_its_shards_and_a_run_s_does_not() -> None:
+    settings = EvalSettings(cases="cases.jsonl", detector=SPEC)
+    plain = _document(settings, scanned(), FILE_SHA, Named(), FINGERPRINT, {}, complete=True)  # type: ignore[arg-type]
+    assert "merged_from" not in plain and plain["stopped"] is None
+    dataset, detector = dataset_info(settings, scanned(), FILE_SHA), detector_info(settings, Named(), FINGERPRINT)
+    merged = metrics_document(settings, dataset, detector, {}, complete=False, stopped="budget: x",  # type: ignore[arg-type]
+                              merged_from=["runs/s1", "runs/s2"])  # fmt: skip
+    assert merged["merged_from"] == ["runs/s1", "runs/s2"] and list(merged)[-1] == "merged_from"
+    assert (merged["complete"], merged["stopped"]) == (False, "budget: x")
