@@ -361,3 +361,23 @@ def test_a_probe_of_no_cases() -> None:
                                                                                                       0, 5)  # fmt: skip
     assert block["per_category"] == {} and block["order_informative"]["independent"]["n"] == 0
     assert block["mean_score_change"] is None and block["epoch_disagreement"] is None
+
+
+def test_a_probe_s_interval_is_the_flip_rate_bootstrap_over_its_cases_with_the_run_s_seed() -> None:
+    # 60 cases, each asked once and once in another order; case k flips when k % 3 == 0 (20 of 60): the interval is
+    # flip_rate's bootstrap over the cases in label order, with the run's seed (another seed draws other cases)
+    labs = [labels(f"K{k:02d}", expected="high") for k in range(60)]
+    outs = []
+    for k, lab in enumerate(labs):
+        outs += [out(lab.case_id, 1, "high"), out(lab.case_id, 1, "low" if k % 3 == 0 else "high", variant="order")]
+    pairs, flips = np.ones(60), np.array([float(k % 3 == 0) for k in range(60)])
+    block = probes_block(labs, items_of(*outs), ["order"], n_epochs=1, not_possible={}, n_boot=300, seed=3)["order"]
+    expected = flip_rate(pairs, flips, n_boot=300, seed=3)["ci95"]
+    assert expected is not None and expected[0] < 20 / 60 < expected[1]  # resampled over the cases, not one point
+    assert block["ci95"] == pytest.approx(expected)
+    assert block["ci95"] != pytest.approx(flip_rate(pairs, flips, n_boot=300, seed=4)["ci95"])  # the seed matters
+
+
+def test_a_resample_of_exactly_one_pair_counts() -> None:
+    # one case with one pair, flipped: every resample is that case, one pair of one flip, so the interval is [1, 1]
+    assert flip_rate(np.array([1.0]), np.array([1.0]), n_boot=20, seed=0)["ci95"] == [1.0, 1.0]

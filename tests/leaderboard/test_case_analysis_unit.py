@@ -95,6 +95,13 @@ def test_discrimination_of_a_case_right_by_the_best_two_by_hand() -> None:
     assert discrimination(right, np.array([4.0, 3.0, 2.0, 1.0]))[0] == pytest.approx(0.894427, abs=1e-6)
 
 
+def test_a_correlation_of_exactly_zero_is_zero_not_a_negative_zero() -> None:
+    # scores 0.2, 0.4, 0.6, 0.8, right by the middle two: M1 = M0 = 0.5, r = 0 exactly, which pearsonr gives as
+    # -5.6e-17; rounded, -0.0, which JSON writes as -0.0 and a sort reads as negative: it must be 0.0
+    (got,) = discrimination(np.array([[0], [1], [1], [0]], dtype=bool), np.array([0.2, 0.4, 0.6, 0.8]))
+    assert got == 0 and math.copysign(1.0, got) == 1.0
+
+
 def test_strongest_takes_the_k_best_and_everyone_tied_with_the_kth() -> None:
     assert sorted(strongest(np.array([0.5, 0.9, 0.7, 0.6, 0.8]), 3).tolist()) == [1, 2, 4]
     assert sorted(strongest(np.array([0.5, 0.7, 0.7, 0.6, 0.7]), 2).tolist()) == [1, 2, 4]  # three tie for 2nd
