@@ -106,7 +106,7 @@ bytecode: $(RUNTIME)
 test: lint browser bytecode
 	$(BIN)/python -m pytest -q -n $(WORKERS) --dist worksteal --durations=15
 
-## make test-fast: the unit-level tests only (about 40 s on 2 cores); make test runs everything
+## make test-fast: the unit-level tests only (about 20 s on 2 cores); make test runs everything
 test-fast: $(STAMP) bytecode
 	$(BIN)/python -m pytest -q -m "not slow" -n 2
 
