@@ -16,6 +16,7 @@ from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.documents import (
     CategoryAccuracy,
     ClassScores,
+    Consensus,
     Epochs,
     ErrorMessage,
     GroupAccuracy,
@@ -37,6 +38,7 @@ from harness.metrics import (
     confusion,
     defined,
     encode,
+    finite_interval,
     headline_batch,
     macro_f1,
     memory_chunk,
@@ -78,6 +80,69 @@ def score_metrics(
         # harness.calibration builds its block untyped (dict[str, Any]): typed here, where it joins the document
         "calibration": calibration(y, s, n_bins, draws),
     }
+
+
+def consensus(
+    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_boot: int, seed: int
+) -> Consensus | None:
+    """The `Consensus` block: on the cases with a consensus that have an outcome, the share of wrong consensus
+    called high, of right consensus called high, their balanced accuracy and risk_score's ROC-AUC, each with a
+    percentile bootstrap interval over those cases (seed ``seed``). None when no such case exists."""
+    rows = [(lab.majority_correct is False, out) for lab in labels
+            if lab.majority_correct is not None and (out := outcomes.get(lab.case_id)) is not None]  # fmt: skip
+    if not rows:
+        return None
+    wrong = np.array([w for w, _ in rows])
+    high = np.array([o.risk == "high" for _, o in rows])
+    cleared = np.array([o.risk in ("low", "medium") for _, o in rows])
+    caught, alarmed, balanced = (defined(v[0]) for v in _consensus_figures(wrong[None], high[None], cleared[None]))
+    intervals = _consensus_intervals(wrong, high, cleared, n_boot=n_boot, seed=seed)
+    scored = [(w, o.score) for w, o in rows if o.score is not None]
+    y, scores = np.array([w for w, _ in scored]), np.array([s for _, s in scored])
+    return {
+        "n_wrong": int(wrong.sum()),
+        "n_right": len(rows) - int(wrong.sum()),
+        "wrong_caught": caught,
+        "wrong_caught_ci95": intervals[0],
+        "right_alarmed": alarmed,
+        "right_alarmed_ci95": intervals[1],
+        "balanced_accuracy": balanced,
+        "balanced_accuracy_ci95": intervals[2],
+        "n_scored": len(scored),
+        "roc_auc": roc_auc(y, scores),
+        "roc_auc_ci95": _auc_interval(y, scores, n_boot=n_boot, seed=seed),
+    }
+
+
+def _consensus_figures(wrong: np.ndarray, high: np.ndarray, cleared: np.ndarray) -> np.ndarray:
+    """(wrong caught, right alarmed, balanced accuracy) of each row of a batch (rows: resamples), NaN where a row
+    holds no wrong (or no right) consensus."""
+    n_wrong, n_right = wrong.sum(axis=1), (~wrong).sum(axis=1)
+    with np.errstate(invalid="ignore"):  # 0/0: a resample without one of the two kinds has no figure
+        caught = (wrong & high).sum(axis=1) / n_wrong
+        alarmed = (~wrong & high).sum(axis=1) / n_right
+        specificity = (~wrong & cleared).sum(axis=1) / n_right
+    return np.array([caught, alarmed, (caught + specificity) / 2])
+
+
+def _consensus_intervals(
+    wrong: np.ndarray, high: np.ndarray, cleared: np.ndarray, *, n_boot: int, seed: int
+) -> list[list[float] | None]:
+    draws = resample_indices(len(wrong), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(wrong)))
+    boots = [_consensus_figures(wrong[idx], high[idx], cleared[idx]) for idx in draws]
+    return [_interval(np.concatenate([b[k] for b in boots])) if boots else None for k in range(3)]
+
+
+def _interval(values: np.ndarray) -> list[float] | None:
+    found = finite_interval(values)
+    return list(found) if found else None
+
+
+def _auc_interval(y: np.ndarray, scores: np.ndarray, *, n_boot: int, seed: int) -> list[float] | None:
+    """ROC-AUC's percentile bootstrap interval over the scored cases; a resample of one class has none."""
+    draws = resample_indices(len(y), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y)))
+    aucs = [roc_auc(y[row], scores[row]) for idx in draws for row in idx]
+    return _interval(np.array([np.nan if a is None else a for a in aucs]))
 
 
 def group_accuracy(correct: Sequence[bool]) -> GroupAccuracy:
@@ -302,6 +367,7 @@ def compute(
         },
         **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
         "headline_real": headline_real(labels, outcomes, n_boot=n_boot, seed=seed),
+        "consensus": consensus(labels, outcomes, n_boot=n_boot, seed=seed),
         "scores": score_metrics(labels, outcomes, n_bins=ece_bins, n_boot=n_boot, seed=seed),
         "per_category": per_category(labels, outcomes),
         "breakdowns": breakdowns(labels, outcomes),

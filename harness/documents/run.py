@@ -199,6 +199,25 @@ class Headline(TypedDict):
     bootstrap: NotRequired[Bootstrap]
 
 
+class Consensus(TypedDict):
+    """What a false-consensus detector is for, on the cases with a consensus (an answer held by 60% of the agents or
+    more: ``majority_correct`` true or false; run and answered or errored): calling a wrong consensus high, and not a
+    right one. An errored case is a miss on a wrong consensus and not a clearance on a right one."""
+
+    n_wrong: Annotated[Count, Doc("cases whose consensus is wrong (majority_correct false)")]
+    n_right: Annotated[Count, Doc("cases whose consensus is right (majority_correct true)")]
+    wrong_caught: Annotated[Rate, Doc("the share of wrong consensus called high")]
+    wrong_caught_ci95: Interval | None
+    right_alarmed: Annotated[Rate, Doc("the share of right consensus called high (false alarms)")]
+    right_alarmed_ci95: Interval | None
+    balanced_accuracy: Annotated[Rate, Doc("the mean of wrong_caught and the share of right consensus called low or "
+                                           "medium; 0.5 for a detector that tells nothing")]  # fmt: skip
+    balanced_accuracy_ci95: Interval | None
+    n_scored: Annotated[Count, Doc("consensus cases with a risk_score")]
+    roc_auc: Annotated[Rate, Doc("risk_score ranking wrong consensus above right; null without scores of both")]
+    roc_auc_ci95: Interval | None
+
+
 class HeadlineReal(Headline):
     origins: list[str]
     n_cases: Count
@@ -212,6 +231,7 @@ class Metrics(Headline):
     n_not_run: Count
     confusion_matrix: ConfusionMatrix
     headline_real: NotRequired[HeadlineReal | None]  # absent from documents of version 1
+    consensus: NotRequired[Consensus | None]  # absent before it was reported; null without a consensus case
     scores: NotRequired[ScoreMetrics | None]  # absent from documents of version 1 without scores
     per_category: dict[str, CategoryAccuracy]
     breakdowns: dict[str, dict[str, GroupAccuracy]]

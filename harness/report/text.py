@@ -39,9 +39,28 @@ def _core_rows(block: Headline) -> list[list[str]]:
     ]
 
 
+def consensus_rows(m: Metrics) -> list[list[str]]:
+    """The consensus block's rows (`harness.figures.consensus`): what a false-consensus detector is for; none for a
+    run without a consensus case (or one written before the block)."""
+    c = m.get("consensus")
+    if not c:
+        return []
+    rows = [
+        [f"wrong consensus called high ({c['n_wrong']} cases)", percent(c["wrong_caught"]),
+         interval(c["wrong_caught_ci95"], percent)],
+        [f"right consensus called high ({c['n_right']} cases)", percent(c["right_alarmed"]),
+         interval(c["right_alarmed_ci95"], percent)],
+        ["consensus balanced accuracy", figure(c["balanced_accuracy"]), interval(c["balanced_accuracy_ci95"])],
+    ]  # fmt: skip
+    if c["n_scored"]:
+        rows.append([f"consensus ROC-AUC, wrong vs right (n={c['n_scored']})", figure(c["roc_auc"]),
+                     interval(c["roc_auc_ci95"])])  # fmt: skip
+    return rows
+
+
 def headline_rows(m: Metrics) -> list[list[str]]:
     """(metric, value, 95% interval) rows for the figures a reader looks at first."""
-    rows = _core_rows(m)
+    rows = _core_rows(m) + consensus_rows(m)
     if s := m.get("scores"):
         rows += [
             [f"ROC-AUC, high vs rest (n={s['n_scored']})", figure(s["roc_auc"]), ""],
