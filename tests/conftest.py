@@ -197,6 +197,6 @@ def _audit_embedded(folder: Path) -> None:
 
 @pytest.fixture(scope="session")
 def embedded_audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`fcb audit-dataset EMBEDDED --split-by source-item --format json` (its grid searches: about 8 s on 2 cores),
-    run once for the whole session and shared by the workers: the audit.json it wrote."""
+    """`fcb audit-dataset EMBEDDED --split-by source-item --format json` (its grid searches: a few seconds), run
+    once for the whole session and shared by the workers: the audit.json it wrote."""
     return once(tmp_path_factory, "embedded-audit", _audit_embedded) / "audit.json"

@@ -34,6 +34,7 @@ import argparse
 import json
 import random
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,8 @@ from fcb_datasets.embedded.plans import BUILDERS
 DEFAULT_SEED = 20261130
 CASES_PER_CATEGORY = len(SIZES_PER_CATEGORY)  # 30
 MINIMUM_ANSWERS = {"lone_correct_dissenter": 3}  # one right against at least 60% wrong
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "harness" / "data" / "embedded_cases.jsonl"  # in the checkout
+# where harness ships it (package data): found by name, so a checkout and an installed wheel both resolve it
+DEFAULT_OUT = Path(str(resources.files("harness") / "data" / "embedded_cases.jsonl"))
 
 
 def generate(seed: int = DEFAULT_SEED) -> list[dict[str, Any]]:

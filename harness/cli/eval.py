@@ -20,11 +20,11 @@ from harness.cli.options import fraction, non_negative_int, positive_float, posi
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
 from harness.types import BUDGET_STOP, RunResult
+from harness.vocabulary import ENGINES, REDUCERS
 
 if TYPE_CHECKING:  # the settings' modules are imported when a run starts: `fcb --help` stays fast
     from harness.run.settings import EvalSettings
     from harness.spec import DetectorSpec
-from harness.vocabulary import ENGINES, REDUCERS
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

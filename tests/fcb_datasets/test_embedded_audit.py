@@ -1,6 +1,6 @@
 """The embedded set passes the project's own shortcut audit (`fcb audit-dataset --split-by source-item`), with margin.
 
-The audit fits its surface models on half the set (about 8 s on 2 cores), so it runs once for the session
+The audit fits its surface models on half the set (a few seconds), so it runs once for the session
 (`conftest.embedded_audit`: the CLI's JSON document, shared by the workers) and the text report is rendered from
 that document.
 """
