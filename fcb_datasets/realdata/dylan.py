@@ -2,8 +2,8 @@
 
 Reader: gzipped JSON lines, one debate per line (``math_cot.jsonl.gz``, ``math_complex.jsonl.gz``): each agent's chat
 history, one assistant turn per round it took part in. An agent's value in a round is its last ``\\boxed{}`` or "The
-answer is ...", else the value that ends its last sentence (`grading.debate_final`), compared with the gold answer by
-math-verify. Every agent is gpt-3.5-turbo-0301.
+answer is ...", else the value that ends its last sentence (`final_answer.debate_final`), compared with the gold
+answer by math-verify. Every agent is gpt-3.5-turbo-0301.
 
 Cases, the debate as it ran (``origin_natural``):
 - a debate that went past round 1: each agent's round-1 answer (written alone, ``saw_other_answers`` false) and the
@@ -35,12 +35,14 @@ from pathlib import Path
 
 import orjson
 
+from fcb_datasets.realdata import errata
 from fcb_datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
-from fcb_datasets.realdata.grading import Gold, debate_final, one_of_several, plain_number
+from fcb_datasets.realdata.grading import Gold, one_of_several
 from fcb_datasets.realdata.models import DYLAN_MODEL
 from fcb_datasets.realdata.panels import Reading, meets, panel_category, too_unreadable
 from fcb_datasets.realdata.sourcefile import Record, lines
 from harness.errors import SourceDataError
+from harness.final_answer import debate_final, plain_number
 
 SOURCE = Source(
     "dylan",
@@ -74,7 +76,7 @@ class Turn:
     text: str
     key: str | None
     correct: bool
-    route: str | None  # where the value was read (grading.debate_final); None: unreadable
+    route: str | None  # where the value was read (harness.final_answer.debate_final); None: unreadable
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ def _grade(run: str, where: str, line: bytes) -> Debate:
     histories = [[(m.text("role"), m.text("content")) for m in history] for history in row.nested("responses")]
     problem_id, problem, gt = row.text("problem_id"), row.text("problem"), row.text("gt")
     level = row.row.get("prob_level")
+    gt = errata.gold(f"math:{problem_id}", gt)
     gold = Gold(gt)
     graded: dict[str, Turn] = {}
 

@@ -29,11 +29,11 @@ from typing import Any
 
 from fcb_datasets.realdata import wording
 from fcb_datasets.realdata.cases import ASSEMBLED, CONSTRUCTED, NATURAL, Candidate, Source, answer, make_case
-from fcb_datasets.realdata.grading import gsm8k_final, plain_number
 from fcb_datasets.realdata.models import GSM8K_MODELS
 from fcb_datasets.realdata.panels import Reading, panel_category
 from fcb_datasets.realdata.sourcefile import json_records
 from fcb_datasets.realdata.splits import gsm8k_key
+from harness.final_answer import gsm8k_final, plain_number
 
 SOURCE = Source(
     "gsm8k",

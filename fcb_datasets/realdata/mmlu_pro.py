@@ -2,7 +2,7 @@
 
 Reader: one gzipped JSON-lines file per model (``outputs/<model>.jsonl.gz``), records as upstream. A response's
 letter is the one it states with the source's own anchors ("The answer is (X)", else "Answer: X"), checked against
-upstream's ``pred`` (`grading.mmlu_letter`); a response stating two different letters, or none, is unreadable.
+upstream's ``pred`` (`final_answer.mmlu_letter`); a response stating two different letters, or none, is unreadable.
 
 Cases: every question asked of every panel in `PANELS` (fixed here, listed in the card), its category what the
 panel's letters show (`panels.panel_category`: a category that an unreadable answer naming an option could change
@@ -24,12 +24,12 @@ from pathlib import Path
 import orjson
 
 from fcb_datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
-from fcb_datasets.realdata.grading import mmlu_letter, names_no_option
 from fcb_datasets.realdata.models import label_of
 from fcb_datasets.realdata.panels import Panel, Reading, panel_category, too_unreadable
 from fcb_datasets.realdata.sourcefile import Record as SourceRecord
 from fcb_datasets.realdata.sourcefile import json_records
 from harness.errors import SourceDataError
+from harness.final_answer import mmlu_letter, names_no_option
 
 SOURCE = Source(
     "mmlu_pro",
@@ -69,7 +69,7 @@ class Record:
 
     text: str
     letter: str | None
-    how: str  # how the letter was read (grading.mmlu_letter)
+    how: str  # how the letter was read (harness.final_answer.mmlu_letter)
     gold: str
     revision: str  # the question's wording, options and gold letter, joined: answers compare only within one
     subject: str = ""  # the source's ``category`` (law, physics, ...): how hard a question is goes with it

@@ -2,7 +2,7 @@
 panels.
 
 Reader: one gzipped JSON-lines file per model and task (``<task>/<model>.jsonl.gz``), records as upstream. A reply's
-value is its JSON ``answer`` field (read leniently: many replies are not valid JSON, `grading.reply_answer`),
+value is its JSON ``answer`` field (read leniently: many replies are not valid JSON, `final_answer.reply_answer`),
 compared with the gold answer by math-verify. A reply with no readable ``answer`` is unreadable.
 
 Cases: every question asked of every panel of its task (`PANELS`, fixed here, listed in the card), its category what
@@ -25,13 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fcb_datasets.realdata import errata
 from fcb_datasets.realdata.cases import NATURAL, Candidate, Source, answer, make_case
-from fcb_datasets.realdata.grading import Gold, one_of_several, reply_answer
+from fcb_datasets.realdata.grading import Gold, one_of_several
 from fcb_datasets.realdata.models import label_of
 from fcb_datasets.realdata.panels import Panel, Reading, panel_category, too_unreadable
 from fcb_datasets.realdata.sourcefile import json_records
 from fcb_datasets.realdata.splits import gsm8k_key, math_key
 from harness.errors import SourceDataError
+from harness.final_answer import reply_answer
 
 _ZEROEVAL = (
     "Lin (2024), ZeroEval: A Unified Framework for Evaluating Language Models",
@@ -113,11 +115,11 @@ def grade_file(task: str, path: Path) -> dict[str, Record]:
         if not isinstance(text, str):
             raise row.error("output[0]", "a string expected")
         row.need("answer", (str, int, float))
-        gold = gold_of(task, row.row)
+        qid = str(row.need("id", (str, int)))
+        gold = errata.gold(item_of(task, qid, row.text(QUESTION_FIELD[task])), gold_of(task, row.row))
         grader = golds.setdefault(gold, Gold(gold, units=task == "gsm"))
         found = reply_answer(text)
         value, correct = grader.grade((found, "json") if found else None)
-        qid = str(row.need("id", (str, int)))
         out[qid] = Record(text.strip(), value.key if value else None, correct, gold, row.text(QUESTION_FIELD[task]),
                           str(row.record("configs").need("engine", str)))  # fmt: skip
     return out

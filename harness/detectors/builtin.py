@@ -12,6 +12,7 @@ from harness._version import __version__
 from harness.cases.lines import file_sha256
 from harness.detectors.answers import agreement_share
 from harness.errors import DetectorLoadError
+from harness.final_answer import votes
 from harness.spec import DetectorSpec
 from harness.types import Detector, Prediction, Request
 
@@ -49,6 +50,30 @@ class Agreement:
         return None
 
 
+class Vote:
+    """A baseline, not a detector: the risk that counting votes alone gives, the floor a detector is read against.
+
+    Each answer's final value is read (`harness.final_answer.final_value`); no value held by 60% of the answers:
+    medium; every answer on one value: low; a 60% majority with dissent: high. The score rises as the majority's
+    share falls. It knows nothing of the truth: what it scores on a benchmark is what counting votes is worth there.
+    """
+
+    name = "builtin:vote"
+
+    async def assess(self, request: Request) -> Prediction:
+        counted = votes([a["text"] for a in request["answers"]])
+        share = round(counted.top_share, 4)
+        details = {"top_share": share, "distinct": counted.distinct, "unread": counted.unread}
+        if not counted.consensus:
+            return Prediction("medium", 0.4, details)
+        if counted.unanimous:
+            return Prediction("low", 0.15, details)
+        return Prediction("high", round(0.6 + (1.0 - share), 4), details)
+
+    async def aclose(self) -> None:
+        return None
+
+
 def _heuristic() -> Detector:
     from harness.detectors.heuristic import Heuristic  # imported on use: its features cost start-up time
 
@@ -64,6 +89,7 @@ def _learned(train: str | None = None) -> Detector:
 BUILTINS: dict[str, Callable[..., Detector]] = {
     "always-low": AlwaysLow,
     "agreement": Agreement,
+    "vote": Vote,
     "heuristic": _heuristic,
     "learned": _learned,
 }

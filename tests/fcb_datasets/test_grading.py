@@ -10,20 +10,19 @@ import pytest
 
 from fcb_datasets.realdata.cases import Source, answer, make_case
 from fcb_datasets.realdata.dylan import Turn, debate_category
-from fcb_datasets.realdata.grading import (
-    Gold,
+from fcb_datasets.realdata.grading import Gold, one_of_several
+from fcb_datasets.realdata.models import label_of
+from fcb_datasets.realdata.panels import Reading, panel_category, too_unreadable
+from fcb_datasets.realdata.splits import families, gsm8k_key, math_key, split_of
+from harness.final_answer import (
     Value,
     debate_final,
     gsm8k_final,
     mmlu_letter,
     names_no_option,
-    one_of_several,
     plain_number,
     reply_answer,
 )
-from fcb_datasets.realdata.models import label_of
-from fcb_datasets.realdata.panels import Reading, panel_category, too_unreadable
-from fcb_datasets.realdata.splits import families, gsm8k_key, math_key, split_of
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,8 @@ def test_mmlu_pro_cases_are_fixed_panels_as_the_source_gave_them(eighth: Path, b
             names_choice = re.search(r"(?:option|choice|statement|match|diagnosis) (?:is|would be)", a["text"])
             if (
                 len(letters) == 1
-                and not re.search(r"[Aa]nswer:|would be|\)\s*(,|or|and)\s*\(|\*\*", a["text"])
+                # a run-on over the options ("let's summarize", "The answer is ... B, I, J") is unreadable by design
+                and not re.search(r"[Aa]nswer:|would be|\)\s*(,|or|and)\s*\(|\*\*|summari[sz]e|\.\.\.", a["text"])
                 and not names_choice
             ):
                 assert a["correct"] == (letters == {gold}), a["text"][-200:]

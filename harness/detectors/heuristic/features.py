@@ -25,6 +25,7 @@ from harness.detectors.heuristic.text import (
     split_task,
     words,
 )
+from harness.final_answer import votes
 from harness.types import Request
 
 _COPY = re.compile(
@@ -152,6 +153,20 @@ def agreement_features(v: _View) -> dict[str, float]:
         "has_majority": float(top * 5 >= n * 3),
         "one_dissenter": float(n - top == 1 and top >= 2),
         "numeric_share": _share([k.number is not None for k in v.keys]),
+    }
+
+
+def vote_features(v: _View) -> dict[str, float]:
+    """How the answers' final values fall, each read by `harness.final_answer.final_value` (what `builtin:vote`
+    counts): ``vote_top_share``, ``vote_distinct_ratio`` (distinct values over answers), ``vote_unanimous``,
+    ``vote_consensus`` (a value held by 60%), ``vote_unread_share`` (answers with no value read)."""
+    counted = votes(v.texts)
+    return {
+        "vote_top_share": counted.top_share,
+        "vote_distinct_ratio": counted.distinct / counted.n,
+        "vote_unanimous": float(counted.unanimous),
+        "vote_consensus": float(counted.consensus),
+        "vote_unread_share": counted.unread / counted.n,
     }
 
 
@@ -323,6 +338,7 @@ def length_features(v: _View) -> dict[str, float]:
 
 FEATURE_GROUPS = (
     agreement_features,
+    vote_features,
     similarity_features,
     premise_features,
     stance_features,
