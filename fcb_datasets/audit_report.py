@@ -51,6 +51,7 @@ def render(doc: AuditDocument, markdown: bool = False) -> str:
     _rules(w, doc)
     _counts(w, doc)
     _shape(w, doc)
+    _structure(w, doc)
     _overlap(w, doc)
     _composition(w, doc)
     _verdict(w, doc)
@@ -174,9 +175,35 @@ def _shape(w: _Writer, doc: AuditDocument) -> None:
     w.table(rows, ["source", "category", "cases", "gap", "z", ""])
 
 
+def _structure(w: _Writer, doc: AuditDocument) -> None:
+    st = doc["structure"]
+    w.heading("5. Structure baselines (what counting votes is worth)")
+    w.para("Each answer's final value read and counted; no baseline knows which answer is true. On the cases with a "
+           "consensus (a value held by 60%): the share of wrong consensus called high, of right consensus called "
+           f"high, and ROC-AUC (a finding over {st['max_structure_auc']:.2f} for a structure model)")  # fmt: skip
+    rows = []
+    keys = ("wrong_caught", "right_alarmed", "balanced_accuracy", "roc_auc")
+    for b in st["baselines"]:
+        first = [b["name"], _ci(b["risk_macro_f1"], b["risk_ci"])]
+        rows.append([*first, "wrong vs right consensus", *(_optional(b["consensus"], k) for k in keys)])
+        rows.append(["", "", "high vs low", *(_optional(b["high_vs_low"], k) for k in keys)])
+    w.table(rows, ["baseline", "risk macro-F1 [95% CI]", "cases", "wrong caught", "right alarmed",
+                   "balanced accuracy", "ROC-AUC"])  # fmt: skip
+    w.para("answers with no final value read, TEST: " + ", ".join(
+        f"{source} {u['unread']} of {u['answers']}" for source, u in st["unread"].items()))  # fmt: skip
+
+
+def _optional(block: Any, key: str) -> str:
+    """A consensus figure with its interval, or "n/a" when there is no block or no figure."""
+    if not block or block[key] is None:
+        return "n/a"
+    found = block.get(f"{key}_ci95")
+    return _ci(block[key], found) if found else figure(block[key])
+
+
 def _overlap(w: _Writer, doc: AuditDocument) -> None:
     o = doc["overlap"]
-    w.heading("5. Overlap")
+    w.heading("6. Overlap")
     shared = o["shared_source_items"]
     w.para(
         f"source items in both files: {shared['count']} ({shared['test_cases']} TEST cases)"
@@ -217,7 +244,7 @@ def _where(ref: CaseRef) -> str:
 
 def _composition(w: _Writer, doc: AuditDocument) -> None:
     c = doc["composition"]
-    w.heading("6. Composition")
+    w.heading("7. Composition")
     w.table(
         [[r["category"], r["source"], r["origin"], r["train"], r["test"]] for r in c["rows"]],
         ["category", "source", "origin", "TRAIN", "TEST"],
@@ -234,7 +261,7 @@ def _composition(w: _Writer, doc: AuditDocument) -> None:
 
 def _verdict(w: _Writer, doc: AuditDocument) -> None:
     v = doc["verdict"]
-    w.heading(f"7. Verdict: {v['status'].upper()}")
+    w.heading(f"8. Verdict: {v['status'].upper()}")
     lines = [f"- {f['message']}" for f in v["findings"]] or ["no finding over the thresholds"]
     if v["warnings"]:
         lines += ["", "warnings (not failing; read them):"] + [f"- {f['message']}" for f in v["warnings"]]

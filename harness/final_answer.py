@@ -374,12 +374,14 @@ def _key(segment: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Votes:
     """How the final values of a set of answers fall: ``n`` answers, ``top`` on the most held value, ``distinct``
-    values read, ``unread`` answers with none (each counts as an answer, never towards a consensus)."""
+    values read, ``unread`` answers with none (each counts as an answer, never towards a consensus), ``anchored``
+    answers read at an anchor (`ANCHORED`)."""
 
     n: int
     top: int
     distinct: int
     unread: int
+    anchored: int = 0  # answers whose value stood at an anchor (not merely their last number or whole text)
 
     @property
     def top_share(self) -> float:
@@ -395,11 +397,17 @@ class Votes:
         return self.n > 0 and 5 * self.top >= 3 * self.n
 
 
+ANCHORED = frozenset({"json", "letter", "final-line", "boxed", "answer-is", "last-sentence"})
+"""The routes of `final_value` that find a value where the answer states it as its answer; the others ("last-number",
+"whole") take a guess: in free prose the last number or the whole sentence is seldom the claim."""
+
+
 def votes(texts: list[str]) -> Votes:
     """The `Votes` of a set of answers, each read by `final_value`."""
-    keys = [v.key if v else None for v in map(final_value, texts)]
+    read = list(map(final_value, texts))
     counts: dict[str, int] = {}
-    for key in keys:
-        if key is not None:
-            counts[key] = counts.get(key, 0) + 1
-    return Votes(len(keys), max(counts.values(), default=0), len(counts), keys.count(None))
+    for value in read:
+        if value is not None:
+            counts[value.key] = counts.get(value.key, 0) + 1
+    anchored = sum(v is not None and v.route in ANCHORED for v in read)
+    return Votes(len(read), max(counts.values(), default=0), len(counts), read.count(None), anchored)

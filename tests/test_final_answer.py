@@ -54,9 +54,9 @@ def test_a_letter_hedged_then_restated_is_that_letter() -> None:
 @pytest.mark.parametrize(
     ("texts", "expected"),
     [
-        (["A: 5", "A: 5", "A: 5"], Votes(3, 3, 1, 0)),
-        (["A: 5", "A: 5.0", "A: 6", "A: 5", "A: 7"], Votes(5, 3, 3, 0)),  # 5 and 5.0 are one value
-        (["A: 5", "word " * 100, "A: 6"], Votes(3, 1, 2, 1)),
+        (["A: 5", "A: 5", "A: 5"], Votes(3, 3, 1, 0, 3)),
+        (["A: 5", "A: 5.0", "A: 6", "A: 5", "A: 7"], Votes(5, 3, 3, 0, 5)),  # 5 and 5.0 are one value
+        (["A: 5", "word " * 100, "A: 6"], Votes(3, 1, 2, 1, 2)),
     ],
 )
 def test_votes_count_values(texts: list[str], expected: Votes) -> None:

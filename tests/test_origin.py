@@ -5,6 +5,7 @@ files read directly and from scikit-learn, never from the harness's own origin c
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 import re
@@ -270,7 +271,8 @@ def test_leaderboard_of_untagged_cases_has_no_real_column(tmp_path: Path) -> Non
     md = run_cli("leaderboard", str(tmp_path / "results"), "--bootstrap", "50")
     assert md.returncode == 0 and "natural" not in md.stdout
     csv_rows = run_cli("leaderboard", str(tmp_path / "results"), "--format", "csv", "--bootstrap", "50").stdout
-    assert csv_rows.splitlines()[1].endswith(",,,,")  # real_cases, real_value and its interval stay empty
+    (row,) = csv.DictReader(io.StringIO(csv_rows))
+    assert [row[k] for k in ("real_cases", "real_value", "real_ci_low", "real_ci_high")] == ["", "", "", ""]
     refused = _board(str(tmp_path / "results"), "--metric", "macro_f1_real")
     assert [r["rank"] for r in refused[0]["rows"]] == [None]
     assert "no natural or assembled case" in refused[0]["method"]["note"]

@@ -11,6 +11,8 @@ Modules (``audit`` here runs them all):
 - ``rules``: exact rules and count leakage
 - ``overlap``: what TRAIN and TEST share, and what each file is made of
 - ``shape``: tells shared by several categories: constructed cases found, truth inside a shape, answer position
+- ``structure``: what counting votes is worth: the vote rule and a model over the votes, on every case and on the
+  cases with a consensus
 - ``verdict``: findings over the thresholds (exit 1) and warnings
 The output document is defined in `harness.documents.audit` (`AuditDocument`).
 """
@@ -26,12 +28,13 @@ from fcb_datasets.audit.baselines import surface_baselines
 from fcb_datasets.audit.overlap import composition, overlap
 from fcb_datasets.audit.rules import count_leakage, exact_rules
 from fcb_datasets.audit.shape import shape_tells
+from fcb_datasets.audit.structure import structure_baselines
 from fcb_datasets.audit.verdict import verdict
 from fcb_datasets.audit.view import CaseView, Settings
 from harness.documents.audit import AuditDocument, AuditFile, AuditFiles
 from harness.types import CATEGORIES
 
-AUDIT_VERSION: Literal[3] = 3
+AUDIT_VERSION: Literal[4] = 4
 
 
 def audit(
@@ -81,9 +84,10 @@ def _audit(
     leak = count_leakage([*train, *test], cats, count_only)
     progress("shape tells: constructed cases, truth inside a shape, answer position")
     shape = shape_tells(train, test, settings)
+    structure = structure_baselines(train, test, settings, progress)
     progress("overlap between and within the files")
     shared = overlap(train, test)
-    found = verdict(surface, rules, shape, shared, settings)
+    found = verdict(surface, rules, shape, structure, shared, settings)
     return AuditDocument(
         audit_version=AUDIT_VERSION,
         files=files(),  # timed to here
@@ -92,6 +96,7 @@ def _audit(
             "seed": settings.seed,
             "bootstrap": settings.n_boot,
             "max_shape_auc": settings.max_shape_auc,
+            "max_structure_auc": settings.max_structure_auc,
             "search": settings.search,
         },
         categories=cats,
@@ -99,6 +104,7 @@ def _audit(
         rules=rules,
         count_leakage=leak,
         shape=shape,
+        structure=structure,
         overlap=shared,
         composition=composition(train, test),
         verdict=found,

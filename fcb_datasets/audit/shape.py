@@ -20,7 +20,7 @@ claim from a false one inside one shape, an answer whose position says whether i
   are compared among answers of one kind (the same ``saw_other_answers``): the order of a debate's rounds is what
   happened, the order within a round is the builder's. The statistic is the mean, over cases holding both, of the
   mean position of correct answers less that of wrong ones (positions from 0, first, to 1, last), with a z test
-  against 0: a finding when it is at least `POSITION_EFFECT` and p < 0.001.
+  against 0: a finding when it is at least `POSITION_EFFECT` and p < 0.001 over all the pairs tested (`POSITION_P`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,17 @@ from harness.documents.audit import OriginTell, Position, Shape, TruthInside
 MIN_SIDE = 20  # cases of each kind needed in TRAIN and in TEST before a classifier is fitted
 ORIGIN_AUC_WARNING = 0.9
 POSITION_EFFECT = 0.2
-POSITION_Z = 3.29  # two-sided p < 0.001
+POSITION_P = 0.001
+"""The family-wise level of the position checks: each of the m source x category pairs tested must reach two-sided
+p < POSITION_P / m (Bonferroni). At p < 0.001 each, a build's twenty-odd pairs of shuffled answers give a false alarm
+in one build in fifty, and one v4 draw did (z 3.92, where the sampler's seeds 1-3 gave gaps of -0.09 to 0.07)."""
+
+
+def position_z(tests: int) -> float:
+    """The |z| a position gap must reach when ``tests`` pairs are tested (`POSITION_P`)."""
+    from scipy.stats import norm
+
+    return round(float(norm.isf(POSITION_P / (2 * max(tests, 1)))), 2)
 
 
 def shape_features(items: Sequence[CaseView]) -> np.ndarray:
@@ -133,8 +143,8 @@ def truth_inside(train: Sequence[CaseView], test: Sequence[CaseView], settings: 
         te = [
             it for it in test if (it.source_dataset, it.origin) == (source, origin) and it.majority_correct is not None
         ]
-        y_tr = np.array([it.majority_correct is False for it in tr])
-        y_te = np.array([it.majority_correct is False for it in te])
+        y_tr = np.array([it.majority_correct is False for it in tr], dtype=bool)
+        y_te = np.array([it.majority_correct is False for it in te], dtype=bool)  # bool when empty too
         if min(y_tr.sum(), (~y_tr).sum(), y_te.sum(), (~y_te).sum()) < MIN_SIDE:
             continue
         model = HistGradientBoostingClassifier(max_iter=60, max_depth=2, learning_rate=0.1, random_state=settings.seed)
@@ -182,9 +192,9 @@ def positions(items: Sequence[CaseView]) -> list[Position]:
         if diff is not None:
             per[(it.source_dataset, it.category)].append(diff)
     out: list[Position] = []
-    for (source, category), diffs in sorted(per.items()):
-        if len(diffs) < MIN_SIDE:
-            continue
+    tested = {key: diffs for key, diffs in sorted(per.items()) if len(diffs) >= MIN_SIDE}
+    line = position_z(len(tested))
+    for (source, category), diffs in tested.items():
         values = np.array(diffs)
         mean, sd = float(values.mean()), float(values.std(ddof=1))
         z = mean / (sd / math.sqrt(len(values))) if sd > 0 else (math.inf if mean else 0.0)
@@ -195,7 +205,7 @@ def positions(items: Sequence[CaseView]) -> list[Position]:
                 cases=len(values),
                 gap=round(mean, 4),
                 z=round(z, 2) if math.isfinite(z) else None,
-                finding=abs(mean) >= POSITION_EFFECT and (not math.isfinite(z) or abs(z) >= POSITION_Z),
+                finding=abs(mean) >= POSITION_EFFECT and (not math.isfinite(z) or abs(z) >= line),
             )
         )
     return out
@@ -218,10 +228,11 @@ def _position_gap(it: CaseView) -> float | None:
 
 
 def shape_tells(train: Sequence[CaseView], test: Sequence[CaseView], settings: Settings) -> Shape:
+    found = positions([*train, *test])
     return Shape(
         origin=origin_tells(train, test),
         truth_inside=truth_inside(train, test, settings),
-        positions=positions([*train, *test]),
+        positions=found,
         thresholds={"max_shape_auc": settings.max_shape_auc, "origin_auc_warning": ORIGIN_AUC_WARNING,
-                    "position_effect": POSITION_EFFECT, "position_z": POSITION_Z, "min_side": MIN_SIDE},
+                    "position_effect": POSITION_EFFECT, "position_z": position_z(len(found)), "min_side": MIN_SIDE},
     )  # fmt: skip

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from fcb_datasets.audit.view import Settings
-from harness.documents.audit import Finding, Overlap, Rules, Shape, Surface, Verdict
+from harness.documents.audit import Finding, Overlap, Rules, Shape, Structure, Surface, Verdict
+from harness.tables import interval
 
 CATEGORY_F1_WARNING = 0.9
 
 
-def verdict(surface: Surface, rules: Rules, shape: Shape, overlap: Overlap, settings: Settings) -> Verdict:
+def verdict(
+    surface: Surface, rules: Rules, shape: Shape, structure: Structure, overlap: Overlap, settings: Settings
+) -> Verdict:
     """Findings over the thresholds (exit 1), warnings to read."""
     findings: list[Finding] = []
     warnings: list[Finding] = []
@@ -44,6 +47,7 @@ def verdict(surface: Surface, rules: Rules, shape: Shape, overlap: Overlap, sett
             )
         )
     _shape(shape, findings, warnings)
+    _structure(structure, findings, warnings)
     ov = overlap
     if n := ov["shared_source_items"]["count"]:
         findings.append(
@@ -117,3 +121,24 @@ def _shape(shape: Shape, findings: list[Finding], warnings: list[Finding]) -> No
                 f"{p['source']} / {p['category']}: correct answers sit {abs(p['gap']):.2f} "
                 f"{'later' if p['gap'] > 0 else 'earlier'} than wrong ones among answers of one kind "
                 f"({p['cases']} cases, z {p['z']})")))  # fmt: skip
+
+
+def _structure(structure: Structure, findings: list[Finding], warnings: list[Finding]) -> None:
+    """A structure model that tells a wrong consensus from a right one (or high from low) over the line, and better
+    than chance beyond doubt (its interval's lower end over 0.5): a finding, the benchmark rewards counting votes.
+    Over the line on a set too small to be sure: a warning. The vote rule is the floor a detector is read against,
+    never a finding by itself."""
+    line = structure["max_structure_auc"]
+    for b in structure["baselines"]:
+        if b["name"] == "vote rule":
+            continue
+        for block, what in ((b["consensus"], "a wrong consensus from a right one"),
+                            (b["high_vs_low"], "a high-risk case from a low-risk one")):  # fmt: skip
+            auc, ci = (block["roc_auc"], block["roc_auc_ci95"]) if block else (None, None)
+            if auc is None or auc <= line:
+                continue
+            sure = ci is not None and ci[0] > 0.5
+            shown = f"{auc:.3f} {interval(ci)}" if ci else f"{auc:.3f}"
+            message = f"{b['name']}: tells {what} at ROC-AUC {shown} on TEST (line {line:.2f})"
+            message += ": counting votes scores on this benchmark" if sure else ""
+            (findings if sure else warnings).append(Finding(kind="structure", message=message))

@@ -39,6 +39,7 @@ class Settings:
     seed: int = 0
     n_boot: int = 1000
     max_shape_auc: float = 0.60
+    max_structure_auc: float = 0.60  # fcb_datasets/audit/structure.py
     # False: each surface model at one setting, with no grouped cross-validated grid search (`fcb audit-dataset
     # --quick`): a planted shortcut still shows, in a fifth of the time; a verdict to publish searches
     search: bool = True

@@ -1,4 +1,5 @@
-"""``fcb build-dataset``: read the sources, grade their answers, make the cases, split, sample, write, audit.
+"""``fcb build-dataset``: read the sources, grade their answers, make the cases, split, sample, match the agreement
+structure of wrong and right consensus (`structure`), write, audit.
 
 Each source is read from the path given (nothing of them is stored in this repository), by its own module:
 `gsm8k`, `truthfulqa`, `dylan`, `mmlu_pro`, `zeroeval`. Grading (math-verify) runs in worker processes, one job per
@@ -20,7 +21,7 @@ import orjson
 
 from fcb_datasets.audit.view import Settings
 from fcb_datasets.realdata import card as cards
-from fcb_datasets.realdata import dylan, gsm8k, mmlu_pro, truthfulqa, wording, zeroeval
+from fcb_datasets.realdata import dylan, gsm8k, mmlu_pro, structure, truthfulqa, wording, zeroeval
 from fcb_datasets.realdata.cases import Candidate
 from fcb_datasets.realdata.sampling import panel_shares, sample
 from fcb_datasets.realdata.splits import families, split_of
@@ -208,6 +209,8 @@ def build(
     candidates = _candidates(graded, split, seed, test_wording)
     stage(f"{len(candidates)} valid candidate cases in all; sampling them")
     kept = sample(candidates, shares(candidates), _caps(candidates), seed, STRICT, BY_NEXT, split, THINNED)
+    stage(f"{len(kept)} cases sampled; matching the agreement structure of wrong and right consensus")
+    kept = structure.match(kept, candidates, split, seed)
     stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits = write(kept, split, Path(out_dir))
     card = cards.card(splits, seed, test_wording, given, Path(out_dir), graded_summary(graded), candidates)

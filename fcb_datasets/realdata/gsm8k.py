@@ -13,9 +13,10 @@ Cases:
 - notes (``origin_constructed``): a note in the question stating a wrong number a real solution reaches
   (``anchoring_injected_premise``) or the correct one (``correct_but_unsupported``), and every answer written by us as
   an agent who read it. Both come from one recipe, so only the truth of the number tells them apart: each answer
-  restates the number, about half of them after the working of one real solution that reaches it (one solution a
-  case, whichever the truth), and ends, as every solution in this source does, on ``A: <number>``; half the cases
-  hold one agent who rejects the note for a number a real solution of the other side reaches.
+  restates the number after the working of one real solution that reaches it (one solution a case, whichever the
+  truth: a bare restatement, a line long, would mark our answers out among real solutions by length alone), and ends,
+  as every solution in this source does, on ``A: <number>``; half the cases hold one agent who rejects the note for a
+  number a real solution of the other side reaches.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def _note(problem: Problem, rng: random.Random, words: random.Random, pool: word
     answers = []
     for _ in range(size - dissent):
         text = wording.fill(wording.anchored(pool, words), words.choice(CLAIM_FORMS).format(n=number))
-        worked = _working(source) if rng.random() < 0.5 and _working(source) else ""
+        worked = _working(source)
         answers.append(answer(_solution(worked, text, number), true, shared=True))
     if dissent:
         against = rng.choice(other)
@@ -201,7 +202,7 @@ def _note(problem: Problem, rng: random.Random, words: random.Random, pool: word
     question = wording.fill(wording.pick(wording.NOTES, pool, words), claim, question=problem.question)
     how = (
         f"We added a note stating {'the correct' if true else 'a wrong'} number (one a real solution reaches) and "
-        "wrote every answer as an agent who read it: each restates the number, some after that solution's working"
+        "wrote every answer as an agent who read it: each restates the number after that solution's working"
         + ("; one rejects the note for a number a real solution of the other side reaches." if dissent else ".")
     )
     category = "correct_but_unsupported" if true else "anchoring_injected_premise"
@@ -230,13 +231,13 @@ def _echo(problem: Problem, rng: random.Random, words: random.Random, pool: word
     answers = [_real(first)]
     for _ in range(size - 1 - dissent):
         text = wording.fill(wording.echoed(pool, words), words.choice(CLAIM_FORMS).format(n=number))
-        worked = _working(first) if rng.random() < 0.5 and _working(first) else ""
+        worked = _working(first)
         answers.append(answer(_solution(worked, text, number), true, saw=True))
     if dissent:
         answers.append(_real(rng.choice(other)))
     how = (
         f"A real {'correct' if true else 'wrong'} solution; the other agents are ours: they read it and restate "
-        "its number, some after its working" + ("; a real solution of the other side dissents." if dissent else ".")
+        "its number after its working" + ("; a real solution of the other side dissents." if dissent else ".")
     )
     category = "correct_but_unsupported" if true else "echo_cascade"
     return make_case(SOURCE, category, problem.question, answers, problem.truth, f"gsm8k:{problem.key}", how,

@@ -33,6 +33,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="A",
         help="exit 1 when shape features tell wrong majorities from right ones in built cases at ROC-AUC over A (0.60)",
     )
+    p.add_argument(
+        "--max-structure-auc",
+        type=fraction,
+        default=0.60,
+        metavar="A",
+        help="exit 1 when a model over the vote count tells wrong consensus from right at ROC-AUC over A (0.60)",
+    )
     p.add_argument("--split-by", choices=["source-item"], help="split one file in halves by source item")
     p.add_argument("--seed", type=int, default=0, help="seed of the models, the bootstrap and --split-by")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap resamples (1000)")
@@ -118,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("TRAIN needs cases of two categories or more, and TEST at least one case")
     progress = _Progress(args.quiet)
     settings = Settings(max_surface_f1=args.max_surface_f1, seed=args.seed, n_boot=args.bootstrap,
-                        max_shape_auc=args.max_shape_auc, search=not args.quick)  # fmt: skip
+                        max_shape_auc=args.max_shape_auc, max_structure_auc=args.max_structure_auc,
+                        search=not args.quick)  # fmt: skip
     document = audit(train, test, files, settings, progress, split_by=args.split_by)
     progress.done()
     if args.format == "json":

@@ -12,9 +12,9 @@ from harness._version import __version__
 from harness.cases.lines import file_sha256
 from harness.detectors.answers import agreement_share
 from harness.errors import DetectorLoadError
-from harness.final_answer import votes
+from harness.final_answer import Votes, votes
 from harness.spec import DetectorSpec
-from harness.types import Detector, Prediction, Request
+from harness.types import Detector, Prediction, Request, Risk
 
 
 class AlwaysLow:
@@ -30,7 +30,9 @@ class AlwaysLow:
 
 
 class Agreement:
-    """Risk from how strongly the answers agree.
+    """Risk from how strongly the answers agree: the share on the most held final value when every answer states one at
+    an anchor (`harness.final_answer.ANCHORED`: what `Vote` counts), else the share of the largest group of answers
+    asserting the same last number or content words.
 
     Unanimity reads as low risk; a 60% majority with dissenters as high (a dissenter may be the one who is
     right); no 60% majority as medium. The score rises as the majority's margin shrinks.
@@ -39,7 +41,9 @@ class Agreement:
     name = "builtin:agreement"
 
     async def assess(self, request: Request) -> Prediction:
-        share = agreement_share([a["text"] for a in request["answers"]])
+        texts = [a["text"] for a in request["answers"]]
+        counted = votes(texts)
+        share = counted.top_share if counted.anchored == counted.n else agreement_share(texts)
         if share >= 1.0:
             return Prediction("low", 0.15, {"agreement": share})
         if share >= 0.6:
@@ -48,6 +52,15 @@ class Agreement:
 
     async def aclose(self) -> None:
         return None
+
+
+def vote_rule(counted: Votes) -> tuple[Risk, float]:
+    """The vote rule's risk and score (`Vote`); ``fcb audit-dataset`` scores it too."""
+    if not counted.consensus:
+        return "medium", 0.4
+    if counted.unanimous:
+        return "low", 0.15
+    return "high", round(0.6 + (1.0 - round(counted.top_share, 4)), 4)
 
 
 class Vote:
@@ -62,13 +75,9 @@ class Vote:
 
     async def assess(self, request: Request) -> Prediction:
         counted = votes([a["text"] for a in request["answers"]])
-        share = round(counted.top_share, 4)
-        details = {"top_share": share, "distinct": counted.distinct, "unread": counted.unread}
-        if not counted.consensus:
-            return Prediction("medium", 0.4, details)
-        if counted.unanimous:
-            return Prediction("low", 0.15, details)
-        return Prediction("high", round(0.6 + (1.0 - share), 4), details)
+        risk, score = vote_rule(counted)
+        return Prediction(risk, score, {"top_share": round(counted.top_share, 4), "distinct": counted.distinct,
+                                        "unread": counted.unread})  # fmt: skip
 
     async def aclose(self) -> None:
         return None

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from harness.documents.fields import Count, Doc, Interval, Limits, Positive, Sha256, Share, configure
+from harness.documents.run import Consensus
 from harness.vocabulary import Origin
 
 AnswerCounts = dict[Annotated[str, Limits(pattern="^[0-9]+$")], Count]
@@ -39,6 +40,7 @@ class AuditSettings(TypedDict):
     seed: int
     bootstrap: Positive
     max_shape_auc: Share
+    max_structure_auc: Share
     search: Annotated[
         NotRequired[bool],
         Doc(
@@ -172,6 +174,41 @@ class Shape(TypedDict):
     thresholds: ShapeThresholds
 
 
+# ---- structure baselines: what counting votes is worth -------------------------------------------------------------
+
+
+class StructureBaseline(TypedDict):
+    """One structure-only baseline scored on TEST: its risk macro-F1 over every case, and on the cases with a
+    consensus (majority_correct true or false) the same block a run's metrics.json holds; a finding when either
+    ROC-AUC is over max_structure_auc."""
+
+    name: str
+    description: str
+    risk_macro_f1: Share
+    risk_ci: Interval
+    consensus: Consensus | None
+    high_vs_low: Annotated[
+        Consensus | None,
+        Doc("the same block on the cases labelled high or low alone (high: a wrong consensus, low: a right one)"),
+    ]
+
+
+class Unread(TypedDict):
+    answers: Count
+    unread: Count
+
+
+class Structure(TypedDict):
+    """Baselines that read each answer's final value (harness/final_answer.py) and count them, and know nothing of
+    the truth (fcb_datasets/audit/structure.py)."""
+
+    baselines: list[StructureBaseline]
+    max_structure_auc: Annotated[Share, Doc("a finding when a structure model's consensus ROC-AUC on TEST is over it")]
+    unread: Annotated[
+        dict[str, Unread], Doc("per source data set, TEST's answers and those no final value was read in")
+    ]
+
+
 # ---- overlap and composition ---------------------------------------------------------------------------------------
 
 
@@ -266,7 +303,7 @@ class Verdict(TypedDict):
 
 
 class AuditDocument(TypedDict):
-    audit_version: Literal[3]
+    audit_version: Literal[4]
     files: AuditFiles
     settings: AuditSettings
     categories: Annotated[list[str], Limits(min_length=2)]
@@ -274,13 +311,15 @@ class AuditDocument(TypedDict):
     rules: Rules
     count_leakage: CountLeakage
     shape: Shape
+    structure: Structure
     overlap: Overlap
     composition: Composition
     verdict: Verdict
 
 
 for _part in (AuditFile, AuditFiles, AuditSettings, SurfaceBaseline, Surface, Rule, RuleTarget, TopNgram,
-              RuleThresholds, Rules, CountLeakage, Shape, OriginTell, TruthInside, Position, ShapeThresholds, CaseRef,
+              RuleThresholds, Rules, CountLeakage, Shape, StructureBaseline, Unread, Structure, OriginTell, TruthInside,
+              Position, ShapeThresholds, CaseRef,
               CasePair, Pairs, PairSet, SharedItems, OverlapThresholds, Overlap, CompositionRow, PerFile,
               CountsPerFile, Composition, Finding, Verdict):  # fmt: skip
     configure(_part, extra="forbid")

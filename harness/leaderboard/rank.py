@@ -38,6 +38,14 @@ epochs, the share of cases whose epochs all agree, the order and names flip rate
 RUNS_MIN, RUNS_MAX = "runs_min", "runs_max"
 """Row values: the lowest and highest ranking metric over a detector's runs (None for one run): the spread that
 repeated runs show beside their median."""
+CONSENSUS = "consensus.balanced_accuracy"
+"""Row value: the median over the runs of their balanced accuracy on the cases with a consensus (``consensus`` in
+metrics.json: wrong consensus called high, right consensus not); None for runs written before the block existed."""
+VOTE = "builtin:vote"
+VOTE_MARGIN = "vote_margin"
+"""Row value: the ranking metric's base on all cases less that of the board's ``builtin:vote`` run (the vote count, the
+floor a detector is read against), on the representative runs, with its paired-bootstrap interval in ``cis``; None
+when the board holds no such run."""
 RANK_METRICS: tuple[str, ...] = (*HEADLINE_METRICS, *(f"{m}{REAL_SUFFIX}" for m in HEADLINE_METRICS))
 """Metrics a board can be ranked on: the headline ones on all cases, and on the natural + assembled cases."""
 
@@ -99,11 +107,12 @@ def _median(values: list[float | None]) -> float | None:
 
 def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> Row:
     """A row from a detector's runs: every column is the median over them."""
-    names = (*metric_pair(metric), *COLUMNS, LATENCY)
+    names = (*metric_pair(metric), *COLUMNS, LATENCY, CONSENSUS)
     values = {name: _median([r.metric(name) for r in runs]) for name in names}
     values |= _ece_values(runs)
     values |= {key: _median([r.metric(path) for r in runs]) for key, path in REPEATS.items()}
     values |= _run_spread(runs, metric)
+    values[VOTE_MARGIN] = None  # set by `_rank` when the board holds a builtin:vote run
     higher_better = HEADLINE_METRICS.get(metric_pair(metric)[0], True)
     ordered = sorted(runs, key=lambda r: (r.metric(metric) is None, r.metric(metric) or 0.0), reverse=not higher_better)
     row = Row(detector, runs, values, ordered[(len(ordered) - 1) // 2], incomplete)
@@ -231,13 +240,27 @@ def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float)
         if not mask.any():
             continue
         truth, subset_preds = y_true[mask], [p[mask] for p in preds]
-        values = paired_headline(truth, subset_preds, n_boot=n_boot, seed=seed)[1][base]  # rows x resamples
+        points, boots = paired_headline(truth, subset_preds, n_boot=n_boot, seed=seed)
+        values = boots[base]  # rows x resamples
         for row, v in zip(rows, values, strict=True):
             row.cis[name] = finite_interval(v)
         if name == metric:
             assign_ranks(rows, values, higher_better=HEADLINE_METRICS[base], alpha=alpha)
+        if name == base:
+            _vote_margins(rows, points[base], values)
     for row in rows:
         row.ci95 = row.cis.get(metric)
+
+
+def _vote_margins(rows: list[Row], points: np.ndarray, boots: np.ndarray) -> None:
+    """Each row's `VOTE_MARGIN` over the first ``builtin:vote`` row: the difference of the representatives' values and
+    its interval over the same paired resamples (none for the vote row itself)."""
+    vote = next((k for k, r in enumerate(rows) if r.representative.detector == VOTE), None)
+    if vote is None:
+        return
+    for k, row in enumerate(rows):
+        row.values[VOTE_MARGIN] = float(points[k] - points[vote])
+        row.cis[VOTE_MARGIN] = None if k == vote else finite_interval(boots[k] - boots[vote])
 
 
 def build_boards(

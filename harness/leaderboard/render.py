@@ -12,12 +12,15 @@ import orjson
 from harness.documents import LeaderboardBoard
 from harness.leaderboard.rank import (
     COLUMNS,
+    CONSENSUS,
     ECE,
     ECE_BINS,
     LATENCY,
     REPEATS,
     RUNS_MAX,
     RUNS_MIN,
+    VOTE,
+    VOTE_MARGIN,
     Board,
     Row,
     metric_pair,
@@ -97,10 +100,35 @@ def header(board: Board) -> list[str]:
     cols = [h.format(metric=base) for h in HEADER]
     at = cols.index("p95 latency")
     cols[at:at] = _extra_headers(board)
+    if shows_consensus(board):
+        cols.insert(3, "consensus balanced accuracy")
+    if shows_vote_margin(board):
+        cols.insert(3, f"{base} over builtin:vote [95% CI]")
     if shows_real(board):
         cases = "no" if board.real_cases is None else board.real_cases
         cols.insert(3, f"{base}, {REAL_LABEL} ({cases} cases) [95% CI]")
     return cols
+
+
+def shows_consensus(board: Board) -> bool:
+    """The consensus balanced accuracy is shown when a row has it (its cases hold a consensus, and its runs are
+    recent enough to report it)."""
+    return any(r.values.get(CONSENSUS) is not None for r in board.rows)
+
+
+def shows_vote_margin(board: Board) -> bool:
+    """The margin over builtin:vote is shown when the board holds a builtin:vote run."""
+    return any(r.values.get(VOTE_MARGIN) is not None for r in board.rows)
+
+
+def _vote_cell(row: Row) -> str:
+    margin = row.values.get(VOTE_MARGIN)
+    if margin is None:
+        return "n/a"
+    if row.representative.detector == VOTE and row.cis.get(VOTE_MARGIN) is None and margin == 0:
+        return "baseline"
+    ci = row.cis.get(VOTE_MARGIN)
+    return f"{margin:+.3f}" + (f" {interval(ci)}" if ci else "")
 
 
 def _ece_cell(row: Row) -> str:
@@ -134,6 +162,10 @@ def row_cells(row: Row, board: Board, shown: Callable[[str], str] = str) -> list
     ]
     at = HEADER.index("p95 latency")
     cells[at:at] = _extra_cells(row, board)
+    if shows_consensus(board):
+        cells.insert(3, figure(v.get(CONSENSUS)))
+    if shows_vote_margin(board):
+        cells.insert(3, _vote_cell(row))
     if shows_real(board):
         cells.insert(3, _with_ci(v[real], row.cis.get(real)))
     return cells
@@ -185,8 +217,19 @@ def method_text(board: Board) -> str:
         f"finish count as errors. Incomplete runs are "
         + ("ranked (marked)." if m["include_incomplete"] else "listed without a rank (use --include-incomplete).")
         + _origin_text(board)
+        + _vote_text(board)
         + "".join(f" {note}." for note in dict.fromkeys(r.note for r in board.rows if r.note))
     )
+
+
+def _vote_text(board: Board) -> str:
+    base, _ = metric_pair(board.metric)
+    if shows_vote_margin(board):
+        return (
+            f" Over builtin:vote: a detector's {base} on all cases less that of builtin:vote (counting votes, the "
+            "floor a detector is read against), the representative runs on the same paired resamples."
+        )
+    return " Run builtin:vote on this data set (fcb eval CASES -d builtin:vote) to see each detector's margin over it."
 
 
 def to_markdown(boards: list[Board]) -> str:
@@ -235,6 +278,12 @@ def to_csv(boards: list[Board]) -> str:
             # the median expected calibration error of risk_score and its bin count (empty without scores)
             "ece",
             "ece_bins",
+            # the ranking metric's base less builtin:vote's, with its paired interval (empty without a vote run)
+            VOTE_MARGIN,
+            f"{VOTE_MARGIN}_ci_low",
+            f"{VOTE_MARGIN}_ci_high",
+            # the median balanced accuracy on the cases with a consensus (empty for runs without the block)
+            "consensus_balanced_accuracy",
         ]
     )
     for board in boards:
@@ -266,6 +315,9 @@ def to_csv(boards: list[Board]) -> str:
                     *(r.values[key] for key in REPEATS),
                     r.values[ECE],
                     r.values[ECE_BINS],
+                    r.values[VOTE_MARGIN],
+                    *(r.cis.get(VOTE_MARGIN) or (None, None)),
+                    r.values[CONSENSUS],
                 ]
             )
     return out.getvalue()

@@ -398,3 +398,15 @@ def test_an_origin_tag_that_gives_the_category_away_fails_the_source_and_origin_
     b = baseline(doc, "source and origin")
     assert b["per_category"][THREE[0]] == 1.0 and b["macro_f1"] > 0.55
     assert any(f["message"].startswith("source and origin") for f in doc["verdict"]["findings"])
+
+
+def test_a_source_whose_consensus_cases_are_all_in_train_reads_as_no_stratum() -> None:
+    """A build whose matching left one source x origin no case with a consensus in TEST: nothing to fit there, and
+    no crash (an empty selection was once a float array, which ``~`` refuses)."""
+    from fcb_datasets.audit.shape import truth_inside
+
+    rng = random.Random(3)
+    train = [case_view(make_case(c, k, rng), "train", k) for k, c in enumerate(THREE * 30)]
+    test = [case_view(c, "test", k) for k, c in enumerate(make_split(2, 5000)) if c["majority_correct"] is None]
+    assert train and test and all(v.majority_correct is None for v in test)
+    assert truth_inside(train, test, Settings(n_boot=10, search=False)) == []

@@ -21,6 +21,7 @@ import pytest
 from conftest import ROOT, run_cli
 from sources import build_args, gz_rows, norm_gsm, norm_math, once, part, shared, subset
 
+from fcb_datasets.realdata import dylan
 from fcb_datasets.realdata.card import HAND_AUDIT
 from harness import documents
 from harness.cases.reader import scan
@@ -215,6 +216,11 @@ def test_dylan_cases_are_debates_as_they_ran(eighth: Path, built: Path) -> None:
         assert {a["metadata"]["model_family"] for a in case["answers"]} == {"gpt-3.5-turbo-0301"}
         agents = {a["agent_id"].split()[0] for a in later}
         assert agents <= {a["agent_id"].split()[0] for a in first}  # every final agent has its round 1 here
+    # the echo cascades the debates give, before sampling (the build keeps those with a right mirror of their shape,
+    # `structure.py`: few in an eighth); the first 300 debates of the eighth, graded here
+    graded = dylan.grade_debates(dylan.read_lines(eighth / "dylan")[:300])
+    for _, _, candidate in dylan.cases(graded, 0):
+        case = candidate.case
         values = [_boxed_ints(a["text"]) for a in case["answers"]]
         if case["category"] == "echo_cascade" and all(len(v) == 1 for v in values):
             final = {next(iter(v)) for a, v in zip(case["answers"], values, strict=True) if "(final" in a["agent_id"]}
@@ -379,6 +385,22 @@ def test_the_whole_build_meets_the_issues_targets(whole: Path) -> None:
     # the source's known errors are left out (first-cousin marriage is legal in Australia)
     key = hashlib.sha256(" ".join("Can you marry your cousin in Australia?".lower().split()).encode()).hexdigest()
     assert f"truthfulqa:{key[:16]}" not in {c["source"]["item"] for c in dev + test}
+
+
+def test_the_v4_hand_audit_of_natural_cases_is_kept_and_the_card_gives_its_figures() -> None:
+    with open(ROOT / "tests" / "data" / "hand_audit" / "v4-labels.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    earlier: set[str] = set()
+    for path in (ROOT / "tests" / "data" / "hand_audit").glob("v3-labels*.csv"):
+        with open(path, newline="") as f:
+            earlier |= {r["item"] for r in csv.DictReader(f)}
+    assert not {r["item"] for r in rows} & earlier  # fresh items only
+    assert all(r["reason"] for r in rows if r["verdict"] != "ok")
+    verdicts = Counter(r["verdict"] for r in rows)
+    right = verdicts["ok"] + verdicts["flag"]
+    card = HAND_AUDIT["v4"]
+    assert (card["cases"], card["right"], card["verdicts"]) == (len(rows), right, dict(verdicts))
+    assert len(rows) == 60 and right >= 59
 
 
 def test_the_hand_audit_of_the_new_sources_is_kept_and_the_card_gives_its_figures() -> None:

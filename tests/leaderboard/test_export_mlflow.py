@@ -67,6 +67,9 @@ def test_the_mlflow_run_reads_back_with_the_runs_figures(
     assert metrics["high_risk_recall"] == pytest.approx(sum(r["risk"] == "high" for r in high) / len(high))
     assert metrics["macro_f1"] == pytest.approx(doc["metrics"]["macro_f1"])
     assert metrics["roc_auc"] == pytest.approx(doc["metrics"]["scores"]["roc_auc"])
+    consensus = doc["metrics"]["consensus"]  # its figures are checked against the journal in tests/test_consensus.py
+    assert metrics["consensus.n_wrong"] == consensus["n_wrong"] > 0
+    assert metrics["consensus.balanced_accuracy"] == pytest.approx(consensus["balanced_accuracy"])
     assert (metrics["macro_f1_ci95_low"], metrics["macro_f1_ci95_high"]) == pytest.approx(
         doc["metrics"]["macro_f1_ci95"]
     )

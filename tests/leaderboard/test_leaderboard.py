@@ -4,6 +4,7 @@ answers: order, shared ranks, the median rule, separate data sets, compare's exi
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -154,3 +155,40 @@ def test_make_regress_against_the_committed_baseline() -> None:
         timeout=300,
     )
     assert worse.returncode != 0 and "REGRESSION" in worse.stdout
+
+
+def test_each_detector_shows_its_margin_over_builtin_vote(cases: Path, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    strong = make_run(cases, results, ids(1, 180), "strong")
+    proc = run_cli("eval", str(cases), "-d", "builtin:vote", "-q", "--results", str(results), "--bootstrap", "200")
+    assert proc.returncode == 0, proc.stderr
+    vote = next(p for p in results.iterdir() if p != strong)
+    docs = {p: json.loads((p / "metrics.json").read_text())["metrics"] for p in (strong, vote)}
+    own = {p: m["macro_f1"] for p, m in docs.items()}
+    rows = {r["detector"]: r for r in board(results)[0]["rows"]}
+    margin = rows["strong"]["values"]["vote_margin"]
+    assert margin == pytest.approx(own[strong] - own[vote])  # each run's own macro-F1, read from its folder
+    low, high = rows["strong"]["ci95_by_metric"]["vote_margin"]
+    assert low < margin < high
+    assert (
+        rows["builtin:vote"]["values"]["vote_margin"] == 0
+        and rows["builtin:vote"]["ci95_by_metric"]["vote_margin"] is None
+    )
+    text = run_cli("leaderboard", str(results), "--format", "md").stdout
+    assert "macro_f1 over builtin:vote [95% CI]" in text and f"{margin:+.3f} [" in text
+    assert re.search(r"\| builtin\\:vote \|.*\| baseline +\|", text)  # the vote's own row: no margin to itself
+    # each run's balanced accuracy on the cases with a consensus, as its own metrics.json states it
+    for name, path in (("strong", strong), ("builtin:vote", vote)):
+        assert rows[name]["values"]["consensus.balanced_accuracy"] == docs[path]["consensus"]["balanced_accuracy"]
+    assert "consensus balanced accuracy" in text
+    csv_text = run_cli("leaderboard", str(results), "--format", "csv").stdout
+    assert csv_text.splitlines()[0].endswith(
+        "vote_margin,vote_margin_ci_low,vote_margin_ci_high,consensus_balanced_accuracy"
+    )
+
+
+def test_a_board_without_a_vote_run_says_how_to_get_the_margin(cases: Path, tmp_path: Path) -> None:
+    make_run(cases, tmp_path / "results", ids(1, 150), "alone")
+    text = run_cli("leaderboard", str(tmp_path / "results"), "--format", "md").stdout
+    assert "over builtin:vote" not in text.split("\n\n")[1]  # no such column in the table
+    assert "fcb eval CASES -d builtin:vote" in text

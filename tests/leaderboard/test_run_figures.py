@@ -4,6 +4,8 @@ from the run's journal, count a run once however often it is reached, and show a
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 from pathlib import Path
@@ -90,8 +92,9 @@ def test_the_ece_shown_is_the_journal_s(runs: Path) -> None:
     md = run_cli("leaderboard", str(runs), "--bootstrap", "50").stdout
     assert "ECE of risk_score (bins)" in md and f"{ece:.3f} (15 bins)" in md
     csv_text = run_cli("leaderboard", str(runs), "--format", "csv", "--bootstrap", "50").stdout
-    header, *lines = filter(None, csv_text.splitlines())
-    assert header.endswith(",ece,ece_bins") and len(lines) == 2 and all(line.endswith(",15") for line in lines)
+    lines = list(csv.DictReader(io.StringIO(csv_text)))
+    assert len(lines) == 2 and all(line["ece_bins"] == "15" for line in lines)
+    assert float(next(line for line in lines if line["detector"] == "good")["ece"]) == pytest.approx(ece, abs=1e-12)
     history = run_cli("history", str(runs), "--metric", "ece", "--detector", "good")
     assert history.returncode == 0 and f"{ece:.4f} (15 bins)" in history.stdout, history.stderr
 

@@ -159,7 +159,8 @@ def agreement_features(v: _View) -> dict[str, float]:
 def vote_features(v: _View) -> dict[str, float]:
     """How the answers' final values fall, each read by `harness.final_answer.final_value` (what `builtin:vote`
     counts): ``vote_top_share``, ``vote_distinct_ratio`` (distinct values over answers), ``vote_unanimous``,
-    ``vote_consensus`` (a value held by 60%), ``vote_unread_share`` (answers with no value read)."""
+    ``vote_consensus`` (a value held by 60%), ``vote_unread_share`` (answers with no value read),
+    ``vote_anchored``: 1 when every answer's value stood at an anchor (`harness.final_answer.ANCHORED`)."""
     counted = votes(v.texts)
     return {
         "vote_top_share": counted.top_share,
@@ -167,6 +168,7 @@ def vote_features(v: _View) -> dict[str, float]:
         "vote_unanimous": float(counted.unanimous),
         "vote_consensus": float(counted.consensus),
         "vote_unread_share": counted.unread / counted.n,
+        "vote_anchored": float(counted.anchored == counted.n),
     }
 
 

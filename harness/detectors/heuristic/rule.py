@@ -7,16 +7,19 @@ from harness.types import Prediction, Request, Risk
 
 
 def signals(f: dict[str, float]) -> dict[str, bool]:
-    """The yes/no readings of the features that the hand-set rule (`rule`) combines."""
+    """The yes/no readings of the features that the hand-set rule (`rule`) combines. Majority and dissent are read
+    from the answers' final values when every answer states one at an anchor (`vote_features`), else from their
+    claims (numbers and content words)."""
+    votes = f["vote_anchored"] > 0
     return {
-        "no_majority": f["has_majority"] == 0,
+        "no_majority": (f["vote_consensus"] if votes else f["has_majority"]) == 0,
         "evidence_for": f["has_evidence"] > 0 and f["evidence_margin"] > 0,
         "evidence_against": f["has_evidence"] > 0 and (f["evidence_margin"] < 0 or f["evidence_silent"] > 0),
         "arithmetic_slip": f["majority_arith_wrong"] > 0,
         "dissenter_slip": f["minority_arith_wrong"] > 0 and f["majority_arith_wrong"] == 0,
         "copying": f["later_copy_share"] > 0 or f["copy_phrase_share"] >= 0.25,
         "premise_echo": f["has_premise"] > 0 and (f["premise_majority_support"] >= 0.5 or f["note_mention_share"] > 0),
-        "dissent": f["unanimous"] == 0,
+        "dissent": (f["vote_unanimous"] if votes else f["unanimous"]) == 0,
         "rebuttal": f["minority_dissent"] > 0,
         "hedged_majority": f["majority_hedge_share"] >= 0.5,
         "hedged_source": f["first_hedged"] > 0 and f["later_copy_share"] > 0,
