@@ -53,9 +53,8 @@ def _unwrap(text: str) -> str:
     t = text.strip()
     if t.startswith("\\boxed{") and t.endswith("}"):
         t = t[len("\\boxed{") : -1].strip()
-    t = t.removeprefix("\\$").strip()
     t = t.removeprefix("$").removesuffix("$").strip().rstrip(".").strip()
-    return t.removeprefix("\\$").strip()
+    return t.removeprefix("\\$").strip()  # an escaped dollar ("\\$18"): after the $...$ above, which it is not
 
 
 _CHOICE = re.compile(r"\\text(?:bf|rm)?\{\s*\(?([A-E])\)?\s*\}|\(([A-E])\)|([A-E])\.?$")
@@ -186,15 +185,15 @@ def reply_json(output: str) -> dict[str, Any] | None:
     body = output[start : output.rfind("}") + 1]
     attempts: tuple[Callable[[], Any], ...] = (
         lambda: json.loads(body),
-        lambda: json.loads(body, strict=False),
-        lambda: json.loads(_BAD_ESCAPE.sub(r"\\\\", body), strict=False),
+        lambda: json.loads(body, strict=False),  # raw control characters; escaped backslashes left as they are
+        lambda: json.loads(_BAD_ESCAPE.sub(r"\\\\", body), strict=False),  # LaTeX's \\sqrt: no JSON escape
     )
     for attempt in attempts:
         try:
-            found = attempt()
+            found: dict[str, Any] = attempt()  # a body that opens with "{" parses to an object or not at all
         except ValueError:
             continue
-        return found if isinstance(found, dict) else None
+        return found
     try:
         from json_repair import repair_json
     except ImportError:  # the datasets extra is not installed: a plain field match, enough for most replies
