@@ -50,7 +50,7 @@ from harness.metrics import (
     wilson_interval,
 )
 from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome, Risk
-from harness.vocabulary import ORIGINS
+from harness.vocabulary import ORIGINS, Origin
 
 
 def score_metrics(
@@ -313,21 +313,27 @@ def has_origins(labels: Iterable[CaseLabels]) -> bool:
     return any(origin_of(lab.tags) != UNKNOWN_ORIGIN for lab in labels)
 
 
+NATURAL_ONLY: frozenset[Origin] = frozenset({"natural"})
+"""The origin of `headline_natural`: answer sets exactly as a source gave them, no text of ours and no combining."""
+
+
 def headline_real(
-    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_boot: int, seed: int
-) -> HeadlineReal | None:
-    """The headline on the natural and assembled cases only; None when no case carries an origin tag.
+    labels: Sequence[CaseLabels], outcomes: dict[str, Outcome], *, n_boot: int, seed: int,
+    origins: frozenset[Origin] = REAL_ORIGINS,
+) -> HeadlineReal | None:  # fmt: skip
+    """The headline on the cases of ``origins`` only (the natural and assembled ones; the natural ones alone for
+    `headline_natural`); None when no case carries an origin tag.
 
     Constructed cases are left out so that text written for the benchmark cannot carry a result on its own.
-    With origin tags but no real case in scope, ``n_cases`` is 0 and every figure is None.
+    With origin tags but no such case in scope, ``n_cases`` is 0 and every figure is None.
     """
     if not has_origins(labels):
         return None
-    subset = [lab for lab in labels if origin_of(lab.tags) in REAL_ORIGINS]
+    subset = [lab for lab in labels if origin_of(lab.tags) in origins]
     y_true, y_pred = encode(subset, outcomes)
     cm = confusion(y_true, y_pred)
     return {
-        "origins": [o for o in ORIGINS if o in REAL_ORIGINS],
+        "origins": [o for o in ORIGINS if o in origins],
         "n_cases": len(y_true),
         "n_not_run": sum(1 for lab in subset if lab.case_id not in outcomes),
         **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
@@ -367,6 +373,7 @@ def compute(
         },
         **headline(cm, y_true, y_pred, n_boot=n_boot, seed=seed),
         "headline_real": headline_real(labels, outcomes, n_boot=n_boot, seed=seed),
+        "headline_natural": headline_real(labels, outcomes, n_boot=n_boot, seed=seed, origins=NATURAL_ONLY),
         "consensus": consensus(labels, outcomes, n_boot=n_boot, seed=seed),
         "scores": score_metrics(labels, outcomes, n_bins=ece_bins, n_boot=n_boot, seed=seed),
         "per_category": per_category(labels, outcomes),

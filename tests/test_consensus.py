@@ -84,7 +84,7 @@ def test_no_consensus_case_no_block_and_a_run_s_metrics_carry_it() -> None:
     assert (
         block is not None
         and block["balanced_accuracy"] == 1.0
-        and list(metrics).index("consensus") == list(metrics).index("headline_real") + 1
+        and list(metrics).index("consensus") == list(metrics).index("headline_natural") + 1
     )
     one_class = consensus([case(0, False)], {"C000": answer(0, "high", 0.9)}, n_boot=20, seed=0)
     assert one_class is not None and one_class["right_alarmed"] is None and one_class["balanced_accuracy"] is None

@@ -1128,6 +1128,18 @@ def test_headline_real_by_hand() -> None:
     assert "accuracy_ci95" not in block
 
 
+def test_headline_natural_by_hand() -> None:
+    block = fig.compute(ORIGIN_LABELS, ORIGIN_OUTCOMES, wall_s=1.0, n_boot=0)["headline_natural"]
+    assert block is not None and block["origins"] == ["natural"]
+    # natural: R01, R02, R03, R04 (not run), R09, R10 -> 5 evaluated, 1 not run
+    assert (block["n_cases"], block["n_not_run"]) == (5, 1)
+    # low: R02 low, R10 low -> [2, 0, 0]; medium: R03 high -> [0, 0, 1]; high: R01 high, R09 high -> [0, 0, 2]
+    assert block["accuracy"] == pytest.approx(4 / 5)
+    assert (block["false_alarm_rate"], block["high_risk_recall"], block["error_rate"]) == (0.0, 1.0, 0.0)
+    # F1: low 4 / (2 + 2), medium 0, high 4 / (3 + 2)
+    assert block["macro_f1"] == pytest.approx((1 + 0 + 4 / 5) / 3)
+
+
 def test_headline_real_intervals_are_seeded() -> None:
     block = fig.headline_real(ORIGIN_LABELS, ORIGIN_OUTCOMES, n_boot=80, seed=13)
     assert block is not None

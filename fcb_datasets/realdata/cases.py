@@ -3,9 +3,12 @@
 Three origins, tagged on every case: ``origin_natural`` (an answer set exactly as a source gave it: a panel fixed in
 advance answering a question, a debate as it ran, the four GSM8K solutions of a problem), ``origin_assembled`` (real
 answers chosen and combined by rule) and ``origin_constructed`` (any text we wrote: notes in a question, agents
-taking a note up). Each case says how it was made in ``source.modification``; no metadata flag claims what did not
-happen: ``saw_other_answers`` only on answers written after reading others (a debate's later rounds), and
-``shared_context`` only on answers we wrote as agents given a note.
+taking a note up). A case whose dynamics we wrote also says which: ``staged_note`` (a note in the question and
+answers we wrote as agents who read it; their working, where they show one, is a real solution's, written without
+the note) or ``staged_echo`` (agents of ours restating a real answer they read). Each case says how it was made in
+``source.modification``; no metadata flag claims what did not happen: ``saw_other_answers`` only on answers written
+after reading others (a debate's later rounds), and ``shared_context`` only on answers we wrote as agents given a
+note.
 
 Agents are shuffled (seeded, per item), so no position says which answer is real, correct or the dissent; where the
 order is part of what happened (a debate's rounds), the rounds keep their order and the agents are shuffled within
@@ -107,7 +110,7 @@ def make_case(
         "majority_correct": majority_label(category),
         "rationale": RATIONALE[category],
         "source": source.block(item, how),
-        "tags": [source.short, origin],
+        "tags": [source.short, origin, *([f"staged_{recipe}"] if recipe else [])],
     }
     return Candidate(category, source.short, stratum, item, case, recipe, difficulty) if valid(case) else None
 

@@ -231,6 +231,10 @@ class Metrics(Headline):
     n_not_run: Count
     confusion_matrix: ConfusionMatrix
     headline_real: NotRequired[HeadlineReal | None]  # absent from documents of version 1
+    headline_natural: Annotated[
+        NotRequired[HeadlineReal | None],
+        Doc("the headline on the origin_natural cases alone (null without origin tags; absent from older documents)"),
+    ]
     consensus: NotRequired[Consensus | None]  # absent before it was reported; null without a consensus case
     scores: NotRequired[ScoreMetrics | None]  # absent from documents of version 1 without scores
     per_category: dict[str, CategoryAccuracy]

@@ -49,6 +49,7 @@ from harness.report.text import (
     CALIBRATION_HEADER,
     CATEGORY_HEADER,
     ERROR_HEADER,
+    NATURAL_LABEL,
     REAL_LABEL,
     calibration_note,
     calibration_of,
@@ -261,7 +262,8 @@ def run_sections(doc: MetricsDocument) -> str:
     if m.get("headline_real"):
         out.append(
             f"<p class='note'>The {esc(REAL_LABEL)} column counts only cases tagged origin_natural or "
-            "origin_assembled; read the two columns together.</p>"
+            f"origin_assembled, the {esc(NATURAL_LABEL)} column the origin_natural ones; read the columns "
+            "together.</p>"
         )
     out.append('<div class="row"><div>')
     out.append(f"<h2>Confusion matrix</h2>{heatmap(m['confusion_matrix']['counts'])}")

@@ -116,20 +116,25 @@ def calibration_note(m: Metrics) -> str:
 
 
 REAL_LABEL = "natural + assembled"
+NATURAL_LABEL = "natural only"
 
 
 def headline_table(m: Metrics) -> tuple[list[str], list[list[str]]]:
     """The headline table: one value column, or, when the cases carry origin tags, the same figures on the
-    natural + assembled cases in a second column, so that constructed cases never stand alone behind a result."""
+    natural + assembled cases and on the natural ones alone in more columns, so that constructed cases never stand
+    alone behind a result (a run written before ``headline_natural`` shows the first two)."""
     rows = headline_rows(m)
     real = m.get("headline_real")
     if not real:
         return ["metric", "value", "95% CI"], rows
-    core = _core_rows(real)
-    combined = [["cases", str(m["n_cases"]), "", str(real["n_cases"]), ""]]
-    combined += [a + b[1:] for a, b in zip(rows, core, strict=False)]
-    combined += [[*r, "", ""] for r in rows[len(core) :]]  # score metrics: all cases only
-    return ["metric", "all cases", "95% CI", REAL_LABEL, "95% CI"], combined
+    subsets = [(REAL_LABEL, real)]
+    if natural := m.get("headline_natural"):
+        subsets.append((NATURAL_LABEL, natural))
+    combined = [["cases", str(m["n_cases"]), "", *(c for _, b in subsets for c in (str(b["n_cases"]), ""))]]
+    cores = [_core_rows(block) for _, block in subsets]
+    combined += [row + [c for core in cores for c in core[k][1:]] for k, row in enumerate(rows[: len(cores[0])])]
+    combined += [[*r, *([""] * 2 * len(subsets))] for r in rows[len(cores[0]) :]]  # score metrics: all cases only
+    return ["metric", "all cases", "95% CI", *(h for label, _ in subsets for h in (label, "95% CI"))], combined
 
 
 def origin_rows(m: Metrics) -> list[list[Any]] | None:
@@ -259,7 +264,8 @@ def _real_note(m: Metrics) -> list[str]:
     return [
         f"The {REAL_LABEL} column counts only cases tagged `origin_natural` (a source's answer set as it is) or "
         "`origin_assembled` (real answers combined by rule); `origin_constructed` cases (text written for the "
-        "benchmark) and untagged ones are left out of it. Read the two columns together.",
+        f"benchmark) and untagged ones are left out of it. The {NATURAL_LABEL} column counts the `origin_natural` "
+        "cases alone. Read the columns together.",
         "",
     ]
 

@@ -270,6 +270,9 @@ def test_every_case_says_how_it_was_made(built: Path) -> None:
             assert all("model_family" in a["metadata"] for a in case["answers"])  # the real model behind each
         if case["category"] == "anchoring_injected_premise":
             assert all(a["metadata"]["shared_context"] for a in case["answers"]) and origin == "origin_constructed"
+        staged = [t for t in case["tags"] if t.startswith("staged_")]  # a case whose dynamics we wrote says which
+        assert staged in (["staged_note"], ["staged_echo"]) if origin == "origin_constructed" else staged == []
+        assert ("staged_note" in staged) == ("We added a note" in case["source"]["modification"])
 
 
 def test_the_number_of_answers_says_nothing_of_the_category(built: Path) -> None:
