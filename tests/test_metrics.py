@@ -1138,6 +1138,8 @@ def test_headline_natural_by_hand() -> None:
     assert (block["false_alarm_rate"], block["high_risk_recall"], block["error_rate"]) == (0.0, 1.0, 0.0)
     # F1: low 4 / (2 + 2), medium 0, high 4 / (3 + 2)
     assert block["macro_f1"] == pytest.approx((1 + 0 + 4 / 5) / 3)
+    seeded = fig.compute(ORIGIN_LABELS, ORIGIN_OUTCOMES, wall_s=1.0, n_boot=40, seed=9)["headline_natural"]
+    assert seeded is not None and seeded["bootstrap"] == {"resamples": 40, "seed": 9, "method": "percentile"}
 
 
 def test_headline_real_intervals_are_seeded() -> None:
