@@ -92,6 +92,9 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             warnings.resetwarnings()  # as in a fresh interpreter: a warning reaches standard error once a place
             warnings.simplefilter("default")
+            # ignored, as a fresh interpreter ignores it: here the collector may close a file an earlier test left
+            # in a reference cycle, and its warning would land on this command's standard error
+            warnings.simplefilter("ignore", ResourceWarning)
             warnings.showwarning = _show_warning
             code = _exit_code(main, list(args))
     finally:

@@ -229,6 +229,35 @@ def _sk_f1_real(cases_path: Path, right: set[str]) -> float:
     return float(f1_score(truth, pred, average="macro", zero_division=0))
 
 
+def _sk_f1_natural(cases_path: Path, right: set[str]) -> float:
+    """macro-F1 on the natural cases alone of a ChosenRight detector, from the file and sklearn alone."""
+    truth, pred = [], []
+    for c in map(json.loads, cases_path.read_text().splitlines()):
+        if "origin_natural" in c.get("tags", []):
+            t = RISKS.index(c["expected_risk"])
+            truth.append(t)
+            pred.append(t if c["id"] in right else (t + 1) % 3)
+    return float(f1_score(truth, pred, average="macro", zero_division=0))
+
+
+def test_leaderboard_shows_the_natural_only_column_beside_the_real_one(two_detectors) -> None:
+    cases_path, results, _, _ = two_detectors
+    real_ids = [c["id"] for c in map(json.loads, cases_path.read_text().splitlines()) if is_real(c)]
+    (board,) = _board(str(results))
+    assert board["natural_cases"] == 80 == board["card"]["natural_cases"]
+    rows = {r["detector"]: r for r in board["rows"]}
+    natural_f1 = _sk_f1_natural(cases_path, set(real_ids[-90:]))
+    assert rows["real-ace"]["values"]["macro_f1_natural"] == pytest.approx(natural_f1)
+    lo, hi = rows["real-ace"]["ci95_by_metric"]["macro_f1_natural"]
+    assert lo <= natural_f1 <= hi
+    md = run_cli("leaderboard", str(results), "--bootstrap", "300").stdout
+    assert "macro_f1, natural only (80 cases) [95% CI]" in md
+    csv_text = run_cli("leaderboard", str(results), "--format", "csv", "--bootstrap", "300").stdout
+    records = {r["detector"]: r for r in csv.DictReader(csv_text.splitlines())}
+    assert float(records["real-ace"]["natural_value"]) == pytest.approx(natural_f1)
+    assert records["real-ace"]["natural_cases"] == "80"
+
+
 def test_leaderboard_shows_the_real_column_and_can_rank_on_it(two_detectors) -> None:
     cases_path, results, _, _ = two_detectors
     cases = [json.loads(line) for line in cases_path.read_text().splitlines()]

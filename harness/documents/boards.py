@@ -91,6 +91,7 @@ class BoardCard(TypedDict):
     by_category: dict[str, dict[str, Count]]
     by_origin: NotRequired[dict[str, Count]]
     real_cases: NotRequired[Count]
+    natural_cases: NotRequired[Count]
 
 
 class LeaderboardBoard(TypedDict):
@@ -99,6 +100,7 @@ class LeaderboardBoard(TypedDict):
     method: BoardMethod
     card: BoardCard
     real_cases: Count | None
+    natural_cases: NotRequired[Count | None]
     rows: list[LeaderboardRow]
 
 

@@ -39,10 +39,14 @@ def journal_figures(
     cm = confusion(y_true, y_pred)
     figures: dict[Path, Any] = {("n_cases",): len(y_true), ("confusion_matrix", "counts"): cm.tolist()}
     figures |= {(name,): defined(v) for name, v in headline_batch(cm, present_classes(cm)).items()}
-    real = np.isin(origins if origins is not None else np.full(len(y_true), UNKNOWN_ORIGIN), sorted(REAL_ORIGINS))
-    cm_real = confusion(y_true[real], y_pred[real])
-    figures[("headline_real", "n_cases")] = int(real.sum())
-    figures |= {("headline_real", k): defined(v) for k, v in headline_batch(cm_real, present_classes(cm_real)).items()}
+    known = origins if origins is not None else np.full(len(y_true), UNKNOWN_ORIGIN)
+    for block, subset in (
+        ("headline_real", np.isin(known, sorted(REAL_ORIGINS))),
+        ("headline_natural", known == "natural"),
+    ):
+        cm_sub = confusion(y_true[subset], y_pred[subset])
+        figures[(block, "n_cases")] = int(subset.sum())
+        figures |= {(block, k): defined(v) for k, v in headline_batch(cm_sub, present_classes(cm_sub)).items()}
     for category in sorted(set(categories.tolist())):
         mask = categories == category
         right = int((y_pred[mask] == y_true[mask]).sum())
@@ -126,7 +130,8 @@ def _same(claimed: Any, actual: Any) -> bool:
 
 def disagreements(metrics: Mapping[str, Any], figures: Mapping[Path, Any]) -> Iterator[tuple[str, Any, Any]]:
     """(dotted path, the document's value, the recomputed one) for each checked figure the ``metrics`` block states
-    otherwise. A figure a document of an older version lacks is not asked for (``error_rate``, ``headline_real``);
+    otherwise. A figure a document of an older version lacks is not asked for (``error_rate``, ``headline_real``,
+    ``headline_natural``);
     the categories must be the same ones."""
     if isinstance(metrics.get("per_category"), Mapping):
         stated = set(metrics["per_category"])
@@ -134,8 +139,8 @@ def disagreements(metrics: Mapping[str, Any], figures: Mapping[Path, Any]) -> It
         if stated != computed:
             yield "per_category", sorted(stated), sorted(computed)
     for path, actual in figures.items():
-        if path[0] == "headline_real" and not isinstance(metrics.get("headline_real"), Mapping):
-            continue  # no real-case headline: none of its figures is read
+        if path[0] in ("headline_real", "headline_natural") and not isinstance(metrics.get(path[0]), Mapping):
+            continue  # no such headline (no origin tags, or a document from before it): none of its figures is read
         found, claimed = _lookup(metrics, path)
         if not found and path[0] in ("error_rate", "per_category"):
             continue  # error_rate: absent before it was stored; a category's absence is named above

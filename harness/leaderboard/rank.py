@@ -19,7 +19,7 @@ import numpy as np
 
 from harness.documents import BoardCard, BoardDataset, BoardMethod
 from harness.errors import UsageError
-from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
+from harness.leaderboard.runs import NATURAL_SUFFIX, REAL_SUFFIX, Run, align, aligned_origins, natural_mask, real_mask
 from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
 
 COLUMNS = ("accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate")
@@ -48,6 +48,11 @@ floor a detector is read against), on the representative runs, with its paired-b
 when the board holds no such run."""
 RANK_METRICS: tuple[str, ...] = (*HEADLINE_METRICS, *(f"{m}{REAL_SUFFIX}" for m in HEADLINE_METRICS))
 """Metrics a board can be ranked on: the headline ones on all cases, and on the natural + assembled cases."""
+
+
+def natural_of(metric: str) -> str:
+    """The metric on the natural cases alone: a column beside the ranking, never a ranking of its own."""
+    return f"{metric_pair(metric)[0]}{NATURAL_SUFFIX}"
 
 
 def metric_pair(metric: str) -> tuple[str, str]:
@@ -98,6 +103,7 @@ class Board:
     card: BoardCard
     rows: list[Row] = field(default_factory=list)
     real_cases: int | None = None  # natural + assembled cases; None when no case carries an origin tag
+    natural_cases: int | None = None  # natural cases alone; None when no case carries an origin tag
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -107,7 +113,7 @@ def _median(values: list[float | None]) -> float | None:
 
 def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> Row:
     """A row from a detector's runs: every column is the median over them."""
-    names = (*metric_pair(metric), *COLUMNS, LATENCY, CONSENSUS)
+    names = (*metric_pair(metric), natural_of(metric), *COLUMNS, LATENCY, CONSENSUS)
     values = {name: _median([r.metric(name) for r in runs]) for name in names}
     values |= _ece_values(runs)
     values |= {key: _median([r.metric(path) for r in runs]) for key, path in REPEATS.items()}
@@ -169,6 +175,7 @@ def _card(runs: list[Run]) -> BoardCard:
         names, counts = np.unique(origins.astype(str), return_counts=True)
         card["by_origin"] = {str(k): int(v) for k, v in zip(names, counts, strict=True)}
         card["real_cases"] = int(real_mask(origins).sum())
+        card["natural_cases"] = int(natural_mask(origins).sum())
     return card
 
 
@@ -184,6 +191,7 @@ def build_board(
         card=_card(runs),
     )
     board.real_cases = board.card.get("real_cases")
+    board.natural_cases = board.card.get("natural_cases")
     # one row per detector name and code fingerprint: a median never mixes two different detectors' runs
     by_detector: dict[tuple[str, str], list[Run]] = defaultdict(list)
     for run in runs:
@@ -236,6 +244,7 @@ def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float)
     subsets = {base: np.ones(len(ids), dtype=bool)}
     if (origins := aligned_origins(representatives, ids)) is not None:
         subsets[real] = real_mask(origins)
+        subsets[natural_of(metric)] = natural_mask(origins)
     for name, mask in subsets.items():
         if not mask.any():
             continue

@@ -24,12 +24,14 @@ from harness.leaderboard.rank import (
     Board,
     Row,
     metric_pair,
+    natural_of,
 )
 from harness.leaderboard.runs import REAL_SUFFIX
 from harness.report.markdown import md_text
 from harness.tables import figure, interval, percent, table
 
 REAL_LABEL = "natural + assembled"
+NATURAL_LABEL = "natural only"
 HEADER = [
     "rank",
     "detector",
@@ -104,10 +106,17 @@ def header(board: Board) -> list[str]:
         cols.insert(3, "consensus balanced accuracy")
     if shows_vote_margin(board):
         cols.insert(3, f"{base} over builtin:vote [95% CI]")
+    if shows_natural(board):
+        cols.insert(3, f"{base}, {NATURAL_LABEL} ({board.natural_cases} cases) [95% CI]")
     if shows_real(board):
         cases = "no" if board.real_cases is None else board.real_cases
         cols.insert(3, f"{base}, {REAL_LABEL} ({cases} cases) [95% CI]")
     return cols
+
+
+def shows_natural(board: Board) -> bool:
+    """The natural-only column is shown beside the natural + assembled one when the cases carry origin tags."""
+    return board.natural_cases is not None
 
 
 def shows_consensus(board: Board) -> bool:
@@ -166,6 +175,8 @@ def row_cells(row: Row, board: Board, shown: Callable[[str], str] = str) -> list
         cells.insert(3, figure(v.get(CONSENSUS)))
     if shows_vote_margin(board):
         cells.insert(3, _vote_cell(row))
+    if shows_natural(board):
+        cells.insert(3, _with_ci(v[natural_of(board.metric)], row.cis.get(natural_of(board.metric))))
     if shows_real(board):
         cells.insert(3, _with_ci(v[real], row.cis.get(real)))
     return cells
@@ -189,6 +200,8 @@ def _origin_text(board: Board) -> str:
         f"answers; origin_constructed cases hold text written for the benchmark); it is always shown next to the "
         f"all-cases figure, so constructed cases cannot carry a ranking on their own."
     )
+    if shows_natural(board):
+        text += f" The {NATURAL_LABEL} column is {base} on the origin_natural cases alone (not a ranking)."
     if board.metric == real:
         text = f" {real} is {base} on the {REAL_LABEL} cases." + text
     if note := board.method.get("note"):
@@ -284,6 +297,11 @@ def to_csv(boards: list[Board]) -> str:
             f"{VOTE_MARGIN}_ci_high",
             # the median balanced accuracy on the cases with a consensus (empty for runs without the block)
             "consensus_balanced_accuracy",
+            # the metric's base on the natural cases alone, with its paired interval (empty without origin tags)
+            "natural_cases",
+            "natural_value",
+            "natural_ci_low",
+            "natural_ci_high",
         ]
     )
     for board in boards:
@@ -318,6 +336,9 @@ def to_csv(boards: list[Board]) -> str:
                     r.values[VOTE_MARGIN],
                     *(r.cis.get(VOTE_MARGIN) or (None, None)),
                     r.values[CONSENSUS],
+                    board.natural_cases,
+                    r.values[natural_of(board.metric)],
+                    *(r.cis.get(natural_of(board.metric)) or (None, None)),
                 ]
             )
     return out.getvalue()
@@ -330,6 +351,7 @@ def board_dict(board: Board) -> LeaderboardBoard:
         "method": board.method,
         "card": board.card,
         "real_cases": board.real_cases,
+        "natural_cases": board.natural_cases,
         "rows": [
             {
                 "rank": r.rank,

@@ -38,6 +38,8 @@ from harness.types import RISKS, ItemKey
 
 REAL_SUFFIX = "_real"
 """A metric name ending in this is the metric on the natural and assembled cases only."""
+NATURAL_SUFFIX = "_natural"
+"""A metric name ending in this is the metric on the natural cases alone (``headline_natural``)."""
 MISSING = -1
 """In a verdict matrix (`item_verdicts`): no item journaled for this case and epoch."""
 ECE_PATH = "scores.calibration"
@@ -106,10 +108,13 @@ class Run:
 
     def metric(self, name: str) -> float | None:
         """A metric from ``metrics.json``: a headline name, the same name ending ``_real`` (on the natural and
-        assembled cases, ``headline_real``), or a dotted path such as ``operational.latency_s.p95``."""
+        assembled cases, ``headline_real``) or ``_natural`` (on the natural ones, ``headline_natural``), or a dotted
+        path such as ``operational.latency_s.p95``."""
         node: Any = self.doc["metrics"]
         if name.endswith(REAL_SUFFIX):
             name = f"headline_real.{name.removesuffix(REAL_SUFFIX)}"
+        elif name.endswith(NATURAL_SUFFIX):
+            name = f"headline_natural.{name.removesuffix(NATURAL_SUFFIX)}"
         elif name == "error_rate":
             return error_rate(node)
         for key in name.split("."):
@@ -261,6 +266,11 @@ def aligned_origins(runs: list[Run], ids: np.ndarray) -> np.ndarray | None:
 def real_mask(origins: np.ndarray) -> np.ndarray:
     """True for the natural and assembled cases."""
     return np.isin(origins, sorted(REAL_ORIGINS))
+
+
+def natural_mask(origins: np.ndarray) -> np.ndarray:
+    """True for the natural cases."""
+    return np.asarray(origins == "natural")
 
 
 def baseline_document(run: Run, name: str) -> BaselineDocument:
