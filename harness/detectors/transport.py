@@ -36,7 +36,6 @@ T = TypeVar("T")
 Interpret = Callable[[bytes], T]
 """Reads a 2xx reply body into what the adapter returns; raises `DetectorError` for a reply of the wrong shape."""
 MAX_RETRY_AFTER_S = 120.0
-THROTTLE_PATIENCE_S = 600.0  # how long one case waits out 429 replies before they count as its failure
 THROTTLE_STATUSES = (429, 503)  # the provider is overloaded: fewer requests in flight
 REPLICA_COOLDOWN_S = 5.0
 SMALL_REPLY_BYTES = 64 * 1024  # read without a reservation: ordinary replies never wait for the budget
@@ -120,7 +119,7 @@ def retry_after_seconds(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit takes "²" and "٣" too, which float() refuses
         return min(float(value), MAX_RETRY_AFTER_S)
     try:
         when = email.utils.parsedate_to_datetime(value)
@@ -187,6 +186,8 @@ class Transport:
         )
         self._session: aiohttp.ClientSession | None = None  # made inside the running event loop
         self._budget = _Budget(max(REPLY_BUDGET_BYTES, options.max_response_bytes))
+        # the least wait after a 429: backoff_initial, at most a second (a provider's Retry-After above it stands)
+        self._throttle_floor = min(options.backoff_initial, 1.0)
         self._retry_connect = True  # False during a preflight: an unreachable endpoint fails at once
         self._secrets: list[str] | None = None
         self.gate = AdaptiveGate(options.concurrency)
@@ -221,13 +222,13 @@ class Transport:
     ) -> tuple[T, int]:
         """POST ``body`` with retries; ``interpret(payload)`` reads each 2xx reply.
 
-        Returns what ``interpret`` returned and the number of attempts. Connection errors, timeouts, 429, 5xx and
-        a 2xx body that is not JSON (`decode_json`) are retried (``Retry-After`` honoured); anything ``interpret``
+        Returns what ``interpret`` returned and the number of attempts. Connection errors, timeouts, 429, 5xx and a
+        2xx body that is not JSON (`decode_json`) are retried (``Retry-After`` honoured); anything ``interpret``
         raises as `DetectorError` (a reply of the wrong shape) is final. A 429 is not one of the case's failures
-        while it waits less than `THROTTLE_PATIENCE_S` in all: the provider is throttling the run, not refusing
-        the case. ``worst_tokens`` (prompt, completion) is what an attempt may cost at most, for ``--tpm`` and
-        ``--max-cost``; ``usage`` reads what a reply did cost. Raises `BudgetSpent` before an attempt that would
-        pass a cap.
+        while it waits less than ``throttle_patience`` seconds in all (each wait at least ``backoff_initial``, or 1
+        s when that is less): the provider is throttling the run, not refusing the case. ``worst_tokens`` (prompt,
+        completion) is what an attempt may cost at most, for ``--tpm`` and ``--max-cost``; ``usage`` reads what a
+        reply did cost. Raises `BudgetSpent` before an attempt that would pass a cap.
         """
         try:  # the first attempt outside tenacity: most replies come at once, and its loop costs more than a reply
             return await self._post(body, interpret, worst_tokens, usage), 1
@@ -242,7 +243,7 @@ class Transport:
         def stop(state: RetryCallState) -> bool:
             nonlocal failures, throttled_s
             exc = state.outcome.exception() if state.outcome else None
-            if isinstance(exc, _Transient) and exc.status == 429 and throttled_s < THROTTLE_PATIENCE_S:
+            if isinstance(exc, _Transient) and exc.status == 429 and throttled_s < self._options.throttle_patience:
                 throttled_s += self._wait(state)  # an estimate: tenacity asks for the wait again, the same way
                 return False
             failures += 1
@@ -297,6 +298,8 @@ class Transport:
     def _wait(self, state: Any) -> float:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _Transient) and exc.retry_after is not None:
+            if exc.status == 429:  # a floor under the wait: "Retry-After: 0" forever must neither flood the provider
+                return max(exc.retry_after, self._throttle_floor)  # nor leave the case's patience unspent
             return exc.retry_after
         if isinstance(exc, _Transient) and exc.status == 429:
             # the gate's pace keeps the run under the limit: a case throttled again and again must not wait longer

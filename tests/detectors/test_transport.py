@@ -53,3 +53,21 @@ def test_the_jitter_is_up_to_a_second_or_twice_the_first_wait_when_that_is_less(
     default = Transport(["http://127.0.0.1:9/v1/consensus"], DetectorOptions())
     waits = [default._wait(_state_after(failed, 1)) for _ in range(200)]
     assert min(waits) >= 0.5 and max(waits) <= 1.5 and max(waits) > 1.0  # 0.5 s plus up to 1 s, as before
+
+
+def test_a_retry_after_of_other_digits_reads_as_absent() -> None:
+    """Issue 45, item 5: "²" passes str.isdigit and then broke float(): the case became a detector_exception."""
+    assert retry_after_seconds("²") is None and retry_after_seconds("٣") is None
+    assert retry_after_seconds(" 7 ") == 7.0
+
+
+def test_a_429_saying_retry_after_zero_still_waits_the_first_backoff_step() -> None:
+    """Issue 45, item 4: a zero wait never added to the case's patience, so a provider answering
+    ``Retry-After: 0`` for good was asked again at once, forever."""
+    transport = Transport(["http://127.0.0.1:9"], DetectorOptions(backoff_initial=0.25, backoff_max=1.0))
+    zero = _state_after(_Transient("http_status", "HTTP 429", 0.0, status=429), attempt=3)
+    assert transport._wait(zero) == 0.25
+    later = _state_after(_Transient("http_status", "HTTP 429", 3.0, status=429), attempt=3)
+    assert transport._wait(later) == 3.0
+    unavailable = _state_after(_Transient("http_status", "HTTP 503", 0.0, status=503), attempt=3)
+    assert transport._wait(unavailable) == 0.0  # a 503 counts against --retries: no floor needed

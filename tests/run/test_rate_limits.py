@@ -136,3 +136,29 @@ def test_limits_are_refused_for_a_detector_that_sends_no_requests(tmp_path: Path
     proc = run_cli("eval", str(cases), "-d", "builtin:agreement", "--rpm", "60", "-q", "--out", str(tmp_path / "r"))
     assert proc.returncode == 2 and "--rpm: only for HTTP and llm: detectors" in proc.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_a_provider_answering_429_with_retry_after_0_for_good_ends_each_case(tmp_path: Path, detector_server) -> None:
+    """Issue 45, item 4: "Retry-After: 0" forever never added to a case's patience, so the run never ended (37,276
+    requests in 45 s). Each wait now has a floor (backoff_initial, 0.05 s here), which the patience (0.5 s) counts."""
+    server = detector_server("--fault-rate", "1", "--faults", "429", "--fault-every-attempt")
+    config = tmp_path / "patient.toml"
+    config.write_text("backoff_initial = 0.05\nbackoff_max = 0.5\nthrottle_patience = 0.5\n")
+    cases = write_cases(tmp_path / "cases.jsonl", 3)
+    run = tmp_path / "throttled"
+    proc = run_cli("eval", str(cases), "-d", server.url, "--detector-config", str(config), "--no-preflight",
+                   "--concurrency", "1", "--bootstrap", "0", "-q", "--out", str(run), timeout=60)  # fmt: skip
+    assert proc.returncode != 3, proc.stderr  # ended, as errors, never an internal error
+    journal = read_jsonl(run / "predictions.jsonl")
+    assert journal and {r["error"]["kind"] for r in journal} == {"http_status"}
+    # 0.5 s of patience at waits of 0.05 s and more: about ten tries, never thousands (nor one: a 429 is no failure)
+    assert all(2 <= r["attempts"] <= 15 for r in journal), [r["attempts"] for r in journal]
+
+
+def test_max_cost_without_prices_is_refused_before_anything_is_sent(tmp_path: Path, detector_server) -> None:
+    """Issue 45, item 1: --max-cost without prices sent all 240 requests and said nothing."""
+    server = detector_server()
+    cases = write_cases(tmp_path / "cases.jsonl", 5)
+    proc = run_cli("eval", str(cases), "-d", server.url, "--max-cost", "0.01", "-q", "--out", str(tmp_path / "run"))
+    assert proc.returncode == 2 and "max-cost needs the detector's prices" in proc.stderr
+    assert not (tmp_path / "run" / "predictions.jsonl").exists()

@@ -48,7 +48,8 @@ VARIED = [
         strict=True, n_boot=250, seed=4, ece_bins=9, epochs=3, epoch_reducer="first", probes=("order", "names"),
         probe_seed=5, name="nightly", categories=("echo_cascade",), tags=("t-a", "t-b"), engine="processes",
         workers=2, options=DetectorOptions(concurrency=3, timeout=2.5, retries=1, risk_field=("a", "b"),
-                                           headers={"X-Key": "MY_KEY"}, backoff_initial=0.1, rpm=60, max_cost=1.5),
+                                           headers={"X-Key": "MY_KEY"}, backoff_initial=0.1, rpm=60, max_cost=1.5,
+                                           price_prompt_per_mtok=1.0, price_completion_per_mtok=2.0),
     ),
 ]  # fmt: skip
 
