@@ -18,6 +18,13 @@ from harness.runfolder.manifest import resumable_manifest
 from harness.spec import DetectorSpec, parse_spec
 from harness.vocabulary import PROBES, REDUCERS, Engine, ProbeName, Reducer
 
+MAX_SEED = 2**32 - 1
+"""The largest seed: what every random generator the harness seeds takes (numpy's legacy ones stop here)."""
+MAX_BOOTSTRAP = 1_000_000
+"""The most bootstrap resamples: a million already takes minutes; more is a typo (3e9 ran out of memory)."""
+MAX_ECE_BINS = 10_000
+"""The most calibration bins: more than any run has cases to fill."""
+
 
 @dataclass(frozen=True)
 class EvalSettings:
@@ -57,6 +64,13 @@ class EvalSettings:
     num_gpus: float | None = None
 
     def __post_init__(self) -> None:
+        # ranges checked here, before any detector is called, for flags, suite keys and the Python API alike
+        for name, low, high in (("seed", 0, MAX_SEED), ("probe_seed", 0, MAX_SEED), ("n_boot", 0, MAX_BOOTSTRAP),
+                                ("ece_bins", 1, MAX_ECE_BINS)):  # fmt: skip
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and low <= value <= high):
+                shown = STORED_AS.get(name, name)
+                raise UsageError(f"{shown} {value!r}: a whole number from {low} to {high}")
         if not (isinstance(self.epochs, int) and self.epochs >= 1):
             raise UsageError(f"epochs {self.epochs!r}: a whole number of 1 or more")
         if self.epoch_reducer not in REDUCERS:

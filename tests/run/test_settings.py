@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import fields, replace
+from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from harness import documents
 from harness.cli import eval as eval_command
@@ -94,3 +96,17 @@ def test_every_key_of_a_suite_file_and_every_flag_of_fcb_eval_is_a_setting_by_it
     # and a flag not given is None, so that the resumed run's or the config's value stands (no default restated)
     args = parser.parse_args(["eval"])
     assert all(getattr(args, d) is None for d in dests & SETTING_NAMES), vars(args)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "named"),
+    [("--seed", "-5", "seed"), ("--probe-seed", "-1", "probe_seed"), ("--seed", str(2**32), "seed"),
+     ("--bootstrap", "2000000", "bootstrap_resamples"), ("--ece-bins", "100000", "ece_bins")],
+)  # fmt: skip
+def test_a_setting_out_of_range_is_refused_before_the_detector_is_called(
+    tmp_path: Path, flag: str, value: str, named: str
+) -> None:
+    """Issue 45, item 14: these ran the detector, then ended in an internal error (exit 3) without metrics.json."""
+    proc = run_cli("eval", "-d", "builtin:vote", flag, value, "-q", "--out", str(tmp_path / "run"))
+    assert proc.returncode == 2 and f"{named} {value}: a whole number from" in proc.stderr, proc.stderr
+    assert not (tmp_path / "run").exists()
