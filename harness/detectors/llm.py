@@ -4,7 +4,7 @@ The request is rendered into a prompt template (by default ``harness/data/prompt
 ``$question``, ``$answers`` and ``$evidence`` of `string.Template`), sent to ``BASE_URL/chat/completions`` through
 the shared `Transport` (the HTTP adapter's retries, backoff, ``Retry-After``, concurrency and secret handling), and
 the reply is read defensively: a JSON object, a fenced JSON block, or the first ``{...}`` in the text. Token usage
-rides along in the prediction.
+rides along in the prediction (`reply_usage`: a count that is not a whole number from 0 to a billion reads as 0).
 """
 
 from __future__ import annotations
@@ -92,6 +92,23 @@ def vote(predictions: list[Prediction]) -> Prediction:
 
 
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+MAX_USAGE_TOKENS = 10**9
+"""A token count above this is no count a reply could have (1e30 once broke the journal's writer)."""
+
+
+def reply_usage(reply: Any) -> dict[str, int]:
+    """A reply's token counts: each a whole number from 0 to `MAX_USAGE_TOKENS` (an integral float such as 12.0
+    too), anything else (absent, null, text, negative, huge, a list instead of an object) read as 0, as if the
+    provider had not said. The verdict counts whatever the usage holds."""
+    found = reply.get("usage") if isinstance(reply, dict) else None
+    found = found if isinstance(found, dict) else {}
+    out: dict[str, int] = {}
+    for key in _USAGE_KEYS:
+        value = found.get(key)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        out[key] = value if type(value) is int and 0 <= value <= MAX_USAGE_TOKENS else 0  # not bool, an int's subclass
+    return out
 
 
 def _tokens(prediction: Prediction) -> tuple[int, int]:
@@ -163,13 +180,13 @@ class LlmDetector:
             raise DetectorError(
                 "invalid_response", "not a chat completion", raw=clip(payload.decode("utf-8", "replace"), 2000, secrets)
             ) from None
-        usage = reply.get("usage") or {}
+        usage = reply_usage(reply)
         try:
             prediction = parse_prediction(read_reply(content, secrets), self._options.risk_field)
         except DetectorError as exc:
             exc.raw = exc.raw or clip(content, 2000, secrets)
             raise
-        extra = {**prediction.extra, "usage": {k: int(usage.get(k) or 0) for k in _USAGE_KEYS}}
+        extra = {**prediction.extra, "usage": usage}
         return replace(prediction, extra=extra)
 
     async def _ask(self, request: Request) -> Prediction:

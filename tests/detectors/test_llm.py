@@ -147,3 +147,18 @@ def test_chat_completions_goes_into_the_path_before_a_query_string(tmp_path: Pat
     run = json.loads((out / "run.json").read_text())
     # the base URL in the fingerprint as given (as it always was: resuming an older run sees no change)
     assert run["identity"]["fingerprint"]["base_url"] == spec.removeprefix("llm:json@")
+
+
+@pytest.mark.parametrize("kind", ["text", "list", "null", "huge", "negative", "strings"])
+def test_usage_of_the_wrong_kind_reads_as_missing_and_the_verdict_counts(
+    tmp_path: Path, detector_server, kind: str
+) -> None:
+    """Issue 45, item 3: usage of 1e30 broke the journal's writer (exit 3, and every --resume the same); usage as
+    text or a list turned a readable verdict into a detector_exception; negative counts were journaled as given."""
+    server = detector_server(script=OPENAI_SERVER)
+    journal = read_jsonl(_run(tmp_path, server, f"usage-{kind}", "--no-cache", n=3) / "predictions.jsonl")
+    assert [r["risk"] for r in journal] == ["high"] * 3 and all(r["error"] is None for r in journal)
+    expected = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    if kind == "huge":
+        expected["completion_tokens"] = 7  # the one usable count of that reply
+    assert all(r["response"]["usage"] == expected for r in journal)

@@ -18,6 +18,15 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COMPLETION_TOKENS = 7
+BAD_USAGE = {
+    "text": "lots",
+    "list": [1, 2],
+    "null": None,
+    "huge": {"prompt_tokens": 1e30, "completion_tokens": 7, "total_tokens": 1e30},
+    "negative": {"prompt_tokens": -5, "completion_tokens": -1, "total_tokens": -6},
+    "strings": {"prompt_tokens": "many", "completion_tokens": "7", "total_tokens": True},
+}
+"""The ``usage`` a model named ``usage-KIND`` replies with."""
 
 
 def completion(content: str, prompt: str) -> dict:
@@ -83,7 +92,10 @@ def main() -> None:
                 content = json.dumps({"false_consensus_risk": risk, "risk_score": 0.9 if risk == "high" else 0.3})
             else:
                 content = json.dumps(reply)
-            return self._send(200, completion(content, prompt))
+            sent = completion(content, prompt)
+            if model.startswith("usage-"):  # usage as careless providers send it: the verdict itself is fine
+                sent["usage"] = BAD_USAGE[model.removeprefix("usage-")]
+            return self._send(200, sent)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
