@@ -1,11 +1,13 @@
 """Files written whole (a reader sees the old content or the new, never half of it), input files opened only when
-they are regular files of a bounded size, and standard streams that outlive their reader."""
+they are regular files of a bounded size, standard streams that outlive their reader, and paths as a shell reads
+them in the commands the harness suggests."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+import shlex
 import stat
 import sys
 import tempfile
@@ -121,3 +123,9 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
                 raise NotRegular(errno.EFBIG, f"over the {max_bytes:,}-byte limit", str(path))
             parts.append(block)
     return b"".join(parts)
+
+
+def shell_path(path: str | os.PathLike[str]) -> str:
+    """A path as it is typed in a suggested command (``fcb eval --resume 'results/my run'``): quoted when a shell
+    would split or expand it, as it is otherwise."""
+    return shlex.quote(str(path))

@@ -19,6 +19,7 @@ from harness.cli.common import (
 from harness.cli.options import fraction, non_negative_int, positive_float, positive_int, probe_list
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
+from harness.files import shell_path
 from harness.types import BUDGET_STOP, RunResult
 from harness.vocabulary import ENGINES, REDUCERS
 
@@ -179,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _eval_exit(result: RunResult, spec: DetectorSpec, fail_on_error: float | None, interrupted: str) -> int:
     """The exit code of a finished ``fcb eval``, with the line that explains it."""
-    resume = f"fcb eval --resume {result.run_dir}"
+    resume = f"fcb eval --resume {shell_path(result.run_dir)}"
     if result.stopped == interrupted or (result.stopped is None and result.figures["n_not_run"]):
         print(f"run interrupted; continue with: {resume}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -208,11 +209,11 @@ def _after_stop(result: RunResult, spec: DetectorSpec) -> str:
     """What will work after a run stopped on a streak of errors. A service fixed behind the same URL keeps its
     fingerprint, so the run resumes; edited detector code does not (the answers so far came from the old code), so
     it needs a new run."""
-    retry = f"fcb eval --resume {result.run_dir} --retry-errors"
+    retry = f"fcb eval --resume {shell_path(result.run_dir)} --retry-errors"
     if spec.kind == "python":
         return (
             "fix the detector, then start the run again: the run folder keeps the answers of the code as it was, "
-            f"so an edited detector cannot resume it (--out {result.run_dir} --overwrite replaces it); "
+            f"so an edited detector cannot resume it (--out {shell_path(result.run_dir)} --overwrite replaces it); "
             f"if the fault was outside the code, continue with: {retry}"
         )
     return f"fix the detector or the service, then continue with: {retry} (asks the errored cases again)"

@@ -28,6 +28,7 @@ from harness.documents import (
     CaseAnalysisSuspect,
 )
 from harness.errors import IncomparableRuns, RunLoadError, UsageError
+from harness.files import shell_path
 from harness.leaderboard.runs import Run, align, aligned_origins
 from harness.metrics import ERROR
 from harness.types import RISKS
@@ -152,7 +153,8 @@ def check_runs(runs: Sequence[Run], k: int) -> None:
             raise RunLoadError(
                 f"{run.path}: {len(run.ids)} of the data set's {run.dataset['cases']} cases, and {only} case(s) "
                 f"are in one of it and {runs[0].path} ({len(runs[0].ids)} cases) alone; every run must hold the same "
-                f"cases, or a missing case would count as wrong (an interrupted run: fcb eval --resume {run.path})"
+                f"cases, or a missing case would count as wrong (an interrupted run: fcb eval --resume "
+                f"{shell_path(run.path)})"
             )
         if run.metric(SCORE) is None:
             raise RunLoadError(f"{run.path}: metrics.json has no {SCORE}: nothing to rank its detector by")

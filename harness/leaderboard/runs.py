@@ -19,6 +19,7 @@ import orjson
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.documents import BaselineDocument, MetricsDocument, error_rate
 from harness.errors import RunLoadError
+from harness.files import shell_path
 from harness.leaderboard.figures import (
     check_figures,
     item_figures,
@@ -171,7 +172,7 @@ def read_run(path: str | Path) -> Run:
     figures |= latency_figures(np.array(asked, dtype=float))
     if (scope := read_scope(path)) is not None:
         figures[("n_not_run",)] = len(scope) - len(records)
-    stale = f" (edited, or left stale by a resume stopped before it rewrote them: fcb eval --resume {path})"
+    stale = f" (edited, or left stale by a resume stopped before it rewrote them: fcb eval --resume {shell_path(path)})"
     check_figures(f"{path / METRICS_FILE}: metrics", f"its journal ({PREDICTIONS})", doc["metrics"], figures, stale)
     if doc["complete"] and scope is not None and len(scope) > len(records):  # only a finished run ranks
         raise RunLoadError(

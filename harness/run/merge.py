@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.cases.reader import scan
 from harness.documents import Identity, JournalRecord, MetricsDocument, RunManifest
 from harness.errors import RunError, RunLoadError, RunMismatchError
-from harness.files import atomic_write
+from harness.files import atomic_write, shell_path
 from harness.report.html import write_html
 from harness.report.text import write_reports
 from harness.run.items import has_items, plan_items, run_figures
@@ -101,7 +101,7 @@ def _first_metrics(dirs: list[Path], warn: Callable[[str], None]) -> MetricsDocu
             docs.append(read_metrics(run_dir))  # a broken one is refused, naming its file and field
         else:
             warn(f"{run_dir}: the shard has not finished (no {METRICS}); the cases its journal lacks count as not run "
-                 f"(fcb eval --resume {run_dir} finishes it)")  # fmt: skip
+                 f"(fcb eval --resume {shell_path(run_dir)} finishes it)")  # fmt: skip
     if not docs:
         return read_metrics(dirs[0])  # RunLoadError: no such file
     return docs[0]

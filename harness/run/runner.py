@@ -23,6 +23,7 @@ from harness.detectors.functions import exception_error
 from harness.detectors.limits import Budget, BudgetSpent, HasBudget
 from harness.documents import JournalRecord
 from harness.errors import InvalidCasesError, PreflightFailed, RunError, UsageError
+from harness.files import shell_path
 from harness.redact import scrub_text
 from harness.run.cache import EPOCH, cache_wanted, with_cache
 from harness.run.details import case_details
@@ -307,7 +308,7 @@ def _out_of_space(exc: OSError) -> RunError:
         return RunError(message)
     return RunError(
         f"{message}; the cases that finished are kept in {run_dir}: free some space, then go on with "
-        f"`fcb eval --resume {run_dir}` (the same cases file and detector)"
+        f"`fcb eval --resume {shell_path(run_dir)}` (the same cases file and detector)"
     )
 
 

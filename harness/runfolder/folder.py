@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.errors import RunLoadError, RunMismatchError
+from harness.files import shell_path
 from harness.redact import redact_spec
 from harness.runfolder.names import MANIFEST, METRICS, PREDICTIONS, REPORT, REPORT_HTML, SCOPE
 from harness.runfolder.read import read_metrics
@@ -40,7 +41,7 @@ def refuse_taken(run_dir: Path) -> None:
     if (run_dir / PREDICTIONS).exists():
         finished = _complete(run_dir)
         state = "a finished run" if finished else "an unfinished run"
-        resume = "" if finished else f"fcb eval --resume {run_dir} continues it, "
+        resume = "" if finished else f"fcb eval --resume {shell_path(run_dir)} continues it, "
         raise RunMismatchError(
             f"{run_dir} already holds {state}; {resume}--overwrite replaces it, or choose another --out"
         )

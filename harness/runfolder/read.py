@@ -16,7 +16,7 @@ from typing import Any, cast
 from harness.documents import JournalRecord, MetricsDocument
 from harness.epochs import reduce_case
 from harness.errors import RunLoadError
-from harness.files import read_regular
+from harness.files import read_regular, shell_path
 from harness.runfolder.checked import read_document
 from harness.runfolder.journal import ITEM_FIELDS, checked_records, is_item_record, item_key, outcome_of, refuse_items
 from harness.runfolder.names import MANIFEST, METRICS, PREDICTIONS
@@ -31,7 +31,7 @@ MAX_JOURNAL_BYTES = 16 << 30
 def read_metrics(run_dir: str | Path) -> MetricsDocument:
     """A run folder's ``metrics.json``, checked."""
     run = Path(run_dir)
-    return cast(MetricsDocument, read_document(run / METRICS, "metrics", UNFINISHED.format(run=run)))
+    return cast(MetricsDocument, read_document(run / METRICS, "metrics", UNFINISHED.format(run=shell_path(run))))
 
 
 def journal_records(run_dir: str | Path, *, scoped: bool = True) -> dict[str, JournalRecord]:

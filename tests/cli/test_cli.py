@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -284,3 +285,15 @@ def test_option_values_that_are_no_number_say_what_was_wanted() -> None:
     for (option, value), message in expected.items():
         proc = run_cli("eval", "cases.jsonl", option, value)
         assert proc.returncode == 2 and f"fcb eval: error: {message}" in proc.stderr
+
+
+def test_a_suggested_command_quotes_a_path_with_a_space(tmp_path: Path) -> None:
+    """Issue 45, item 16: the --resume hint was printed with the path bare, which a shell splits at the space."""
+    detector = tmp_path / "failing.py"
+    detector.write_text("def assess(request):\n    raise RuntimeError('down for maintenance')\n")
+    run = tmp_path / "my run"
+    proc = run_cli("eval", "-d", f"{detector}:assess", "--limit", "3", "--no-preflight", "-q", "--out", str(run),
+                   "--bootstrap", "0")  # fmt: skip
+    assert f"fcb eval --resume '{run}' --retry-errors" in proc.stderr, proc.stderr
+    words = shlex.split(proc.stderr.split("ask them again with: ")[1].splitlines()[0])
+    assert words == ["fcb", "eval", "--resume", str(run), "--retry-errors"]  # a shell reads it back as one path
