@@ -196,13 +196,22 @@ def _eval_exit(result: RunResult, spec: DetectorSpec, fail_on_error: float | Non
     if fail_on_error is not None and rate > fail_on_error:
         print(f"error rate {rate:.3f} exceeds --fail-on-error {fail_on_error}", file=sys.stderr)
         return EXIT_INVALID
+    # with --epochs or --probe the operational figures count answers (a case's epochs and variants), not cases
+    unit = "answer(s) (cases x epochs and probe variants)" if _repeated(result) else "case(s)"
     if ops["errors"]:  # errors count as wrong answers: say how to ask them again once the cause is fixed
-        print(f"{ops['errors']} case(s) ended in an error; once their cause is fixed, ask them again with: "
+        print(f"{ops['errors']} {unit} ended in an error; once their cause is fixed, ask them again with: "
               f"{resume} --retry-errors", file=sys.stderr)  # fmt: skip
     if ops["cases"] and ops["errors"] == ops["cases"]:
-        print(f"every case errored ({ops['errors']} of {ops['cases']}); see the errors in the report", file=sys.stderr)
+        every = "answer" if _repeated(result) else "case"
+        print(f"every {every} errored ({ops['errors']} of {ops['cases']}); see the errors in the report",
+              file=sys.stderr)  # fmt: skip
         return EXIT_INVALID
     return EXIT_OK
+
+
+def _repeated(result: RunResult) -> bool:
+    """The run asked its cases more than once (--epochs N, --probe): its operational figures count answers."""
+    return bool(result.figures.get("epochs") or result.figures.get("probes"))
 
 
 def _after_stop(result: RunResult, spec: DetectorSpec) -> str:

@@ -297,3 +297,14 @@ def test_a_suggested_command_quotes_a_path_with_a_space(tmp_path: Path) -> None:
     assert f"fcb eval --resume '{run}' --retry-errors" in proc.stderr, proc.stderr
     words = shlex.split(proc.stderr.split("ask them again with: ")[1].splitlines()[0])
     assert words == ["fcb", "eval", "--resume", str(run), "--retry-errors"]  # a shell reads it back as one path
+
+
+def test_errors_of_a_run_with_epochs_are_counted_as_answers_not_cases(tmp_path: Path) -> None:
+    """Issue 45, item 15: an errored --epochs 3 run said "1513 case(s) ended in an error" on 240 cases."""
+    detector = tmp_path / "failing.py"
+    detector.write_text("def assess(request):\n    raise RuntimeError('down for maintenance')\n")
+    proc = run_cli("eval", "-d", f"{detector}:assess", "--limit", "3", "--epochs", "3", "--no-preflight", "-q",
+                   "--out", str(tmp_path / "run"), "--bootstrap", "0")  # fmt: skip
+    # 3 cases x 3 epochs: 9 answers, every one an error
+    assert "9 answer(s) (cases x epochs and probe variants) ended in an error" in proc.stderr, proc.stderr
+    assert "every answer errored (9 of 9)" in proc.stderr and "case(s) ended" not in proc.stderr
