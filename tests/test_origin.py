@@ -9,6 +9,7 @@ import io
 import json
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -218,22 +219,12 @@ def two_detectors(tmp_path_factory) -> tuple[Path, Path, Path, Path]:
     return cases_path, results, ace, real
 
 
-def _sk_f1_real(cases_path: Path, right: set[str]) -> float:
-    """macro-F1 on the real cases of a ChosenRight detector, from the file and sklearn alone."""
+def _sk_f1_real(cases_path: Path, right: set[str], keep: Callable[[dict], bool] = is_real) -> float:
+    """macro-F1 on the real cases (or those ``keep`` takes) of a ChosenRight detector, from the file and sklearn
+    alone."""
     truth, pred = [], []
     for c in map(json.loads, cases_path.read_text().splitlines()):
-        if is_real(c):
-            t = RISKS.index(c["expected_risk"])
-            truth.append(t)
-            pred.append(t if c["id"] in right else (t + 1) % 3)
-    return float(f1_score(truth, pred, average="macro", zero_division=0))
-
-
-def _sk_f1_natural(cases_path: Path, right: set[str]) -> float:
-    """macro-F1 on the natural cases alone of a ChosenRight detector, from the file and sklearn alone."""
-    truth, pred = [], []
-    for c in map(json.loads, cases_path.read_text().splitlines()):
-        if "origin_natural" in c.get("tags", []):
+        if keep(c):
             t = RISKS.index(c["expected_risk"])
             truth.append(t)
             pred.append(t if c["id"] in right else (t + 1) % 3)
@@ -246,7 +237,7 @@ def test_leaderboard_shows_the_natural_only_column_beside_the_real_one(two_detec
     (board,) = _board(str(results))
     assert board["natural_cases"] == 80 == board["card"]["natural_cases"]
     rows = {r["detector"]: r for r in board["rows"]}
-    natural_f1 = _sk_f1_natural(cases_path, set(real_ids[-90:]))
+    natural_f1 = _sk_f1_real(cases_path, set(real_ids[-90:]), lambda c: "origin_natural" in c.get("tags", []))
     assert rows["real-ace"]["values"]["macro_f1_natural"] == pytest.approx(natural_f1)
     lo, hi = rows["real-ace"]["ci95_by_metric"]["macro_f1_natural"]
     assert lo <= natural_f1 <= hi
