@@ -68,5 +68,6 @@ def _totals(base: Outcome, epochs: list[Outcome]) -> Outcome:
         latency_s=sum(o.latency_s for o in epochs),
         prompt_tokens=sum(o.prompt_tokens for o in epochs),
         completion_tokens=sum(o.completion_tokens for o in epochs),
+        estimated_tokens=sum(o.estimated_tokens for o in epochs),
         cached=all(o.cached for o in epochs),
     )

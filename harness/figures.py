@@ -220,11 +220,14 @@ def _category_accuracy(rows: Sequence[tuple[CaseLabels, Outcome]]) -> CategoryAc
 
 
 def token_usage(outs: Sequence[Outcome], prices: tuple[float | None, float | None]) -> Tokens | None:
-    """Tokens summed over the cases (None when no detector reported any) and, given prices per million, the cost."""
+    """Tokens summed over the cases (None when no detector reported any), how many of them were counted at their
+    most (``estimated``, when any: replies without usable usage) and, given prices per million, the cost."""
     prompt, completion = sum(o.prompt_tokens for o in outs), sum(o.completion_tokens for o in outs)
     if not prompt and not completion:
         return None
     usage: Tokens = {"prompt": prompt, "completion": completion, "total": prompt + completion}
+    if estimated := sum(o.estimated_tokens for o in outs):
+        usage["estimated"] = estimated
     if prices[0] is not None or prices[1] is not None:
         usage["cost_usd"] = (prompt * (prices[0] or 0.0) + completion * (prices[1] or 0.0)) / 1e6
     return usage

@@ -184,6 +184,7 @@ class Outcome:
     # case's outcome reduced over its epochs (`harness.epochs.reduce_items`) has epoch 0
     epoch: int = 1
     variant: str | None = None
+    estimated_tokens: int = 0  # of the tokens, what was counted at its most: the replies gave no usable count
 
 
 class ItemKey(NamedTuple):
@@ -197,6 +198,9 @@ class ItemKey(NamedTuple):
 
 BUDGET_STOP = "budget: "
 """How the reason of a run stopped by ``--max-requests`` or ``--max-cost`` begins (it resumes with a higher cap)."""
+PROVIDER_STOP = "provider: "
+"""How the reason of a run stopped by its provider begins: a quota spent, or nothing answered for
+``stall_patience`` seconds of throttling (it resumes once the provider answers)."""
 
 
 @dataclass(slots=True, repr=False)
@@ -213,7 +217,8 @@ class RunResult:
     outcomes: list[Outcome]
     complete: bool
     problems: list[str] = field(default_factory=list)  # every problem found in the cases file, as printed
-    stopped: str | None = None  # why the run stopped early: "interrupted", a `BUDGET_STOP`, or a streak of errors
+    stopped: str | None = None  # why the run stopped early: "interrupted", a `BUDGET_STOP` or `PROVIDER_STOP`, or a
+    # streak of errors
     # per case id, what the run folder and the cases file hold beyond the labels (question, reply, reason): read on
     # demand by `frame`, so that a run never keeps the texts in memory (`harness.run.details` provides it)
     case_details: Callable[[], Mapping[str, Mapping[str, Any]]] | None = field(default=None, repr=False, compare=False)
@@ -280,6 +285,7 @@ __all__ = [  # the contract: what this module defines and the vocabulary it re-e
     "CATEGORY_RISK",
     "ERROR_KINDS",
     "PROBES",
+    "PROVIDER_STOP",
     "REDUCERS",
     "RISKS",
     "Answer",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.cli.common import (
     EXIT_INTERRUPTED,
@@ -16,11 +16,18 @@ from harness.cli.common import (
     default_cases,
     print_problems,
 )
-from harness.cli.options import fraction, non_negative_int, positive_float, positive_int, probe_list
+from harness.cli.options import (
+    fraction,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    probe_list,
+)
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
 from harness.files import shell_path
-from harness.types import BUDGET_STOP, RunResult
+from harness.types import BUDGET_STOP, PROVIDER_STOP, RunResult
 from harness.vocabulary import ENGINES, REDUCERS
 
 if TYPE_CHECKING:  # the settings' modules are imported when a run starts: `fcb --help` stays fast
@@ -49,6 +56,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--max-cost", type=positive_float, metavar="USD", help="stop cleanly before a request could pass USD (llm:)"
     )
+    p.add_argument("--price-prompt", dest="price_prompt_per_mtok", type=non_negative_float, metavar="USD",
+                   help="USD per million prompt tokens, for the cost and --max-cost (llm:)")  # fmt: skip
+    p.add_argument("--price-completion", dest="price_completion_per_mtok", type=non_negative_float, metavar="USD",
+                   help="USD per million completion tokens, for the cost and --max-cost (llm:)")  # fmt: skip
     p.add_argument("--risk-field", metavar="A.B.C", help="where the risk is in the detector's reply")
     p.add_argument(
         "--header",
@@ -151,6 +162,66 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--cache-refresh", action="store_const", const=True, help="ask again, ignoring stored replies, and store them"
     )
     p.set_defaults(func=run)
+    _FLAGS.update({action.dest: action for action in p._actions if action.option_strings})
+
+
+_FLAGS: dict[str, argparse.Action] = {}
+"""``fcb eval``'s options by the setting they set (their ``dest``): a resume hint repeats a session's changed ones."""
+
+
+def resume_command(run_dir: str, without: tuple[str, ...] = ()) -> str:
+    """``fcb eval --resume RUN`` and the flags of the settings the run's last session changed from its first
+    (``run.json`` records them), but for the settings named in ``without``: a resume must not fall back to the first
+    session's ``--timeout``."""
+    from harness.run.settings import STORED_AS
+    from harness.runfolder.manifest import read_manifest
+
+    words = ["fcb eval --resume", shell_path(run_dir)]
+    manifest = read_manifest(run_dir)
+    changed = manifest["sessions"][-1].get("settings", {}) if manifest and manifest["sessions"] else {}
+    stored = {v: k for k, v in STORED_AS.items()}
+    unsaid = []
+    for key, value in changed.items():
+        if key in without:
+            continue
+        action = _FLAGS.get(stored.get(key, key))
+        flag = _flag_words(action, value) if action is not None else _named_words(key, value, changed)
+        if flag is None:
+            unsaid.append(key)
+        else:
+            words += flag
+    text = " ".join(words)
+    if unsaid:
+        text += f" (and {', '.join(unsaid)} as in this session's --detector-config)"
+    return text
+
+
+def _named_words(key: str, value: Any, changed: dict[str, Any]) -> list[str] | None:
+    """The flags of the settings whose flag sets another ``dest``: the cache's and the headers'."""
+    import shlex
+
+    if key == "cache" and not changed.get("cache_dir"):
+        return ["--cache"] if value else ["--no-cache"] if value is False else []
+    if key in ("cache", "cache_dir"):
+        return ["--cache", shlex.quote(changed["cache_dir"])] if key == "cache_dir" and value else []
+    if key == "headers" and isinstance(value, dict):
+        return [w for name, env in value.items() for w in ("--header", shlex.quote(f"{name}={env}"))]
+    return None
+
+
+def _flag_words(action: argparse.Action, value: Any) -> list[str] | None:
+    """The words that give ``value`` back through ``action``; None when no flag can say it."""
+    import shlex
+
+    flag = action.option_strings[-1]
+    if isinstance(action, argparse._StoreConstAction):
+        return [flag] if value == action.const else None
+    if value is None or isinstance(value, dict):
+        return None
+    if isinstance(action, argparse._AppendAction):
+        return [w for item in value for w in (flag, shlex.quote(str(item)))]
+    text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    return [flag, shlex.quote(text)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -180,14 +251,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _eval_exit(result: RunResult, spec: DetectorSpec, fail_on_error: float | None, interrupted: str) -> int:
     """The exit code of a finished ``fcb eval``, with the line that explains it."""
-    resume = f"fcb eval --resume {shell_path(result.run_dir)}"
+    resume = resume_command(result.run_dir)
     if result.stopped == interrupted or (result.stopped is None and result.figures["n_not_run"]):
         print(f"run interrupted; continue with: {resume}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if result.stopped and result.stopped.startswith(BUDGET_STOP):
-        print(f"run stopped: {result.stopped.removeprefix(BUDGET_STOP)}; continue with a higher cap: {resume} "
+        capped = resume_command(result.run_dir, without=("max_requests", "max_cost"))
+        print(f"run stopped: {result.stopped.removeprefix(BUDGET_STOP)}; continue with a higher cap: {capped} "
               "--max-requests N or --max-cost USD", file=sys.stderr)  # fmt: skip
         return EXIT_INTERRUPTED
+    if result.stopped and result.stopped.startswith(PROVIDER_STOP):
+        print(f"run stopped: {result.stopped.removeprefix(PROVIDER_STOP)}; once the provider answers again, continue "
+              f"with: {resume}", file=sys.stderr)  # fmt: skip
+        return EXIT_INVALID
     if result.stopped:
         print(f"run stopped after {result.stopped}; {_after_stop(result, spec)}", file=sys.stderr)
         return EXIT_INVALID

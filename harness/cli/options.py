@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 # the metrics a leaderboard ranks on and a history follows; NAME_real: the same on the natural + assembled cases
 METRICS = ["accuracy", "macro_f1", "weighted_kappa", "high_risk_recall", "false_alarm_rate", "error_rate"]
@@ -35,6 +36,13 @@ def positive_float(text: str) -> float:
     value = float(_number(text, float, "a number"))
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text} is not a number above 0")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    value = float(_number(text, float, "a number"))
+    if not 0 <= value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of 0 or more")
     return value
 
 

@@ -1,10 +1,11 @@
 """What a provider allows and what the user will spend: client-side rate limits, concurrency that adapts to
 throttling, and caps on requests and cost. The `Transport` consults them around every attempt it sends.
 
-- `RateLimits`: ``--rpm`` and ``--tpm`` as leaky buckets (aiolimiter) holding half a second's worth of the limit (at
-  least one request, or the largest request's tokens), so a run never bursts a minute's worth at once: providers
+- `RateLimits`: ``--rpm`` and ``--tpm`` as leaky buckets (`LeakyBucket`) holding half a second's worth of the limit
+  (at least one request, or the largest request's tokens), so a run never bursts a minute's worth at once: providers
   refill their own buckets continuously (OpenAI and Anthropic hold about a second's worth) and answer a burst with
-  429; half a second leaves room for requests that arrive bunched together.
+  429; half a second leaves room for requests that arrive bunched together. A bucket grows to hold a larger request
+  without emptying: what was let through stays counted.
 - `AdaptiveGate`: when requests go out. After a 429 it paces them just under the rate the provider answered at, and
   speeds up while no 429 comes; after a 503 it halves the requests in flight, growing back while replies are
   healthy. A throttled request waits its ``Retry-After``; an exhausted ``x-ratelimit-remaining-*`` header pauses
@@ -21,12 +22,11 @@ import math
 import re
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from aiolimiter import AsyncLimiter
+from harness.types import BUDGET_STOP, PROVIDER_STOP
 
 MAX_PAUSE_S = 120.0
 RATE_SAMPLE = 20  # the replies over which the rate that replies come back is measured
@@ -47,8 +47,27 @@ class HasBudget(Protocol):
     def budget(self) -> Budget: ...
 
 
-class BudgetSpent(Exception):
+class RunStopped(Exception):
+    """The run must stop before this request: the case stays pending for ``--resume``. ``prefix`` begins the run's
+    ``stopped`` reason (`harness.types.BUDGET_STOP`, `harness.types.PROVIDER_STOP`)."""
+
+    prefix = ""
+
+    @property
+    def reason(self) -> str:
+        return self.prefix + str(self)
+
+
+class BudgetSpent(RunStopped):
     """The next request would pass ``--max-requests`` or ``--max-cost``: the run stops, the case stays pending."""
+
+    prefix = BUDGET_STOP
+
+
+class ProviderStopped(RunStopped):
+    """The provider will not answer: its quota is spent, or nothing was answered for ``stall_patience`` seconds."""
+
+    prefix = PROVIDER_STOP
 
 
 def duration_seconds(text: str) -> float | None:
@@ -85,34 +104,62 @@ def token_estimate(body: bytes, max_tokens: int) -> int:
     return math.ceil(len(body) / 4) + max_tokens
 
 
+class LeakyBucket:
+    """``per_minute`` units a minute, drained continuously; it holds half a second's worth (at least one unit).
+
+    `acquire` lets ``n`` units through once they fit under the capacity, first come first served. A request larger
+    than the capacity grows it to hold that request, without emptying it: what was let through stays counted, so a
+    run of ever larger requests is held to the rate as any other (aiolimiter, used before, cannot grow a bucket; a
+    new one started full). ``clock`` and ``sleep`` are the event loop's unless a test forces its own.
+    """
+
+    def __init__(
+        self,
+        per_minute: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.rate = per_minute / 60  # units a second
+        self.capacity = max(per_minute / 120, 1.0)
+        self.level = 0.0
+        self._clock, self._sleep = clock, sleep
+        self._at = clock()
+        self._lock: asyncio.Lock | None = None  # made in the running loop
+
+    def _drain(self) -> None:
+        now = self._clock()
+        self.level = max(0.0, self.level - (now - self._at) * self.rate)
+        self._at = now
+
+    async def acquire(self, n: float = 1.0) -> None:
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:  # one waiter at a time: the first to come is the first let through
+            self.capacity = max(self.capacity, n)
+            self._drain()
+            while self.level + n > self.capacity:
+                await self._sleep((self.level + n - self.capacity) / self.rate)
+                self._drain()
+            self.level += n
+
+
 class RateLimits:
-    """``rpm`` requests and ``tpm`` tokens per minute, each as a bucket of half a second's worth."""
+    """``rpm`` requests and ``tpm`` tokens per minute, each as a `LeakyBucket` of half a second's worth."""
 
     def __init__(self, rpm: int | None, tpm: int | None) -> None:
-        self._requests = _bucket(rpm, 1) if rpm else None
-        self._tpm = tpm
-        self._tokens: AsyncLimiter | None = None
+        self._requests = LeakyBucket(rpm) if rpm else None
+        self._tokens = LeakyBucket(tpm) if tpm else None
 
     @property
     def active(self) -> bool:
         """Whether any limit was set: without one, `acquire` has nothing to wait for."""
-        return self._requests is not None or bool(self._tpm)
+        return self._requests is not None or self._tokens is not None
 
     async def acquire(self, tokens: int = 0) -> None:
         if self._requests is not None:
             await self._requests.acquire()
-        if self._tpm and tokens:
-            if self._tokens is None or self._tokens.max_rate < tokens:  # a bucket must hold the largest request
-                self._tokens = _bucket(self._tpm, tokens)
+        if self._tokens is not None and tokens:
             await self._tokens.acquire(tokens)
-
-
-def _bucket(per_minute: int, at_least: int) -> AsyncLimiter:
-    # imported here: its import reads package metadata, 30 ms that a run without limits skips
-    from aiolimiter import AsyncLimiter
-
-    capacity = max(per_minute / 120, at_least)
-    return AsyncLimiter(capacity, time_period=capacity * 60 / per_minute)
 
 
 @dataclass
@@ -137,6 +184,9 @@ class AdaptiveGate:
     pace: float | None = None  # requests a second once a 429 was met; None: as fast as the limit allows
     allowed: float = 0.0  # the rate replies came back at when the last 429 came: the provider's limit, as seen
     cuts: int = 0
+    answered: int = 0  # healthy replies so far: a case refused while others were answered is refused for itself
+    refused: int = 0  # 429 replies so far
+    last_answer: float = field(default_factory=time.monotonic)  # when the last healthy reply came (or the gate began)
     _last_cut: float = field(default=-math.inf)
     _last_growth: float = field(default=-math.inf)
     _next_send: float = 0.0
@@ -189,6 +239,7 @@ class AdaptiveGate:
 
     def healthy(self) -> None:
         now = time.monotonic()
+        self.answered, self.last_answer = self.answered + 1, now
         self._answers.append(now)
         if self.pace and now - max(self._last_cut, self._last_growth) >= 1.0:  # a second without a 429
             self.pace, self._last_growth = self._grown(self.pace), now
@@ -239,14 +290,16 @@ class AdaptiveGate:
 
 @dataclass
 class Budget:
-    """Requests and dollars a run may spend, counted across sessions of one run folder (``spent_*`` start at what
-    the journal records). Cost needs ``prices`` (USD per million prompt and completion tokens)."""
+    """Requests and dollars a run may spend, counted across sessions of one run folder (`start_from` sets what the
+    earlier sessions spent). Cost needs ``prices`` (USD per million prompt and completion tokens)."""
 
     max_requests: int | None = None
     max_cost: float | None = None
     prices: tuple[float, float] = (0.0, 0.0)
     spent_requests: int = 0
     spent_cost: float = 0.0
+    earlier_requests: int = 0  # of the spent ones, what earlier sessions of the run folder sent
+    earlier_cost: float = 0.0
     _in_flight: int = 0
     _reserved: float = 0.0
     _settled: asyncio.Event | None = None
@@ -254,16 +307,24 @@ class Budget:
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1e6
 
+    def start_from(self, requests: int, cost: float) -> None:
+        """What the run folder's earlier sessions spent: the caps count it."""
+        self.spent_requests = self.earlier_requests = requests
+        self.spent_cost = self.earlier_cost = cost
+
+    def _sent(self) -> str:
+        return f"{self.spent_requests} sent in all, {self.spent_requests - self.earlier_requests} in this session"
+
     def reserve_now(self, worst_cost: float) -> bool:
         """Counts one request and reserves its worst cost when it fits now (True); False when it fits only once
         requests in flight come back (`reserve` waits for them); raises `BudgetSpent` when it cannot fit."""
         if self.max_requests is not None and self.spent_requests + self._in_flight + 1 > self.max_requests:
-            raise BudgetSpent(f"--max-requests {self.max_requests} reached ({self.spent_requests} sent)")
+            raise BudgetSpent(f"--max-requests {self.max_requests} reached ({self._sent()})")
         if self.max_cost is not None and self.spent_cost + self._reserved + worst_cost > self.max_cost:
             if not self._in_flight:
                 raise BudgetSpent(
-                    f"--max-cost {self.max_cost:g} USD reached (${self.spent_cost:.4f} spent; the next request may "
-                    f"cost up to ${worst_cost:.4f})"
+                    f"--max-cost {self.max_cost:g} USD reached (${self.spent_cost:.4f} spent, counted at most, over "
+                    f"{self._sent()}; the next request may cost up to ${worst_cost:.4f})"
                 )
             return False
         self._in_flight += 1

@@ -4,7 +4,8 @@ The request is rendered into a prompt template (by default ``harness/data/prompt
 ``$question``, ``$answers`` and ``$evidence`` of `string.Template`), sent to ``BASE_URL/chat/completions`` through
 the shared `Transport` (the HTTP adapter's retries, backoff, ``Retry-After``, concurrency and secret handling), and
 the reply is read defensively: a JSON object, a fenced JSON block, or the first ``{...}`` in the text. Token usage
-rides along in the prediction (`reply_usage`: a count that is not a whole number from 0 to a billion reads as 0).
+rides along in the prediction (`reply_usage`: a count the reply does not give as a whole number from 0 to a billion
+is counted at its most, and said to be estimated).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from harness.detectors.limits import Budget, BudgetSpent, token_estimate
+from harness.detectors.limits import Budget, RunStopped, token_estimate
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_prediction
 from harness.detectors.transport import Transport, decode_json, split_credentials
@@ -87,27 +88,37 @@ def vote(predictions: list[Prediction]) -> Prediction:
     risk = max((r for r in counts if counts[r] == top), key=RISKS.index)
     scores = [p.score for p in predictions if p.score is not None]
     usage = {k: sum(p.extra.get("usage", {}).get(k, 0) for p in predictions) for k in _USAGE_KEYS}
+    if not usage["estimated_tokens"]:
+        del usage["estimated_tokens"]  # written only when some were counted at their most, as for one reply
     extra = {"votes": dict(counts), "reasons": [p.extra.get("reason") for p in predictions], "usage": usage}
     return Prediction(risk, statistics.fmean(scores) if scores else None, extra, sum(p.attempts for p in predictions))
 
 
-_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "estimated_tokens")
 MAX_USAGE_TOKENS = 10**9
 """A token count above this is no count a reply could have (1e30 once broke the journal's writer)."""
 
 
-def reply_usage(reply: Any) -> dict[str, int]:
-    """A reply's token counts: each a whole number from 0 to `MAX_USAGE_TOKENS` (an integral float such as 12.0
-    too), anything else (absent, null, text, negative, huge, a list instead of an object) read as 0, as if the
-    provider had not said. The verdict counts whatever the usage holds."""
+def _count(value: Any) -> int | None:
+    """A token count as a reply gives it: a whole number from 0 to `MAX_USAGE_TOKENS` (an integral float such as 12.0
+    too); None for anything else (absent, null, text, negative, huge, a bool)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if type(value) is int and 0 <= value <= MAX_USAGE_TOKENS else None  # not bool, an int's subclass
+
+
+def reply_usage(reply: Any, worst: tuple[int, int]) -> dict[str, int]:
+    """A reply's prompt and completion tokens, each counted at its most (``worst``: the prompt's tokens estimated from
+    the request's size, and ``max_tokens``) when the reply gives no usable count (`_count`), so that a provider
+    without ``usage`` cannot slip past ``--max-cost``; ``estimated_tokens`` says how many were so counted (written
+    only when some were). The verdict counts whatever the usage holds."""
     found = reply.get("usage") if isinstance(reply, dict) else None
     found = found if isinstance(found, dict) else {}
-    out: dict[str, int] = {}
-    for key in _USAGE_KEYS:
-        value = found.get(key)
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        out[key] = value if type(value) is int and 0 <= value <= MAX_USAGE_TOKENS else 0  # not bool, an int's subclass
+    counts = [_count(found.get(key)) for key in ("prompt_tokens", "completion_tokens")]
+    prompt, completion = (given if given is not None else most for given, most in zip(counts, worst, strict=True))
+    out = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    if estimated := sum(most for given, most in zip(counts, worst, strict=True) if given is None):
+        out["estimated_tokens"] = estimated
     return out
 
 
@@ -171,7 +182,7 @@ class LlmDetector:
             body["response_format"] = {"type": "json_object"}
         return orjson.dumps(body)
 
-    def _interpret(self, payload: bytes) -> Prediction:
+    def _interpret(self, payload: bytes, worst: tuple[int, int]) -> Prediction:
         secrets = self.secrets()
         reply = decode_json(payload, secrets)
         try:
@@ -180,7 +191,7 @@ class LlmDetector:
             raise DetectorError(
                 "invalid_response", "not a chat completion", raw=clip(payload.decode("utf-8", "replace"), 2000, secrets)
             ) from None
-        usage = reply_usage(reply)
+        usage = reply_usage(reply, worst)
         try:
             prediction = parse_prediction(read_reply(content, secrets), self._options.risk_field)
         except DetectorError as exc:
@@ -203,7 +214,7 @@ class LlmDetector:
 
     async def _post(self, body: bytes) -> tuple[Prediction, int]:
         worst = (token_estimate(body, 0), self._options.max_tokens)  # for --tpm and --max-cost
-        return await self._transport.post(body, self._interpret, worst, _tokens)
+        return await self._transport.post(body, lambda payload: self._interpret(payload, worst), worst, _tokens)
 
     async def assess(self, request: Request) -> Prediction:
         if self._options.samples == 1:
@@ -211,7 +222,7 @@ class LlmDetector:
         results = await asyncio.gather(
             *(self._ask(request) for _ in range(self._options.samples)), return_exceptions=True
         )
-        if spent := next((r for r in results if isinstance(r, BudgetSpent)), None):
+        if spent := next((r for r in results if isinstance(r, RunStopped)), None):
             raise spent  # the case is not whole: it stays pending
         answered = [r for r in results if isinstance(r, Prediction)]
         if not answered:  # every sample failed: the first failure stands for the case

@@ -21,6 +21,7 @@ class DetectorOptions:
     backoff_initial: float = 0.5  # seconds before the first retry, doubled at each next one (plus jitter)
     backoff_max: float = 30.0
     throttle_patience: float = 600.0  # seconds one case may wait out 429 replies before they count as its failure
+    stall_patience: float = 300.0  # seconds without a healthy reply, while throttled, before the run stops
     # language-model detectors (llm:MODEL@BASE_URL) only
     temperature: float = 0.0
     max_tokens: int = 300
@@ -63,9 +64,10 @@ class DetectorOptions:
             raise UsageError(f"max-cost must be above 0 USD, got {self.max_cost}")
         if self.max_cost is not None and None in (self.price_prompt_per_mtok, self.price_completion_per_mtok):
             raise UsageError(
-                "max-cost needs the detector's prices, or nothing would count against it: set "
-                "price_prompt_per_mtok and price_completion_per_mtok (USD per million tokens) in a detector config "
-                "(--detector-config)"
+                "max-cost needs the detector's prices, or nothing would count against it: give --price-prompt and "
+                "--price-completion (USD per million tokens), or price_prompt_per_mtok and "
+                "price_completion_per_mtok in a detector config (--detector-config)"
             )
-        if not self.throttle_patience > 0:
-            raise UsageError(f"throttle_patience must be above 0 seconds, got {self.throttle_patience}")
+        for name in ("throttle_patience", "stall_patience"):
+            if not (value := getattr(self, name)) > 0:
+                raise UsageError(f"{name} must be above 0 seconds, got {value}")

@@ -25,7 +25,7 @@ import aiohttp
 import orjson
 from tenacity import AsyncRetrying, AttemptManager, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from harness.detectors.limits import AdaptiveGate, Budget, RateLimits, exhausted_for
+from harness.detectors.limits import AdaptiveGate, Budget, ProviderStopped, RateLimits, exhausted_for
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep_message
@@ -37,6 +37,10 @@ Interpret = Callable[[bytes], T]
 """Reads a 2xx reply body into what the adapter returns; raises `DetectorError` for a reply of the wrong shape."""
 MAX_RETRY_AFTER_S = 120.0
 THROTTLE_STATUSES = (429, 503)  # the provider is overloaded: fewer requests in flight
+REFUSALS = 5
+"""429s refusing one request while the others are answered (`Transport.post`) before its case is an error: under
+throttling that the run's pace follows, 5 in a row for one request is all but impossible (1-3% of requests are
+refused once the pace settles), while a request refused for good ends in seconds instead of ``throttle_patience``."""
 REPLICA_COOLDOWN_S = 5.0
 SMALL_REPLY_BYTES = 64 * 1024  # read without a reservation: ordinary replies never wait for the budget
 REPLY_BUDGET_BYTES = 16 * 1024 * 1024  # what all larger replies in flight may hold together (4 at the cap)
@@ -128,10 +132,26 @@ def retry_after_seconds(value: str | None) -> float | None:
     return min(max(0.0, when.timestamp() - time.time()), MAX_RETRY_AFTER_S)
 
 
+QUOTA_SPENT = ("insufficient_quota", "exceeded your current quota")
+"""What a 429's body says when the account's quota or credit is spent (OpenAI's code and message, which
+OpenAI-compatible servers copy): no wait will help, so the run stops at once instead of waiting it out."""
+
+
+def quota_spent(payload: bytes) -> bool:
+    """Whether a 429 reply's body says the quota is spent (`QUOTA_SPENT`), not that requests came too fast."""
+    text = payload[:4096].decode("utf-8", "replace").lower()
+    return any(phrase in text for phrase in QUOTA_SPENT)
+
+
 def check_status(status: int, retry_after: str | None, payload: bytes, secrets: list[str] | None = None) -> None:
-    """Raise for a reply that is not 2xx: 429 and 5xx are worth another try, other statuses are final."""
+    """Raise for a reply that is not 2xx: 429 and 5xx are worth another try, other statuses are final; a 429 saying
+    the quota is spent stops the run (`ProviderStopped`)."""
+    if status == 429 and quota_spent(payload):
+        body = clip(payload.decode("utf-8", "replace"), 300, secrets or [])
+        raise ProviderStopped(f"the provider says the quota is spent: HTTP 429: {body}")
     if status == 429 or status >= 500:
-        raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after), status=status)
+        raw = clip(payload.decode("utf-8", "replace"), 300, secrets or []) or None
+        raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after), status=status, raw=raw)
     if not 200 <= status < 300:
         body = clip(payload.decode("utf-8", "replace"), 200, secrets or [])  # scrubbed before it is cut
         raise DetectorError("http_status", f"HTTP {status}: {body}", status=status)
@@ -228,8 +248,16 @@ class Transport:
         while it waits less than ``throttle_patience`` seconds in all (each wait at least ``backoff_initial``, or 1
         s when that is less): the provider is throttling the run, not refusing the case. ``worst_tokens`` (prompt,
         completion) is what an attempt may cost at most, for ``--tpm`` and ``--max-cost``; ``usage`` reads what a
-        reply did cost. Raises `BudgetSpent` before an attempt that would pass a cap.
+        reply did cost. Raises `BudgetSpent` before an attempt that would pass a cap, and `ProviderStopped` when
+        the provider's quota is spent or no request was answered for ``stall_patience`` seconds of throttling.
+
+        A 429 is a refusal of this request (a quota for one kind of request, a filter), not throttling, when since
+        its previous attempt was sent the provider answered more other requests than it refused; when the request
+        was retried, after the wait asked for, with no other request sent meanwhile; or when it was refused so
+        before. The case then ends as an error after `REFUSALS` refusals (or ``retries + 1`` when more), and a
+        refusal does not slow the other requests down.
         """
+        window = (self.gate.answered, self.gate.refused)  # replies seen when the latest attempt was sent
         try:  # the first attempt outside tenacity: most replies come at once, and its loop costs more than a reply
             return await self._post(body, interpret, worst_tokens, usage), 1
         except _Transient as exc:  # tenacity decides whether to try again, as for any later attempt
@@ -239,13 +267,22 @@ class Transport:
             raise exc.with_traceback(None) from None
         attempts = failures = 0
         throttled_s = 0.0
+        refusals = 0  # 429s for this request alone: they say nothing about the run's pace
 
         def stop(state: RetryCallState) -> bool:
-            nonlocal failures, throttled_s
+            nonlocal failures, throttled_s, refusals, window
             exc = state.outcome.exception() if state.outcome else None
-            if isinstance(exc, _Transient) and exc.status == 429 and throttled_s < self._options.throttle_patience:
-                throttled_s += self._wait(state)  # an estimate: tenacity asks for the wait again, the same way
-                return False
+            if isinstance(exc, _Transient) and exc.status == 429:
+                self._check_stall(exc)
+                answered, others_refused = self.gate.answered - window[0], self.gate.refused - window[1] - 1
+                window = (self.gate.answered, self.gate.refused)
+                alone_again = state.attempt_number > 1 and answered == others_refused == 0
+                if refusals or answered > others_refused or alone_again:
+                    refusals += 1
+                    return refusals >= max(REFUSALS, self._options.retries + 1)
+                if throttled_s < self._options.throttle_patience:
+                    throttled_s += self._wait(state)  # an estimate: tenacity asks for the wait again, the same way
+                    return False
             failures += 1
             return failures > self._options.retries
 
@@ -257,7 +294,7 @@ class Transport:
                     attempts += 1
                     if first:  # the first attempt's failure, counted by tenacity and waited on as any other
                         raise first.pop()
-                    return await self._post(body, interpret, worst_tokens, usage), attempts
+                    return await self._post(body, interpret, worst_tokens, usage, paced=not refusals), attempts
             raise AssertionError("unreachable: tenacity either returns or re-raises")
         except _Transient as exc:
             error = _final(exc, attempts)
@@ -310,33 +347,52 @@ class Transport:
     def _retryable(self, exc: BaseException) -> bool:
         return isinstance(exc, _Transient) and (self._retry_connect or not exc.connect_failed)
 
-    async def _post(self, body: bytes, interpret: Interpret[T], worst: tuple[int, int], usage: Usage | None) -> T:
+    def _check_stall(self, exc: _Transient) -> None:
+        """Stop the run (`ProviderStopped`) when no request was answered for ``stall_patience`` seconds."""
+        silent = time.monotonic() - self.gate.last_answer
+        if silent >= self._options.stall_patience:
+            last = f"{exc.message}: {exc.raw}" if exc.raw else exc.message
+            raise ProviderStopped(
+                f"no request was answered for {silent:.0f} s while the provider throttled the run "
+                f"(stall_patience {self._options.stall_patience:g} s); its last reply: {last}"
+            )
+
+    async def _post(
+        self, body: bytes, interpret: Interpret[T], worst: tuple[int, int], usage: Usage | None, paced: bool = True
+    ) -> T:
         worst_cost = self.budget.cost(*worst)
         if not self.budget.reserve_now(worst_cost):  # BudgetSpent when it cannot fit: nothing is sent
             await self.budget.reserve(worst_cost)  # a cost cap near: waits for the replies in flight
-        cost = 0.0
+        cost = worst_cost  # until a reply says otherwise: a request the provider may have billed counts at its most
         try:
             if self._rates.active:
                 await self._rates.acquire(sum(worst))
             sent_at = self.gate.enter_now() or await self.gate.enter()
             try:
-                result = await self._attempt(body, interpret, sent_at)
+                result = await self._attempt(body, interpret, sent_at, paced)
             finally:
                 self.gate.leave()
-            if usage is not None:
-                cost = self.budget.cost(*usage(result))
+            cost = self.budget.cost(*usage(result)) if usage is not None else 0.0
             return result
+        except ProviderStopped:
+            cost = 0.0  # a 429: nothing was generated
+            raise
+        except (_Transient, DetectorError) as exc:
+            if exc.status is not None or (isinstance(exc, _Transient) and exc.connect_failed):
+                cost = 0.0  # refused with a status, or never connected: nothing was generated
+            raise
         finally:
             self.budget.settle(worst_cost, cost)
 
-    async def _attempt(self, body: bytes, interpret: Interpret[T], sent_at: float) -> T:
+    async def _attempt(self, body: bytes, interpret: Interpret[T], sent_at: float, paced: bool = True) -> T:
         replica = self._pick()
         replica.outstanding += 1
         try:
             status, headers, payload = await self._post_to(replica, body)
             if (pause := exhausted_for(headers)) is not None:
                 self.gate.pause(pause)
-            if status in THROTTLE_STATUSES:
+            self.gate.refused += status == 429
+            if status in THROTTLE_STATUSES and paced:  # not a request refused for itself: the run's pace stands
                 self.gate.throttled(sent_at, status)  # its own wait is Retry-After's: tenacity's `_wait` reads it
             check_status(status, headers.get("Retry-After"), payload, self.secrets())
             result = interpret(payload)

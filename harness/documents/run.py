@@ -160,6 +160,7 @@ class Tokens(TypedDict):
     prompt: Count
     completion: Count
     total: Count
+    estimated: NotRequired[Count]  # of the total, tokens counted at their most: replies that gave no usable usage
     cost_usd: NotRequired[Annotated[float, Limits(ge=0)]]
 
 
@@ -339,6 +340,8 @@ class Settings(TypedDict):
     max_response_bytes: NotRequired[Positive]
     backoff_initial: NotRequired[Seconds]
     backoff_max: NotRequired[Seconds]
+    throttle_patience: NotRequired[Annotated[float, Limits(gt=0)]]
+    stall_patience: NotRequired[Annotated[float, Limits(gt=0)]]
     temperature: NotRequired[Annotated[float, Limits(ge=0)]]
     max_tokens: NotRequired[Positive]
     prompt: NotRequired[str | None]
@@ -365,6 +368,11 @@ class Session(TypedDict):
     started: NotRequired[str]
     wall_s: Seconds
     cases: Count
+    # requests sent (every attempt, the cases stopped mid-retry included) and their cost counted at its most, for an
+    # HTTP or llm: detector: what --max-requests and --max-cost count across sessions (absent before they were kept)
+    requests: NotRequired[Count]
+    cost_usd: NotRequired[Annotated[float, Limits(ge=0)]]
+    settings: NotRequired[dict[str, Any]]  # the settings this session ran with that differ from the first session's
 
 
 class RunManifest(TypedDict):

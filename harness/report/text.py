@@ -232,8 +232,10 @@ def _token_rows(tokens: Tokens | None) -> list[list[Any]]:
         return []
     counts = f"{tokens['prompt']:,} / {tokens['completion']:,} / {tokens['total']:,}"
     rows: list[list[Any]] = [["tokens (prompt / completion / total)", counts]]
+    if estimated := tokens.get("estimated"):
+        rows.append(["tokens counted at their most (no usage in the reply)", f"{estimated:,}"])
     if "cost_usd" in tokens:
-        rows.append(["cost", f"${tokens['cost_usd']:.4f}"])
+        rows.append(["cost (at most)" if estimated else "cost", f"${tokens['cost_usd']:.4f}"])
     return rows
 
 

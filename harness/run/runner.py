@@ -20,8 +20,8 @@ from typing import Any
 from harness.cases.reader import Scan, scan
 from harness.detectors import fingerprint
 from harness.detectors.functions import exception_error
-from harness.detectors.limits import Budget, BudgetSpent, HasBudget
-from harness.documents import JournalRecord
+from harness.detectors.limits import Budget, BudgetSpent, HasBudget, RunStopped
+from harness.documents import JournalRecord, RunManifest
 from harness.errors import InvalidCasesError, PreflightFailed, RunError, UsageError
 from harness.files import shell_path
 from harness.redact import scrub_text
@@ -40,7 +40,7 @@ from harness.run.outputs import (
 )
 from harness.run.progress import Progress
 from harness.run.selection import in_scope, shard_filter, subset_choice
-from harness.run.settings import EvalSettings
+from harness.run.settings import EvalSettings, manifest_settings, settings_record
 from harness.run.signals import Signals
 from harness.runfolder.folder import clear_run, refuse_taken
 from harness.runfolder.journal import JournalWriter, in_file_order, item_key, outcome_of, read_items, record
@@ -49,7 +49,6 @@ from harness.runfolder.manifest import add_session, now, write_manifest
 from harness.runfolder.names import MANIFEST, PREDICTIONS
 from harness.runfolder.scope import write_scope
 from harness.types import (
-    BUDGET_STOP,
     CaseLabels,
     Detector,
     DetectorError,
@@ -98,7 +97,7 @@ async def _assess(
         return await call(request), None
     except DetectorError as exc:
         return None, exc
-    except BudgetSpent:  # not the case's failure: the run stops before it, the case stays pending
+    except RunStopped:  # a cap or the provider, not the case's failure: the run stops, the case stays pending
         raise
     except Exception as exc:  # a broken adapter or detector costs one case, never the run
         return None, exception_error(exc)
@@ -138,7 +137,10 @@ async def _worker(
         try:
             prediction, error = await _assess(detector, request)
         except BudgetSpent as exc:  # the others finish what they sent, then meet the cap too
-            spent(BUDGET_STOP + str(exc))
+            spent(exc.reason)
+            return
+        except RunStopped as exc:  # the provider will not answer: the others stop at once, their cases pending
+            stop(exc.reason)
             return
         attempts = _attempts(prediction, error)
         rec = record(lab, prediction, error, attempts, time.perf_counter() - started, fields)
@@ -251,11 +253,30 @@ def _refuse_limits_without_requests(settings: EvalSettings, detector: Detector) 
         raise UsageError(f"{', '.join(given)}: only for HTTP and llm: detectors, which send requests")
 
 
-def _count_spent(budget: Budget, journaled: Iterable[Outcome]) -> None:
-    """What the run folder's journal says was spent already: requests (attempts) and the cost of its tokens."""
+def _count_spent(budget: Budget, journaled: Iterable[Outcome], manifest: RunManifest) -> None:
+    """What the run folder's earlier sessions spent: the requests and cost each session recorded in ``run.json``
+    (every attempt, those of cases stopped mid-retry too), or what the journal shows when that is more (a session
+    killed before it could record its spending, a run written before sessions recorded it)."""
     journaled = list(journaled)
-    budget.spent_requests = sum(o.attempts for o in journaled)
-    budget.spent_cost = sum(budget.cost(o.prompt_tokens, o.completion_tokens) for o in journaled)
+    sessions = manifest["sessions"]
+    requests = max(sum(o.attempts for o in journaled), sum(s.get("requests", 0) for s in sessions))
+    journal_cost = sum(budget.cost(o.prompt_tokens, o.completion_tokens) for o in journaled)
+    budget.start_from(requests, max(journal_cost, sum(s.get("cost_usd", 0.0) for s in sessions)))
+
+
+def _session_spent(detector: Detector) -> tuple[int, float] | None:
+    """What this session sent (requests, cost at most), for a detector that sends requests."""
+    if not isinstance(detector, HasBudget):
+        return None
+    budget = detector.budget
+    return budget.spent_requests - budget.earlier_requests, budget.spent_cost - budget.earlier_cost
+
+
+def _changed_settings(settings: EvalSettings, manifest: RunManifest) -> dict[str, Any]:
+    """This session's settings that differ from the first session's (the record in ``run.json``), by their stored
+    names: a resumed run says what its later cases ran with."""
+    first = settings_record(manifest_settings(manifest))  # read back: what an older record lacks, at its default
+    return {k: v for k, v in settings_record(settings).items() if first.get(k) != v}
 
 
 def _secrets(detector: Detector) -> list[str]:
@@ -343,14 +364,14 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             todo = send_order([(lab, key) for lab, key in plan.items if key not in outcomes], settings.seed)
             before = len(outcomes)
             if isinstance(detector, HasBudget):  # the caps count this run folder's earlier sessions too
-                _count_spent(detector.budget, journaled.values())
+                _count_spent(detector.budget, journaled.values(), manifest)
             started, started_at = time.perf_counter(), now()
             first, stopped = None, None
             try:
                 if settings.preflight and todo:
                     first = await signals.guard(_preflight(settings, detector, todo[0], scanned))
-            except BudgetSpent as exc:
-                stopped, todo = BUDGET_STOP + str(exc), []
+            except RunStopped as exc:
+                stopped, todo = exc.reason, []
             run_dir.mkdir(parents=True, exist_ok=True)
             if not settings.resume:
                 _lock(held, run_dir)
@@ -379,7 +400,8 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             if owned:
                 await detector.aclose()
         sent = len(outcomes) - before  # the items this session answered: a stopped run sent fewer than it had
-        wall = add_session(run_dir, manifest, started=started_at, wall_s=ended - started, cases=sent)
+        wall = add_session(run_dir, manifest, started=started_at, wall_s=ended - started, cases=sent,
+                           spent=_session_spent(detector), changed=_changed_settings(settings, manifest))  # fmt: skip
         metrics, reduced, unasked = run_figures(settings, labels, outcomes, plan, wall)
         complete = is_complete(stopped=stopped, not_run=metrics["n_not_run"], unasked=unasked, counted=len(labels),
                                in_scope=len(scope), invalid_lines=scanned.invalid_lines,

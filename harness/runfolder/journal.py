@@ -201,6 +201,7 @@ def outcome_of(rec: JournalRecord) -> Outcome:
         latency_s=float(rec.get("latency_s", 0.0)),
         prompt_tokens=_tokens(usage, "prompt_tokens"),
         completion_tokens=_tokens(usage, "completion_tokens"),
+        estimated_tokens=_tokens(usage, "estimated_tokens"),
         error_message=str(error.get("message", "")) if error else None,
         cached=bool(rec.get("cached", False)),
         epoch=rec.get("epoch", 1),

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from harness.documents import Identity, RunManifest, Settings
+from harness.documents import Identity, RunManifest, Session, Settings
 from harness.errors import RunError, RunMismatchError
 from harness.files import atomic_write
 from harness.runfolder.checked import read_document
@@ -26,10 +26,25 @@ def new_manifest(identity: Identity, cases: str, settings: Settings) -> RunManif
     return {"identity": identity, "cases": cases, "settings": settings, "created": now(), "sessions": []}
 
 
-def add_session(run_dir: str | Path, manifest: RunManifest, *, started: str, wall_s: float, cases: int) -> float:
-    """Record a finished session (``cases`` sent in ``wall_s`` seconds) and write the manifest; returns the wall
-    time of every session together."""
-    manifest["sessions"].append({"started": started, "wall_s": wall_s, "cases": cases})
+def add_session(
+    run_dir: str | Path,
+    manifest: RunManifest,
+    *,
+    started: str,
+    wall_s: float,
+    cases: int,
+    spent: tuple[int, float] | None = None,
+    changed: dict[str, Any] | None = None,
+) -> float:
+    """Record a finished session (``cases`` sent in ``wall_s`` seconds; ``spent``: the requests it sent and their
+    cost at most, for a detector that sends requests; ``changed``: its settings that differ from the first
+    session's) and write the manifest; returns the wall time of every session together."""
+    session: Session = {"started": started, "wall_s": wall_s, "cases": cases}
+    if spent is not None:
+        session["requests"], session["cost_usd"] = spent
+    if changed:
+        session["settings"] = changed
+    manifest["sessions"].append(session)
     write_manifest(run_dir, manifest)
     return float(sum(s["wall_s"] for s in manifest["sessions"]))
 

@@ -19,7 +19,7 @@ from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
 from harness.spec import parse_spec
 from harness.suite.spec import EMBEDDED, Suite, SuiteDataset, SuiteDetector, cases_file, resolve
-from harness.types import BUDGET_STOP, RunResult
+from harness.types import BUDGET_STOP, PROVIDER_STOP, RunResult
 
 SKIPPED, RAN, RESUMED = "complete (skipped)", "ran", "resumed"
 FAILED, STOPPED, STOPPED_INTERRUPTED = "failed", "stopped", "interrupted"
@@ -91,8 +91,8 @@ def result_status(result: RunResult) -> tuple[str, str]:
     ops = result.figures["operational"]
     if result.stopped == INTERRUPTED or (result.stopped is None and result.figures["n_not_run"]):
         return STOPPED_INTERRUPTED, "interrupted; run the suite again to resume it"
-    if result.stopped and result.stopped.startswith(BUDGET_STOP):
-        return STOPPED, result.stopped.removeprefix(BUDGET_STOP)
+    if result.stopped and result.stopped.startswith((BUDGET_STOP, PROVIDER_STOP)):
+        return STOPPED, result.stopped.removeprefix(BUDGET_STOP).removeprefix(PROVIDER_STOP)
     if result.stopped:
         return STOPPED, f"stopped after {result.stopped}"
     if ops["cases"] and ops["errors"] == ops["cases"]:

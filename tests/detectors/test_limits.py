@@ -13,8 +13,8 @@ from harness.detectors.limits import (
     AdaptiveGate,
     Budget,
     BudgetSpent,
+    LeakyBucket,
     RateLimits,
-    _bucket,
     duration_seconds,
     exhausted_for,
     token_estimate,
@@ -56,13 +56,59 @@ def test_a_token_estimate_is_a_quarter_of_the_bytes_rounded_up_plus_the_reply() 
     assert token_estimate(b"x" * 8, 0) == 2
 
 
-def test_a_bucket_holds_half_a_second_of_the_limit_or_the_largest_request() -> None:
-    b = _bucket(600, 1)  # 600 a minute: 10 a second, 5 refilled over half a second
-    assert (b.max_rate, b.time_period) == (5, 0.5)
-    b = _bucket(30, 1)  # under two a second: one request, refilled over 2 s
-    assert (b.max_rate, b.time_period) == (1, 2)
-    b = _bucket(6000, 500)  # a 500-token request needs room for 500: five seconds' worth
-    assert (b.max_rate, b.time_period) == (500, 5)
+class _Clock:
+    """A clock that moves only when the bucket sleeps: the waits it asks for are exact, and recorded."""
+
+    def __init__(self) -> None:
+        self.now, self.sleeps = 0.0, []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def test_a_bucket_holds_half_a_second_of_the_limit_and_at_least_one() -> None:
+    assert LeakyBucket(600).capacity == 5  # 600 a minute: 10 a second, half a second's worth
+    assert LeakyBucket(30).capacity == 1  # under two a second: one request
+    assert LeakyBucket(6000).rate == 100
+
+
+def test_a_bucket_lets_its_capacity_through_at_once_then_paces_to_the_rate() -> None:
+    clock = _Clock()
+    bucket = LeakyBucket(600, clock=clock, sleep=clock.sleep)  # 10 a second, 5 at once
+
+    async def go() -> None:
+        for _ in range(7):
+            await bucket.acquire()
+
+    asyncio.run(go())
+    assert clock.sleeps == pytest.approx([0.1, 0.1])  # the sixth and seventh each wait for one to drain: 1/10 s
+
+
+def test_ever_larger_requests_get_no_fresh_bucket() -> None:
+    """Issue 45, item 8: at --tpm 1000, requests of growing size went through at once (5,700 tokens in 0.04 s where
+    1,000 a minute were allowed): each new largest request got a fresh, full bucket. Now the bucket grows
+    without emptying. Worked by hand: 1,000 a minute drain 50/3 a second; the first request (100) fits the grown
+    bucket at once; each next one of size 2n finds n inside and a bucket of 2n, so waits for all n to drain: n / (50/3)
+    seconds, i.e. 6, 12, 24 and 48 s. Through the first 90 s, 3,100 tokens passed: the rate's 1,500 plus the largest
+    request's 1,600, never a minute's worth per request."""
+    clock = _Clock()
+    bucket = LeakyBucket(1000, clock=clock, sleep=clock.sleep)
+    passed: list[tuple[float, int]] = []
+
+    async def go() -> None:
+        for n in (100, 200, 400, 800, 1600):
+            await bucket.acquire(n)
+            passed.append((clock.now, n))
+
+    asyncio.run(go())
+    assert [t for t, _ in passed] == pytest.approx([0, 6, 18, 42, 90])
+    assert sum(n for t, n in passed if t < 1) == 100  # was 3,100 within 0.04 s
+    for t, _ in passed:  # never more through by time t than the rate allows plus one largest request
+        assert sum(n for u, n in passed if u <= t) <= 1000 / 60 * t + 1600 + 1e-9
 
 
 def test_rate_limits_let_the_first_second_through_at_once() -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import time
 from email.utils import formatdate
 
+import pytest
 from tenacity import AsyncRetrying, RetryCallState
 
 from harness.detectors.http import endpoint
+from harness.detectors.limits import ProviderStopped
 from harness.detectors.options import DetectorOptions
-from harness.detectors.transport import Transport, _Transient, retry_after_seconds
+from harness.detectors.transport import Transport, _Transient, check_status, quota_spent, retry_after_seconds
+from harness.types import DetectorError
 
 
 def test_endpoint_default_path() -> None:
@@ -71,3 +74,17 @@ def test_a_429_saying_retry_after_zero_still_waits_the_first_backoff_step() -> N
     assert transport._wait(later) == 3.0
     unavailable = _state_after(_Transient("http_status", "HTTP 503", 0.0, status=503), attempt=3)
     assert transport._wait(unavailable) == 0.0  # a 503 counts against --retries: no floor needed
+
+
+def test_a_429_saying_the_quota_is_spent_stops_the_run_and_a_rate_limit_is_retried() -> None:
+    """Issue 45, item 6: OpenAI's insufficient_quota (its code, or its message) is no throttling to wait out."""
+    spent = b'{"error": {"message": "You exceeded your current quota, please check your plan", "code": null}}'
+    assert quota_spent(spent) and quota_spent(b'{"error": {"type": "insufficient_quota"}}')
+    assert not quota_spent(b'{"error": {"message": "Rate limit reached for requests", "code": "rate_limit_exceeded"}}')
+    with pytest.raises(ProviderStopped, match=r"quota is spent: HTTP 429: .*exceeded your current quota"):
+        check_status(429, "1", spent)
+    with pytest.raises(_Transient) as throttled:  # a 503 saying the same is an overloaded server: retried
+        check_status(503, None, spent)
+    assert throttled.value.raw is not None and "exceeded" in throttled.value.raw  # the body rides along
+    with pytest.raises(DetectorError, match="HTTP 402"):  # other statuses stay final, as before
+        check_status(402, None, spent)

@@ -84,7 +84,8 @@ def test_max_requests_stops_cleanly_and_a_resume_with_a_higher_cap_finishes_as_a
 
     # the cap counts the earlier session's requests: resuming with the same cap sends nothing
     again = run_cli("eval", "--resume", str(run), "-q", timeout=300)
-    assert again.returncode == EXIT_INTERRUPTED and "--max-requests 15 reached (15 sent)" in again.stderr
+    assert again.returncode == EXIT_INTERRUPTED
+    assert "--max-requests 15 reached (15 sent in all, 0 in this session)" in again.stderr
     assert _stats(server)["requests"] == 15
     resumed = run_cli("eval", "--resume", str(run), "--max-requests", "100", "-q", timeout=300)
     assert resumed.returncode == 0, resumed.stderr

@@ -26,7 +26,11 @@ the bucket is full again, written as OpenAI does: "20ms", "1.5s", "6m0s") to eve
 
 Answered requests wait ``--latency`` seconds (0.05) before the reply; 429s and 503s come at once.
 ``--fail-503-every K`` answers 503 to the K-th, 2K-th, ... API request (counted on arrival, before the limits, at no
-cost). ``GET /stats``: ``requests``, ``answered``, ``throttled`` (429), ``unavailable`` (503), ``tokens`` (answered),
+cost). Refusals for good come before the limits, at no cost: ``--quota-spent`` answers every request 429 with
+OpenAI's ``insufficient_quota``; ``--refuse-every K`` answers 429 (``Retry-After: 1``) to every request whose text's
+sha256 is a multiple of K, the same requests each time. ``--usage none|null|negative`` sends chat replies without
+usable ``usage``. ``GET /stats``: ``requests``, ``answered``, ``throttled`` (429), ``unavailable`` (503), ``refused``,
+``tokens`` (answered),
 ``answer_times``/``throttle_times``/``unavailable_times`` (arrival, in seconds after the first API request), and
 ``max_answered_per_minute``/``max_tokens_per_minute`` (the most in any window of S seconds).
 """
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import math
 import threading
@@ -134,6 +139,7 @@ class Limited:
         self.answer_tokens: list[int] = []
         self.throttles: list[float] = []
         self.unavailable: list[float] = []
+        self.refusals = 0
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -150,12 +156,39 @@ class Limited:
     async def chat(self, request: web.Request) -> web.Response:
         body = json.loads(await request.read())
         texts = [text_of(m.get("content")) for m in body["messages"]]
-        return await self.answer(texts, lambda: completion(body.get("model", "limited"), texts))
+        return await self.answer(texts, lambda: self.with_usage(completion(body.get("model", "limited"), texts)))
+
+    def with_usage(self, reply: dict) -> dict:
+        """The reply's ``usage`` as ``--usage`` says: as counted, absent, null, or negative counts."""
+        kind = self.args.usage
+        if kind == "none":
+            del reply["usage"]
+        elif kind == "null":
+            reply["usage"] = None
+        elif kind == "negative":
+            reply["usage"] = {"prompt_tokens": -5, "completion_tokens": -1, "total_tokens": -6}
+        return reply
+
+    def refused(self, texts: list[str]) -> web.Response | None:
+        """429 for good: every request with ``--quota-spent``; with ``--refuse-every K``, the requests whose text's
+        digest is a multiple of K (the same requests every time, as a filter refusing one kind of request)."""
+        if self.args.quota_spent:
+            error = {"message": "You exceeded your current quota, please check your plan and billing details.",
+                     "type": "insufficient_quota", "code": "insufficient_quota"}  # fmt: skip
+            return self.reply(429, {"error": error}, {"Retry-After": "1"})
+        k = self.args.refuse_every
+        if k and int(hashlib.sha256("\x00".join(texts).encode()).hexdigest(), 16) % k == 0:
+            self.refusals += 1
+            error = {"message": "Rate limit reached for this kind of request", "code": "rate_limit_exceeded"}
+            return self.reply(429, {"error": error}, {"Retry-After": "1"})
+        return None
 
     async def answer(self, texts: list[str], make: Callable[[], Any]) -> web.Response:
         now = time.monotonic()
         self.t0 = now if self.t0 is None else self.t0
         self.requests += 1
+        if (refusal := self.refused(texts)) is not None:
+            return refusal
         at = round(now - self.t0, 6)
         tokens = prompt_tokens(texts) + COMPLETION_TOKENS
         for b in self.buckets:
@@ -199,6 +232,7 @@ class Limited:
             "answered": len(self.answers),
             "throttled": len(self.throttles),
             "unavailable": len(self.unavailable),
+            "refused": self.refusals,
             "tokens": sum(self.answer_tokens),
             "answer_times": self.answers,
             "throttle_times": self.throttles,
@@ -224,6 +258,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-after", choices=("none", "seconds", "date"), default="seconds")
     p.add_argument("--ratelimit-headers", action="store_true", help="OpenAI's x-ratelimit-* headers")
     p.add_argument("--fail-503-every", type=int, default=0, help="answer 503 to every K-th request")
+    p.add_argument("--usage", choices=("given", "none", "null", "negative"), default="given", help="chat usage")
+    p.add_argument("--refuse-every", type=int, default=0, help="429 for good to one request in K (by its text)")
+    p.add_argument("--quota-spent", action="store_true", help="429 insufficient_quota to every request")
     return p
 
 
