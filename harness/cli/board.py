@@ -25,15 +25,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     from harness.errors import RunLoadError
-    from harness.leaderboard.board import discover
     from harness.leaderboard.board_page import BOARD_HTML, write_board
-    from harness.leaderboard.runs import read_run
+    from harness.leaderboard.runs import find_runs, read_run
 
-    folders = [p for d in (args.dir, *args.runs) for p in discover(d)]
+    folders = find_runs([args.dir, *args.runs])  # the one finder: fcb leaderboard DIR ranks the same runs
     if not folders:
         raise RunLoadError(f"no run folders (with metrics.json) in {' '.join([args.dir, *args.runs])}")
-    seen = dict.fromkeys(p.resolve() for p in folders)  # a run named twice counts once
-    runs = [read_run(p) for p in seen]
+    runs = [read_run(p) for p in folders]
     out = Path(args.out or Path(args.dir) / BOARD_HTML)
     path, notes = write_board(runs, out, n_boot=args.bootstrap, seed=args.seed, strongest=args.strongest)
     for note in notes:

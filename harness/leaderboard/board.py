@@ -25,32 +25,13 @@ from harness.leaderboard.case_analysis import LETTERS, SCORE, case_analysis
 from harness.leaderboard.rank import Board, assign_ranks, build_boards
 from harness.leaderboard.runs import Run, align, aligned_origins
 from harness.metrics import ERROR, finite_interval, paired_headline
-from harness.runfolder.names import METRICS, REPORT, REPORT_HTML
-from harness.runfolder.read import journal_records
+from harness.runfolder.names import REPORT, REPORT_HTML
+from harness.runfolder.read import case_records
 
 NOT_RUN = "-"
 """The letter of a case a run did not finish (wrong, as in `align`)."""
 NATURAL = "natural"
 REPLY_MAX = 400  # characters of a detector's reply (JSON) kept per case: the page shows it, the journal keeps all
-DISCOVER_DEPTH = 3  # DIR/runs/DATASET/DETECTOR: deep enough for a suite's folder, not a walk of a whole disk
-
-
-def discover(folder: str | Path) -> list[Path]:
-    """The run folders (those holding ``metrics.json``) in and under ``folder``, up to `DISCOVER_DEPTH` levels
-    down, in path order; a run folder's own subfolders are not searched."""
-    root = Path(folder)
-    if not root.is_dir():
-        raise RunLoadError(f"{root}: no such folder")
-    found: list[Path] = []
-    for here, dirs, files in os.walk(root):
-        depth = len(Path(here).relative_to(root).parts)
-        if METRICS in files:
-            found.append(Path(here))
-            dirs.clear()
-        elif depth >= DISCOVER_DEPTH:
-            dirs.clear()
-        dirs.sort()
-    return sorted(found)
 
 
 @dataclass
@@ -85,7 +66,8 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
         present[k, np.searchsorted(ids, run.ids)] = True  # ids is the sorted union of every run's (`align`)
     cats = sorted({str(c) for c in categories})
     cat_index = np.array([cats.index(str(c)) for c in categories])
-    records = [journal_records(run.path) for run in runs]
+    # one record a case: a run with --epochs or --probe shows its reduced verdicts (the page says so), as its figures
+    records = [case_records(run.path, reducer=run.reducer) for run in runs]
     data: dict[str, Any] = {
         "runs": run_entries(runs, page_dir),
         "best": best_run(runs),
@@ -101,9 +83,24 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
     }
     data["analysis"], analysis_note = case_analysis_columns(runs, ids, strongest)
     data["text"], text_note = case_text(runs, records, ids)
-    data["notes"] = [n for n in (analysis_note, text_note) if n]
+    data["notes"] = [n for n in (analysis_note, text_note, repeats_note(runs)) if n]
     return DataSetView(board, runs, data, natural_rows(board, n_boot=n_boot, seed=seed),
                        category_accuracy(stack == y_true, cat_index), data["notes"])  # fmt: skip
+
+
+def repeats_note(runs: Sequence[Run]) -> str:
+    """What the page says of runs that asked their cases more than once: their verdicts are reduced, one a case."""
+    repeated = [run for run in runs if run.n_epochs > 1 or run.variants]
+    if not repeated:
+        return ""
+    named = ", ".join(f"{run.label} ({_repeats(run)})" for run in repeated)
+    return (f"{named}: each case shows one verdict, its epochs reduced by the run's --epoch-reducer as its figures "
+            "are; the probes' variants are not shown (their flip rates are in each run's report)")  # fmt: skip
+
+
+def _repeats(run: Run) -> str:
+    parts = [f"{run.n_epochs} epochs, {run.reducer}"] if run.n_epochs > 1 else []
+    return ", ".join(parts + [f"probe {name}" for name in run.variants])
 
 
 def category_accuracy(right: np.ndarray, cat_index: np.ndarray) -> list[list[tuple[int, int]]]:

@@ -213,9 +213,32 @@ def item_verdicts(items: dict[ItemKey, Any], ids: np.ndarray) -> tuple[np.ndarra
     return plain, variants
 
 
+DISCOVER_DEPTH = 3  # DIR/runs/DATASET/DETECTOR: deep enough for a suite's folder, not a walk of a whole disk
+
+
+def discover(folder: str | Path) -> list[Path]:
+    """The run folders (those holding ``metrics.json``) in and under ``folder``, up to `DISCOVER_DEPTH` levels
+    down, in path order; a run folder's own subfolders are not searched."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise RunLoadError(f"{root}: no such folder")
+    found: list[Path] = []
+    for here, dirs, files in os.walk(root, followlinks=True):  # a linked run counts; the depth bounds a link cycle
+        depth = len(Path(here).relative_to(root).parts)
+        if METRICS_FILE in files:
+            found.append(Path(here))
+            dirs.clear()
+        elif depth >= DISCOVER_DEPTH:
+            dirs.clear()
+        dirs.sort()
+    return sorted(found)
+
+
 def find_runs(patterns: list[str]) -> list[Path]:
-    """Run folders named by paths or globs; a folder without ``metrics.json`` contributes the runs inside it. A run
-    reached twice (named twice, or through a symbolic link) is listed once, by the first name it was reached by."""
+    """Run folders named by paths or globs, the one finder of every command that reads results (``fcb board``,
+    ``leaderboard``, ``history``, ``cases``): a folder without ``metrics.json`` contributes the runs in and under it
+    (`discover`, `DISCOVER_DEPTH` levels down). A run reached twice (named twice, or through a symbolic link) is
+    listed once, by the first name it was reached by."""
     found: list[Path] = []
     for pattern in patterns:
         matches = sorted(glob.glob(pattern)) or [pattern]
@@ -223,7 +246,9 @@ def find_runs(patterns: list[str]) -> list[Path]:
             if (match / METRICS_FILE).is_file() or (match.is_file() and match.suffix == ".json"):
                 found.append(match)
             elif match.is_dir():
-                found.extend(sorted(p.parent for p in match.glob(f"*/{METRICS_FILE}")))
+                found.extend(discover(match))
+            elif not match.exists():
+                raise RunLoadError(f"{match}: no such folder")
             else:
                 raise RunLoadError(f"{match}: no run folder (no {METRICS_FILE}) here")
     first_name: dict[str, Path] = {}  # by real path: a run reached twice counts once

@@ -18,10 +18,10 @@ from sklearn.metrics import f1_score
 
 import harness
 from harness.errors import RunLoadError
-from harness.leaderboard.board import best_run, board_views, discover, prediction_letters, relative_link
+from harness.leaderboard.board import best_run, board_views, prediction_letters, relative_link
 from harness.leaderboard.board_page import board_html, heatmap_table, natural_table
 from harness.leaderboard.rank import build_boards
-from harness.leaderboard.runs import baseline_document, read_run
+from harness.leaderboard.runs import baseline_document, discover, read_run
 
 RISKS = ["low", "medium", "high"]
 N = 40
