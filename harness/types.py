@@ -61,7 +61,9 @@ class Prediction:
 class DetectorError(Exception):
     """A detector failed on one case. ``kind`` is one of `ERROR_KINDS`; ``attempts`` counts tries made. The facts a
     caller decides on ride as fields, never to be read back out of ``message``: ``status``, the HTTP status of an
-    ``http_status`` error; ``connect_failed``, no connection could be made at all (refused, unknown host, TLS)."""
+    ``http_status`` error; ``connect_failed``, no connection could be made at all (refused, unknown host, TLS);
+    ``misread``, the reply was a JSON object without the risk where the run reads it (a misspelled field, another
+    contract): every reply will be so, and a preflight stops the run."""
 
     def __init__(
         self,
@@ -73,6 +75,7 @@ class DetectorError(Exception):
         *,
         status: int | None = None,
         connect_failed: bool = False,
+        misread: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -82,6 +85,7 @@ class DetectorError(Exception):
         self.traceback = traceback  # a Python detector's own traceback, secrets scrubbed
         self.status = status
         self.connect_failed = connect_failed
+        self.misread = misread
 
 
 class RunAborted(KeyboardInterrupt):

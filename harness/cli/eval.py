@@ -276,13 +276,21 @@ def _eval_exit(result: RunResult, spec: DetectorSpec, fail_on_error: float | Non
     unit = "answer(s) (cases x epochs and probe variants)" if _repeated(result) else "case(s)"
     if ops["errors"]:  # errors count as wrong answers: say how to ask them again once the cause is fixed
         print(f"{ops['errors']} {unit} ended in an error; once their cause is fixed, ask them again with: "
-              f"{resume} --retry-errors", file=sys.stderr)  # fmt: skip
+              f"{resume} --retry-errors{_more_time(result)}", file=sys.stderr)  # fmt: skip
     if ops["cases"] and ops["errors"] == ops["cases"]:
         every = "answer" if _repeated(result) else "case"
         print(f"every {every} errored ({ops['errors']} of {ops['cases']}); see the errors in the report",
               file=sys.stderr)  # fmt: skip
         return EXIT_INVALID
     return EXIT_OK
+
+
+def _more_time(result: RunResult) -> str:
+    """`` --timeout 2T`` when some cases timed out after T seconds: the hint to ask them again gives them more time
+    (a resume keeps the first session's --timeout otherwise); "" when none did."""
+    timed_out = result.figures["operational"]["errors_by_kind"].get("timeout", 0)
+    timeout = result.document["settings"]["timeout"]
+    return f" --timeout {2 * timeout:g} (twice the {timeout:g} s that {timed_out} ran out of)" if timed_out else ""
 
 
 def _repeated(result: RunResult) -> bool:
@@ -294,7 +302,7 @@ def _after_stop(result: RunResult, spec: DetectorSpec) -> str:
     """What will work after a run stopped on a streak of errors. A service fixed behind the same URL keeps its
     fingerprint, so the run resumes; edited detector code does not (the answers so far came from the old code), so
     it needs a new run."""
-    retry = f"fcb eval --resume {shell_path(result.run_dir)} --retry-errors"
+    retry = f"{resume_command(result.run_dir)} --retry-errors{_more_time(result)}"
     if spec.kind == "python":
         return (
             "fix the detector, then start the run again: the run folder keeps the answers of the code as it was, "

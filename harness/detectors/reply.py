@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import json
 import math
 from dataclasses import replace
 from typing import Any
@@ -24,23 +26,44 @@ def parse_risk_field(dotted: str | None) -> tuple[str, ...]:
     return parts
 
 
-def _invalid(reason: str, raw: Any = None) -> DetectorError:
+def _invalid(reason: str, raw: Any = None, *, misread: bool = False) -> DetectorError:
     text = None if raw is None else _preview(raw)
-    return DetectorError("invalid_response", reason, raw=text)
+    return DetectorError("invalid_response", reason, raw=text, misread=misread)
 
 
 def _preview(raw: Any, limit: int = 2000) -> str:
-    text = scrub_text(raw if isinstance(raw, str) else repr(raw))  # scrubbed before it is cut
+    """The reply as JSON text, as the detector sent it (a Python repr only for what JSON cannot hold). The standard
+    library writes it: orjson would write NaN as null and refuses integers past 64 bits, both replies to show."""
+    if not isinstance(raw, str):
+        try:
+            raw = json.dumps(raw, ensure_ascii=False)
+        except (TypeError, ValueError):  # a Python detector's object that is no JSON, or a cycle
+            raw = repr(raw)
+    text = scrub_text(raw)  # scrubbed before it is cut
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
 def _dig(body: dict[str, Any], path: tuple[str, ...]) -> Any:
     node: Any = body
-    for key in path:
+    for depth, key in enumerate(path):
         if not isinstance(node, dict) or key not in node:
-            raise _invalid(f"missing {'.'.join(path)}", body)
+            where = ".".join(path[:depth]) or "the reply"
+            raise _invalid(f"missing {'.'.join(path)}{_keys_note(node, key, where)}", body, misread=True)
         node = node[key]
     return node
+
+
+def _keys_note(node: Any, key: str, where: str) -> str:
+    """What the reply holds where the key was looked for, and the likeliest misspelling of it."""
+    if not isinstance(node, dict):
+        return f" ({where} is not an object)"
+    keys = [str(k) for k in node]
+    if not keys:
+        return f" ({where} is empty)"
+    shown = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "")
+    close = difflib.get_close_matches(key, keys, n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]!r}? (--risk-field reads the risk from another field)" if close else ""
+    return f" ({where} has: {shown}{hint})"
 
 
 def _score(value: Any, body: Any) -> float:

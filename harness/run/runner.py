@@ -24,7 +24,7 @@ from harness.detectors.limits import Budget, BudgetSpent, HasBudget, RunStopped
 from harness.documents import JournalRecord, RunManifest
 from harness.errors import InvalidCasesError, PreflightFailed, RunError, UsageError
 from harness.files import shell_path
-from harness.redact import scrub_text
+from harness.redact import clip, scrub_text
 from harness.run.cache import EPOCH, cache_wanted, with_cache
 from harness.run.details import case_details
 from harness.run.engines import open_detector
@@ -207,9 +207,10 @@ FATAL_STATUSES = frozenset({401, 403, 404})
 
 def fatal(error: DetectorError) -> bool:
     """An error on the first case that every other case would meet too: no connection could be made at all, the
-    request was refused (401, 403, 404), or the detector raised. A reset, a timeout or a 5xx may pass. Read from
-    the error's fields, never its message."""
-    return error.kind == "detector_exception" or error.connect_failed or error.status in FATAL_STATUSES
+    request was refused (401, 403, 404), the detector raised, or it answered a JSON object without the risk where the
+    run reads it (a misspelled field). A reset, a timeout or a 5xx may pass. Read from the error's fields, never
+    its message."""
+    return error.kind == "detector_exception" or error.connect_failed or error.status in FATAL_STATUSES or error.misread
 
 
 async def _preflight(
@@ -227,9 +228,10 @@ async def _preflight(
         EPOCH.reset(token)
     if error is not None and fatal(error):
         message = scrub_text(error.message, _secrets(detector))  # the journal scrubs the same
+        reply = f"; it answered: {clip(error.raw, 300, _secrets(detector))}" if error.raw else ""
         raise PreflightFailed(
             f"preflight: the detector failed on the first case ({lab.case_id}) after {error.attempts} attempt(s): "
-            f"{error.kind}: {message}; "
+            f"{error.kind}: {message}{reply}; "
             "no other case was sent (--no-preflight skips this check)"
         )
     attempts = _attempts(prediction, error)

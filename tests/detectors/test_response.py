@@ -180,8 +180,8 @@ def test_invalid_risk(body: Any, field: tuple[str, ...], words: list[str]) -> No
         (-0.1, ["risk_score", "-0.1", "outside [0, 1]"]),
         (2, ["risk_score", "2", "outside [0, 1]"]),
         ("0.3", ["risk_score", "must be a number"]),
-        (True, ["risk_score", "must be a number", "True"]),
-        (False, ["risk_score", "must be a number", "False"]),
+        (True, ["risk_score", "must be a number", "true"]),  # as the reply wrote it (JSON)
+        (False, ["risk_score", "must be a number", "false"]),
         (math.nan, ["risk_score", "must be a number", "nan"]),
         (math.inf, ["risk_score", "must be a number", "inf"]),
         ([0.3], ["risk_score", "must be a number"]),
@@ -272,85 +272,85 @@ def _nest(levels: int) -> Any:
     return value
 
 
-# (reply, risk field, the reason, the raw preview: the reply's repr, written out by hand)
+# (reply, risk field, the reason, the raw preview: the reply as JSON text, written out by hand)
 REFUSALS: list[tuple[Any, tuple[str, ...], str, str]] = [
-    (["high"], RISK_FIELD, "expected a JSON object, got list", "['high']"),
+    (["high"], RISK_FIELD, "expected a JSON object, got list", '["high"]'),
     ("high", ("a", "b"), "expected a JSON object, got str", "high"),  # a bare string only for a one-key field
-    ({"risk": "high"}, RISK_FIELD, "missing false_consensus_risk", "{'risk': 'high'}"),
-    ({"a": {"b": "high"}}, ("a", "b", "c"), "missing a.b.c", "{'a': {'b': 'high'}}"),
-    ({"a": {"c": "low"}}, ("a", "b", "c"), "missing a.b.c", "{'a': {'c': 'low'}}"),
+    ({"risk": "high"}, RISK_FIELD, "missing false_consensus_risk (the reply has: risk)", '{"risk": "high"}'),
+    ({"a": {"b": "high"}}, ("a", "b", "c"), "missing a.b.c (a.b is not an object)", '{"a": {"b": "high"}}'),
+    ({"a": {"c": "low"}}, ("a", "b", "c"), "missing a.b.c (a has: c)", '{"a": {"c": "low"}}'),
     (
         {"false_consensus_risk": 3},
         RISK_FIELD,
         "false_consensus_risk must be a string, got int",
-        "{'false_consensus_risk': 3}",
+        '{"false_consensus_risk": 3}',
     ),
-    ({"r": {"k": None}}, ("r", "k"), "r.k must be a string, got NoneType", "{'r': {'k': None}}"),
+    ({"r": {"k": None}}, ("r", "k"), "r.k must be a string, got NoneType", '{"r": {"k": null}}'),
     (
         {"false_consensus_risk": "critical", "note": "x"},
         RISK_FIELD,
         "false_consensus_risk 'critical' is not one of low, medium, high",
-        "{'false_consensus_risk': 'critical', 'note': 'x'}",
+        '{"false_consensus_risk": "critical", "note": "x"}',
     ),
     (
         "severe",  # a bare string becomes {"false_consensus_risk": "severe"} before it is read
         RISK_FIELD,
         "false_consensus_risk 'severe' is not one of low, medium, high",
-        "{'false_consensus_risk': 'severe'}",
+        '{"false_consensus_risk": "severe"}',
     ),
     (
         {"v": {"w": "Low"}},
         ("v", "w"),
         "v.w 'Low' is not one of low, medium, high",
-        "{'v': {'w': 'Low'}}",
+        '{"v": {"w": "Low"}}',
     ),
     (
         {"false_consensus_risk": "low", "risk_score": "0.3"},
         RISK_FIELD,
         "risk_score must be a number in [0, 1], got a str: 0.3",
-        "{'false_consensus_risk': 'low', 'risk_score': '0.3'}",
+        '{"false_consensus_risk": "low", "risk_score": "0.3"}',
     ),
     (
         {"false_consensus_risk": "high", "risk_score": True},
         RISK_FIELD,
-        "risk_score must be a number in [0, 1], got a bool: True",
-        "{'false_consensus_risk': 'high', 'risk_score': True}",
+        "risk_score must be a number in [0, 1], got a bool: true",
+        '{"false_consensus_risk": "high", "risk_score": true}',
     ),
     (
         {"false_consensus_risk": "medium", "risk_score": [0.25]},
         RISK_FIELD,
         "risk_score must be a number in [0, 1], got a list: [0.25]",
-        "{'false_consensus_risk': 'medium', 'risk_score': [0.25]}",
+        '{"false_consensus_risk": "medium", "risk_score": [0.25]}',
     ),
     (
         {"false_consensus_risk": "low", "risk_score": math.nan},
         RISK_FIELD,
         "risk_score must be a number in [0, 1], got nan",
-        "{'false_consensus_risk': 'low', 'risk_score': nan}",
+        '{"false_consensus_risk": "low", "risk_score": NaN}',
     ),
     (
         {"false_consensus_risk": "high", "risk_score": -math.inf},
         RISK_FIELD,
         "risk_score must be a number in [0, 1], got -inf",
-        "{'false_consensus_risk': 'high', 'risk_score': -inf}",
+        '{"false_consensus_risk": "high", "risk_score": -Infinity}',
     ),
     (
         {"false_consensus_risk": "medium", "risk_score": 1.25},
         RISK_FIELD,
         "risk_score 1.25 is outside [0, 1]",
-        "{'false_consensus_risk': 'medium', 'risk_score': 1.25}",
+        '{"false_consensus_risk": "medium", "risk_score": 1.25}',
     ),
     (
         {"false_consensus_risk": "low", "risk_score": -1},
         RISK_FIELD,
         "risk_score -1.0 is outside [0, 1]",  # an integer, shown as the float it became
-        "{'false_consensus_risk': 'low', 'risk_score': -1}",
+        '{"false_consensus_risk": "low", "risk_score": -1}',
     ),
     (
         {"false_consensus_risk": "low", "risk_score": 10**400},
         RISK_FIELD,
         "risk_score is an integer too large for a number in [0, 1]",
-        "{'false_consensus_risk': 'low', 'risk_score': 1" + "0" * 400 + "}",
+        '{"false_consensus_risk": "low", "risk_score": 1' + "0" * 400 + "}",
     ),
 ]
 
@@ -393,11 +393,11 @@ def test_too_deep_reply_is_refused_without_reading_it() -> None:
 @pytest.mark.usefixtures("no_secret_env")
 @pytest.mark.parametrize(
     ("size", "cut"),
-    [(1_991, False), (1_992, True), (5_000, True)],  # the repr is size + 9 characters: {'k': '...'}
+    [(1_991, False), (1_992, True), (5_000, True)],  # the JSON text is size + 9 characters: {"k": "..."}
 )
 def test_raw_preview_keeps_2000_characters(size: int, cut: bool) -> None:
     body = {"k": "y" * size}  # no risk field: refused as missing
-    whole = "{'k': '" + "y" * size + "'}"
+    whole = '{"k": "' + "y" * size + '"}'
     assert len(whole) == size + 9
     raw = _invalid(body).raw
     expected = whole[:2000] + f"... ({size + 9} chars)" if cut else whole
@@ -408,19 +408,19 @@ def test_raw_preview_keeps_2000_characters(size: int, cut: bool) -> None:
 def test_raw_preview_is_scrubbed_before_it_is_cut() -> None:
     # the password straddles the 2000th character: cut first, "hunter2pa" would be left with no "@" to mark it
     url = "https://agent:hunter2password@relay.example/x?token=abcdef123456&page=3"
-    pad = "p" * (2000 - len("{'a': '") - len("https://agent:hunter2pa"))
+    pad = "p" * (2000 - len('{"a": "') - len("https://agent:hunter2pa"))
     raw = _invalid({"a": pad + url}).raw
     assert raw is not None
     assert "hunter2" not in raw and "abcdef123456" not in raw
     # scrubbed: https://REDACTED@relay.example/x?token=REDACTED&page=3, 27 characters shorter, then cut
-    scrubbed = "{'a': '" + pad + "https://REDACTED@relay.example/x?token=REDACTED&page=3'}"
+    scrubbed = '{"a": "' + pad + 'https://REDACTED@relay.example/x?token=REDACTED&page=3"}'
     assert raw == scrubbed[:2000] + f"... ({len(scrubbed)} chars)"
 
 
 def test_raw_preview_scrubs_secret_environment_values(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FCB_TEST_API_KEY", "sk-live-0123456789")
     exc = _invalid({"false_consensus_risk": "nope", "echo": "key sk-live-0123456789 leaked"})
-    assert exc.raw == "{'false_consensus_risk': 'nope', 'echo': 'key [REDACTED] leaked'}"
+    assert exc.raw == '{"false_consensus_risk": "nope", "echo": "key [REDACTED] leaked"}'
 
 
 def test_risk_field_error_message() -> None:
@@ -491,7 +491,7 @@ def test_check_prediction_keeps_an_integer_score_in_range() -> None:
         (
             Prediction("low", 0.5, ["a", 1]),  # type: ignore[arg-type]
             "Prediction.extra must be a dict (a JSON object), got a list",
-            "['a', 1]",
+            '["a", 1]',
         ),
         (Prediction("low", 1.5), "risk_score 1.5 is outside [0, 1]", None),
         (Prediction("medium", math.inf), "risk_score must be a number in [0, 1], got inf", None),
@@ -524,43 +524,43 @@ STORED_EXTRA = "stored extra is not a JSON object within the nesting limit"
 @pytest.mark.parametrize(
     ("value", "reason", "raw"),
     [
-        (["low", None, {}], SHAPE, "['low', None, {}]"),
-        ({"risk": "low", "score": None}, SHAPE, "{'risk': 'low', 'score': None}"),
+        (["low", None, {}], SHAPE, '["low", null, {}]'),
+        ({"risk": "low", "score": None}, SHAPE, '{"risk": "low", "score": null}'),
         (
             {"risk": "low", "score": None, "extra": {}, "cached": True},
             SHAPE,
-            "{'risk': 'low', 'score': None, 'extra': {}, 'cached': True}",
+            '{"risk": "low", "score": null, "extra": {}, "cached": true}',
         ),
         (
             {"risk": "severe", "score": 0.5, "extra": {}},
             "stored risk severe is not one of low, medium, high",
-            "{'risk': 'severe', 'score': 0.5, 'extra': {}}",
+            '{"risk": "severe", "score": 0.5, "extra": {}}',
         ),
         (
             {"risk": 1, "score": 0.5, "extra": {}},
             "stored risk 1 is not one of low, medium, high",
-            "{'risk': 1, 'score': 0.5, 'extra': {}}",
+            '{"risk": 1, "score": 0.5, "extra": {}}',
         ),
         (
             {"risk": "r" * 45, "score": None, "extra": {}},  # the risk cut to 40 characters in the reason
             "stored risk " + "r" * 40 + "... (45 chars) is not one of low, medium, high",
-            "{'risk': '" + "r" * 45 + "', 'score': None, 'extra': {}}",
+            '{"risk": "' + "r" * 45 + '", "score": null, "extra": {}}',
         ),
         (
             {"risk": "low", "score": "0.5", "extra": {}},
             "risk_score must be a number in [0, 1], got a str: 0.5",
-            "{'risk': 'low', 'score': '0.5', 'extra': {}}",
+            '{"risk": "low", "score": "0.5", "extra": {}}',
         ),
         (
             {"risk": "high", "score": 3, "extra": {}},
             "risk_score 3.0 is outside [0, 1]",
-            "{'risk': 'high', 'score': 3, 'extra': {}}",
+            '{"risk": "high", "score": 3, "extra": {}}',
         ),
-        ({"risk": "low", "score": None, "extra": []}, STORED_EXTRA, "{'risk': 'low', 'score': None, 'extra': []}"),
+        ({"risk": "low", "score": None, "extra": []}, STORED_EXTRA, '{"risk": "low", "score": null, "extra": []}'),
         (
             {"risk": "low", "score": None, "extra": {"x": _nest(100)}},  # 1 + 100 levels: one too many
             STORED_EXTRA,
-            "{'risk': 'low', 'score': None, 'extra': {'x': " + "[" * 100 + "0" + "]" * 100 + "}}",
+            '{"risk": "low", "score": null, "extra": {"x": ' + "[" * 100 + "0" + "]" * 100 + "}}",
         ),
     ],
 )

@@ -176,3 +176,37 @@ def test_the_preflight_reads_an_errors_fields_not_its_message() -> None:
     assert not fatal(DetectorError("http_status", "HTTP 503: upstream said HTTP 404", status=503))
     assert not fatal(DetectorError("connection", "ClientConnectorError: reset by peer", connect_failed=False))
     assert not fatal(DetectorError("invalid_response", "HTTP 403 in the body of a 200 reply"))
+    assert fatal(DetectorError("invalid_response", "missing false_consensus_risk", misread=True))
+
+
+def test_a_misspelled_risk_field_stops_the_preflight_and_shows_what_came_back(tmp_path: Path, detector_server) -> None:
+    """Issue 45, item 11: a detector answering false_concensus_risk passed the preflight, 26 cases went before the
+    streak stopped them, and the screen never showed the reply (the journal kept a Python repr of it)."""
+    cases = write_cases(tmp_path / "cases.jsonl", 30)
+    server = detector_server("--misspell")
+    out = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", server.url, "--out", str(out), "-q")
+    assert proc.returncode == 2 and server.stats()["count"] == 1, proc.stderr  # the first case alone, once
+    assert "missing false_consensus_risk (the reply has: risk_score, note, false_concensus_risk; did you mean " in (
+        proc.stderr
+    )
+    assert 'it answered: {"risk_score":' in proc.stderr and '"false_concensus_risk":' in proc.stderr  # JSON, as sent
+    assert not out.exists()
+
+    skipped = run_cli("eval", str(cases), "-d", server.url, "--out", str(out), "-q", "--no-preflight",
+                      "--max-consecutive-errors", "3", "--concurrency", "1")  # fmt: skip
+    assert skipped.returncode == 1 and "did you mean 'false_concensus_risk'" in skipped.stderr
+    raw = read_jsonl(out / "predictions.jsonl")[0]["error"]["raw"]
+    assert json.loads(raw)["false_concensus_risk"] in ("low", "medium", "high")  # JSON text, not a Python repr
+
+
+def test_a_timed_out_run_suggests_more_time_with_its_retry(tmp_path: Path, detector_server) -> None:
+    """Issue 45, item 11: a timed-out run suggested --retry-errors, never --timeout."""
+    cases = write_cases(tmp_path / "cases.jsonl", 6)
+    server = detector_server("--fault-rate", "0.5", "--faults", "slow", "--fault-every-attempt", "--slow-s", "2")
+    out = tmp_path / "run"
+    proc = run_cli("eval", str(cases), "-d", server.url, "--out", str(out), "-q", "--timeout", "0.5", "--retries",
+                   "0", "--no-preflight", "--bootstrap", "0")  # fmt: skip
+    doc = json.loads((out / "metrics.json").read_text())
+    timed_out = doc["metrics"]["operational"]["errors_by_kind"]["timeout"]
+    assert timed_out and f"--retry-errors --timeout 1 (twice the 0.5 s that {timed_out} ran out of)" in proc.stderr

@@ -187,6 +187,8 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             reply = reply_for(request, args.garbage_every)
             if reply is None:
                 return self._send(200, b"this is not json")
+            if args.misspell:  # a detector of another spelling: the risk under a key the harness does not read
+                reply["false_concensus_risk"] = reply.pop("false_consensus_risk")
             if args.echo_headers:
                 reply["headers_seen"] = dict(self.headers)
                 auth = self.headers.get("Authorization", "")
@@ -209,6 +211,7 @@ def main() -> None:
     parser.add_argument("--throttle-once", type=int, default=0, help="first request of each case: 429 + Retry-After")
     parser.add_argument("--status", type=int, default=0, help="answer every request with this status")
     parser.add_argument("--echo-headers", action="store_true")
+    parser.add_argument("--misspell", action="store_true", help="answer the risk as false_concensus_risk")
     parser.add_argument("--record", help="append every request to this file")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of requests that meet a fault")
     parser.add_argument("--faults", default="", help="comma-separated fault kinds to draw from (and: endless)")
