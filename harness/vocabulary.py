@@ -57,3 +57,6 @@ Origin = Literal["natural", "assembled", "constructed"]
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
 """How a case was made, from its ``origin_*`` tag: a source's answer set as it is; real answers chosen and combined
 by rule; or with text written for the benchmark. Ordered from most to least real."""
+
+MAX_SEED = 2**32 - 1
+"""The largest seed: what every random generator the harness seeds takes (numpy's legacy ones stop here)."""

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from harness.cli.common import EXIT_INVALID, EXIT_OK, extra_needed, print_problems, write_or_print
-from harness.cli.options import fraction, positive_int
+from harness.cli.options import fraction, positive_int, seed
 from harness.documents.audit import AuditFile, Side
 from harness.errors import UsageError
 
@@ -41,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="exit 1 when a model over the vote count tells wrong consensus from right at ROC-AUC over A (0.60)",
     )
     p.add_argument("--split-by", choices=["source-item"], help="split one file in halves by source item")
-    p.add_argument("--seed", type=int, default=0, help="seed of the models, the bootstrap and --split-by")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the models, the bootstrap and --split-by")
     p.add_argument("--bootstrap", type=positive_int, default=1000, metavar="N", help="bootstrap resamples (1000)")
     p.add_argument(
         "--quick",

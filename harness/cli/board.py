@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from harness.cli.common import EXIT_OK
-from harness.cli.options import non_negative_int, positive_int
+from harness.cli.options import non_negative_int, positive_int, seed
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,7 +18,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="more run folders (or folders of them)")
     p.add_argument("-o", "--out", metavar="PATH", help="the page (default: DIR/board.html)")
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="paired bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--strongest", type=positive_int, default=3, metavar="K", help="fcb cases --strongest (default 3)")
     p.set_defaults(func=run)
 

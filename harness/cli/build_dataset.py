@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from harness.cli.common import EXIT_OK, extra_needed
-from harness.cli.options import positive_int
+from harness.cli.options import positive_int, seed
 from harness.errors import UsageError
 
 SOURCES = (
@@ -23,7 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     for flag, metavar, what in SOURCES:
         p.add_argument(flag, metavar=metavar, help=f"{what}; a source not given is left out")
     p.add_argument("--out", required=True, metavar="DIR")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument(
         "--test-wording",
         choices=("test", "heldout"),

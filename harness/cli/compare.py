@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.cli.common import EXIT_INVALID, EXIT_OK, write_or_print
-from harness.cli.options import non_negative_int
+from harness.cli.options import non_negative_int, seed
 from harness.errors import UsageError
 from harness.types import PROBES
 
@@ -31,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--format", choices=["text", "md", "json", "html"], default="text")
     p.add_argument("--out", metavar="PATH")
     p.add_argument("--bootstrap", type=non_negative_int, default=2000, metavar="N")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.set_defaults(func=run)
 
 

@@ -23,6 +23,7 @@ from harness.cli.options import (
     positive_float,
     positive_int,
     probe_list,
+    seed,
 )
 from harness.documents import error_rate
 from harness.errors import InvalidCasesError, UsageError
@@ -122,7 +123,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--bootstrap", dest="n_boot", type=non_negative_int, metavar="N", help="bootstrap resamples (default 1000)"
     )
-    p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
+    p.add_argument("--seed", type=seed, help="bootstrap seed (default 0)")
     p.add_argument(
         "--ece-bins",
         type=positive_int,
@@ -145,7 +146,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="also ask variants of each request and report how often the verdict flips: order, names, "
         "evidence-order, or all",
     )
-    p.add_argument("--probe-seed", type=int, metavar="S", help="seed of the probes' variants (default 0)")
+    p.add_argument("--probe-seed", type=seed, metavar="S", help="seed of the probes' variants (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument(

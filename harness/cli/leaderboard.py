@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.cli.common import EXIT_OK, write_or_print
-from harness.cli.options import METRICS, non_negative_int
+from harness.cli.options import METRICS, non_negative_int, seed
 from harness.errors import RunLoadError
 
 
@@ -22,7 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--include-incomplete", action="store_true", help="rank interrupted or partial runs too")
     p.add_argument("--bootstrap", type=non_negative_int, default=1000, metavar="N", help="paired bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.set_defaults(func=run)
 
 

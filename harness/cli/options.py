@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from harness.vocabulary import MAX_SEED
+
 # the metrics a leaderboard ranks on and a history follows; NAME_real: the same on the natural + assembled cases
 METRICS = ["accuracy", "macro_f1", "weighted_kappa", "high_risk_recall", "false_alarm_rate", "error_rate"]
 METRICS += [f"{name}_real" for name in METRICS]
@@ -43,6 +45,15 @@ def non_negative_float(text: str) -> float:
     value = float(_number(text, float, "a number"))
     if not 0 <= value < math.inf:
         raise argparse.ArgumentTypeError(f"{text} is not a number of 0 or more")
+    return value
+
+
+def seed(text: str) -> int:
+    """A seed: a whole number from 0 to 2**32 - 1, refused before any work starts (-5 or 1e20 crashed a generator
+    after the detector had run)."""
+    value = int(_number(text, int, "a whole number"))
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text} is not a whole number from 0 to {MAX_SEED}")
     return value
 
 

@@ -80,6 +80,13 @@ def send_order(todo: list[Any], seed: int) -> list[Any]:
     return order
 
 
+def plain_first(todo: list[tuple[CaseLabels, ItemKey]]) -> list[tuple[CaseLabels, ItemKey]]:
+    """The send order with its first request as it is (no probe's variant) put first: the preflight asks it, and a
+    detector that fails only on reordered answers must not be refused as one that cannot work."""
+    at = next((i for i, (_, key) in enumerate(todo) if key.variant is None), 0)
+    return [todo[at], *todo[:at], *todo[at + 1 :]] if at else todo
+
+
 def _attempts(prediction: Prediction | None, error: DetectorError | None) -> int:
     """Tries made for one case: `_assess` returns a prediction or an error, never neither."""
     if prediction is not None:
@@ -226,7 +233,12 @@ async def _preflight(
         prediction, error = await _assess(detector, request, preflight=True)
     finally:
         EPOCH.reset(token)
-    if error is not None and fatal(error):
+    # a variant is asked first only when no request as it is is left: what it alone fails on says little of the rest
+    if (
+        error is not None
+        and fatal(error)
+        and (key.variant is None or not (error.misread or error.kind == "detector_exception"))
+    ):
         message = scrub_text(error.message, _secrets(detector))  # the journal scrubs the same
         reply = f"; it answered: {clip(error.raw, 300, _secrets(detector))}" if error.raw else ""
         raise PreflightFailed(
@@ -363,7 +375,9 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             if settings.retry_errors:  # asked again; their error lines stay in the journal until a newer line wins
                 outcomes = {k: o for k, o in outcomes.items() if o.error_kind is None}
             plan = plan_items(settings, labels, scanned)  # one item a case without --epochs and --probe
-            todo = send_order([(lab, key) for lab, key in plan.items if key not in outcomes], settings.seed)
+            todo = plain_first(
+                send_order([(lab, key) for lab, key in plan.items if key not in outcomes], settings.seed)
+            )
             before = len(outcomes)
             if isinstance(detector, HasBudget):  # the caps count this run folder's earlier sessions too
                 _count_spent(detector.budget, journaled.values(), manifest)

@@ -16,10 +16,8 @@ from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
 from harness.spec import DetectorSpec, parse_spec
-from harness.vocabulary import PROBES, REDUCERS, Engine, ProbeName, Reducer
+from harness.vocabulary import MAX_SEED, PROBES, REDUCERS, Engine, ProbeName, Reducer
 
-MAX_SEED = 2**32 - 1
-"""The largest seed: what every random generator the harness seeds takes (numpy's legacy ones stop here)."""
 MAX_BOOTSTRAP = 1_000_000
 """The most bootstrap resamples: a million already takes minutes; more is a typo (3e9 ran out of memory)."""
 MAX_ECE_BINS = 10_000

@@ -308,3 +308,24 @@ def test_errors_of_a_run_with_epochs_are_counted_as_answers_not_cases(tmp_path: 
     # 3 cases x 3 epochs: 9 answers, every one an error
     assert "9 answer(s) (cases x epochs and probe variants) ended in an error" in proc.stderr, proc.stderr
     assert "every answer errored (9 of 9)" in proc.stderr and "case(s) ended" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("eval", "cases.jsonl", "--seed", "-5"),
+        ("eval", "cases.jsonl", "--probe-seed", "4294967296"),
+        ("board", "results", "--seed", "-5"),
+        ("leaderboard", "results", "--seed", "1e20"),
+        ("compare", "a", "b", "--seed", "-1"),
+        ("audit-dataset", "bench", "--seed", "-5"),
+        ("build-dataset", "--seed", "-5"),
+    ],
+)
+def test_every_commands_seed_is_checked_before_any_work(args: tuple[str, ...]) -> None:
+    """Issue 45, item 14: a seed out of range crashed a generator (exit 3) after the work was done; every command's
+    --seed is now refused at once (exit 2), naming the range 0 .. 2**32 - 1."""
+    proc = run_cli(*args)
+    flag, value = args[-2], args[-1]
+    wanted = f"is not a whole number from 0 to {2**32 - 1}" if value != "1e20" else "is not a whole number"
+    assert proc.returncode == 2 and f"argument {flag}: " in proc.stderr and wanted in proc.stderr, proc.stderr

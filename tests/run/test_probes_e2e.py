@@ -108,3 +108,51 @@ def test_a_detector_random_on_a_known_share_of_calls_shows_that_self_agreement(t
     shares = {r: sum(c[r] for c in counts) / 180 for r in RISKS}
     p_e = sum(s * s for s in shares.values())
     assert a["fleiss_kappa"] == pytest.approx((sum(pairwise) / 60 - p_e) / (1 - p_e))
+
+
+ORDER_ONLY = """
+import re
+
+
+def assess(request):
+    said = [int(re.search(r"said by the (\\d+)th", a["text"]).group(1)) for a in request["answers"]]
+    if said != sorted(said):
+        raise ValueError("answers out of order")
+    return {"false_consensus_risk": "high"}
+"""
+
+
+def test_a_detector_failing_only_on_reordered_answers_passes_the_preflight(tmp_path: Path) -> None:
+    """Issue 45, item 15: the preflight asked the first item of the send order, an order variant about half the
+    time, and refused the run as "the detector failed on the first case". It now asks a request as it is; the
+    variants' failures are the variants' errors. Four seeds: each would have sent a variant first with chance 1/2."""
+    cases = varied_cases(tmp_path / "cases.jsonl", 8)
+    (tmp_path / "order_only.py").write_text(ORDER_ONLY)
+    for seed in range(4):
+        out = tmp_path / f"run{seed}"
+        proc = run_cli("eval", str(cases), "-d", f"{tmp_path / 'order_only.py'}:assess", "--probe", "order",
+                       "--seed", str(seed), "--out", str(out), "-q", "--bootstrap", "0")  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        journal = read_jsonl(out / "predictions.jsonl")
+        plain = [r for r in journal if "variant" not in r]
+        assert len(plain) == 8 and all(r["risk"] == "high" for r in plain)
+        # a permutation that keeps the order is no error; every other one is the detector's exception
+        for r in (r for r in journal if r.get("variant") == "order"):
+            kept = r["permutation"] == sorted(r["permutation"])
+            assert (r["error"] is None) == kept and (kept or r["error"]["kind"] == "detector_exception")
+
+
+def test_the_send_order_puts_a_request_as_it_is_first() -> None:
+    from harness.run.runner import plain_first
+    from harness.types import ItemKey
+
+    order = [
+        ("a", ItemKey("c1", 1, "order")),
+        ("b", ItemKey("c2", 1, "names")),
+        ("c", ItemKey("c2")),
+        ("d", ItemKey("c1")),
+    ]
+    assert [x for x, _ in plain_first(order)] == ["c", "a", "b", "d"]  # type: ignore[arg-type]
+    assert plain_first(order[2:]) == order[2:]  # already first: unchanged
+    only_variants = order[:2]
+    assert plain_first(only_variants) == only_variants  # type: ignore[arg-type]
