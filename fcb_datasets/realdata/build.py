@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -25,6 +25,8 @@ from fcb_datasets.realdata import dylan, gsm8k, mmlu_pro, structure, truthfulqa,
 from fcb_datasets.realdata.cases import Candidate
 from fcb_datasets.realdata.sampling import panel_shares, sample
 from fcb_datasets.realdata.splits import families, split_of
+from harness import heartbeat as beats
+from harness.heartbeat import heartbeat
 
 DEBATES_PER_JOB = 100
 
@@ -139,11 +141,24 @@ def _collect(
         out.truthfulqa = truthfulqa.read(paths["truthfulqa"])
     if any(jobs.values()):
         stage(f"grading {sum(map(len, jobs.values()))} files and blocks of debates (math-verify) in worker processes")
+        _wait_saying([job for kind in jobs.values() for _, job in kind], stage)
     out.mmlu = {stem: job.result() for stem, job in jobs["mmlu"]}
     for (task, stem), job in jobs["zeroeval"]:
         out.zeroeval.setdefault(task, {})[stem] = job.result()
     out.debates = [d for _, job in jobs["dylan"] for d in job.result()]
     return out
+
+
+def _wait_saying(futures: list[Future[Any]], stage: Callable[[str], None], every: float | None = None) -> None:
+    """Wait for every job, saying how many are done every ``every`` seconds (a loaded machine grades for minutes).
+    A job that failed ends the wait at once: its error is raised where its result is read."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=every or beats.EVERY_S, return_when=FIRST_EXCEPTION)
+        if any(f.exception() is not None for f in done):
+            return
+        if pending:
+            stage(f"graded {len(futures) - len(pending)} of {len(futures)}")
 
 
 def _questions(graded: Graded) -> dict[str, str]:
@@ -208,15 +223,19 @@ def build(
     split = {item: split_of(family[item], seed) for item in questions}
     candidates = _candidates(graded, split, seed, test_wording)
     stage(f"{len(candidates)} valid candidate cases in all; sampling them")
-    kept = sample(candidates, shares(candidates), _caps(candidates), seed, STRICT, BY_NEXT, split, THINNED)
+    with heartbeat("... still sampling", say=stage):
+        kept = sample(candidates, shares(candidates), _caps(candidates), seed, STRICT, BY_NEXT, split, THINNED)
     stage(f"{len(kept)} cases sampled; matching the agreement structure of wrong and right consensus")
-    kept = structure.match(kept, candidates, split, seed)
+    with heartbeat("... still matching", say=stage):
+        kept = structure.match(kept, candidates, split, seed)
     stage(f"{len(kept)} cases kept; writing the splits to {out_dir}")
     splits = write(kept, split, Path(out_dir))
     card = cards.card(splits, seed, test_wording, given, Path(out_dir), graded_summary(graded), candidates)
     if audit:
         stage("auditing the splits for shortcuts (fcb audit-dataset dev.jsonl test.jsonl)")
-        card["audit"] = cards.audit(splits, Path(out_dir), Settings(seed=seed, search=audit == "full"))
+        with heartbeat("... still auditing", say=stage):
+            card["audit"] = cards.audit(splits, Path(out_dir), Settings(seed=seed, search=audit == "full"))
+        stage(f"audit: {card['audit']['verdict']}")
     (Path(out_dir) / "card.json").write_bytes(orjson.dumps(card, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return card
 

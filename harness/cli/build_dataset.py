@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli.common import EXIT_OK, extra_needed
+from harness.cli.common import EXIT_INVALID, EXIT_OK, extra_needed
 from harness.cli.options import positive_int, seed
 from harness.errors import UsageError
 
@@ -60,4 +60,10 @@ def run(args: argparse.Namespace) -> int:
                  audit=args.audit, workers=args.workers)  # fmt: skip
     for name, info in card["outputs"].items():
         print(f"{args.out}/{name}: {info['cases']} cases, sha256 {info['sha256'][:12]}", file=sys.stderr)
-    return EXIT_OK
+    if "audit" not in card:
+        return EXIT_OK
+    verdict = card["audit"]["verdict"]
+    print(f"audit: {verdict.upper()} ({args.out}/audit.json)", file=sys.stderr)
+    for finding in card["audit"]["findings"]:
+        print(f"  finding: {finding}", file=sys.stderr)
+    return EXIT_INVALID if verdict == "fail" else EXIT_OK  # as fcb audit-dataset: a build with a shortcut fails

@@ -24,6 +24,7 @@ from harness.detectors.limits import Budget, BudgetSpent, HasBudget, RunStopped
 from harness.documents import JournalRecord, RunManifest
 from harness.errors import InvalidCasesError, PreflightFailed, RunError, UsageError
 from harness.files import shell_path
+from harness.heartbeat import heartbeat
 from harness.redact import clip, scrub_text
 from harness.run.cache import EPOCH, cache_wanted, with_cache
 from harness.run.details import case_details
@@ -358,7 +359,13 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")
     owned = detector is None
     # before any folder is made
-    detector = detector or open_detector(settings.detector, settings.options, settings.engine_settings())
+    if detector is None:  # training a learned detector or starting Ray can take minutes: say so while it lasts
+        with (
+            heartbeat(f"fcb eval: opening {settings.detector.display}")
+            if settings.progress
+            else contextlib.nullcontext()
+        ):
+            detector = open_detector(settings.detector, settings.options, settings.engine_settings())
     with Signals() as signals, contextlib.ExitStack() as held:
         try:
             _refuse_training_overlap(detector, labels)
