@@ -4,6 +4,7 @@ mlflow`` (params, metrics and report files logged as an MLflow run)."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from harness.cli.common import EXIT_OK
@@ -40,8 +41,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 "--out, --cases and --items are for --to parquet; --to mlflow takes --tracking-uri, --experiment"
             )
-        run_id, experiment_id = export_mlflow(args.run_dir, args.tracking_uri, args.experiment)
-        print(f"logged MLflow run {run_id} in experiment {args.experiment} ({experiment_id})", file=sys.stderr)
+        run_id, experiment_id, logged = export_mlflow(args.run_dir, args.tracking_uri, args.experiment)
+        done = "logged" if logged else "already exported (the same metrics.json) as"
+        print(f"{done} MLflow run {run_id} in experiment {args.experiment} ({experiment_id})", file=sys.stderr)
+        store = f" --backend-store-uri {shlex.quote(args.tracking_uri)}" if args.tracking_uri else ""
+        print(f"browse it with: mlflow ui{store} (the whole mlflow package, pip install mlflow: the [mlflow] extra "
+              "holds only the tracking client)", file=sys.stderr)  # fmt: skip
         print(run_id)
         return EXIT_OK
     from harness.leaderboard.export import export_parquet

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -48,8 +49,17 @@ def load_callable(parsed: DetectorSpec) -> Callable[..., Any]:
         raise DetectorLoadError(f"detector {spec!r}: cannot import {target}: {describe_exception(exc)}") from exc
     fn: Callable[..., Any] | None = getattr(module, name, None)
     if not callable(fn):
-        raise DetectorLoadError(f"detector {spec!r}: {target} has no function {name!r}")
+        raise DetectorLoadError(f"detector {spec!r}: {target} has no function {name!r}{_did_you_mean(module, name)}")
     return fn
+
+
+def _did_you_mean(module: Any, name: str) -> str:
+    """``; did you mean 'assess'?`` for the module's callable closest to a misspelled name, else its callables."""
+    names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
+    own = [n for n in names if getattr(vars(module)[n], "__module__", None) == module.__name__] or names
+    if close := difflib.get_close_matches(name, own, n=1, cutoff=0.6):
+        return f"; did you mean {close[0]!r}?"
+    return f" (it has: {', '.join(own[:10])})" if own else " (it defines no function)"
 
 
 def _load_file(path: Path) -> Any:

@@ -9,6 +9,7 @@ is undefined (null in ``metrics.json``) is not logged: MLflow has no null.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +31,7 @@ CALIBRATION_NAMES = {"calibration.bins": "ece_bins"}
 """A calibration figure whose bare name would not say what it is."""
 DEFAULT_EXPERIMENT = "fcb"
 BATCH = 100
+DIGEST_TAG = "fcb.metrics_sha256"  # the run's figures: exported once into an experiment
 
 
 def _number(value: Any) -> bool:
@@ -125,9 +127,12 @@ def _client(tracking_uri: str | None) -> Any:
 
 def export_mlflow(
     run_dir: str | Path, tracking_uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT
-) -> tuple[str, str]:
+) -> tuple[str, str, bool]:
     """Log the run into ``experiment`` (created when missing) at ``tracking_uri`` (default: MLflow's own, from
-    ``MLFLOW_TRACKING_URI``); returns (the MLflow run id, the experiment id)."""
+    ``MLFLOW_TRACKING_URI``); returns (the MLflow run id, the experiment id, whether it was logged now). A run whose
+    figures were exported already (the experiment holds a finished MLflow run tagged with the digest of its
+    ``metrics.json``) is not logged twice: that MLflow run's id comes back. A resumed run has new figures, and a new
+    MLflow run."""
     client = _client(tracking_uri)  # first: a missing MLflow is said before anything is read
     from mlflow.entities import Metric, Param
     from mlflow.exceptions import MlflowException
@@ -138,7 +143,11 @@ def export_mlflow(
         experiment_id = found.experiment_id if found else client.create_experiment(experiment)
     except MlflowException as exc:
         raise UsageError(f"MLflow tracking store {tracking_uri or '(default)'}: {exc.message}") from None
-    tags = {"fcb.run_dir": str(Path(run_dir).resolve()), "fcb.harness_version": __version__}
+    digest = hashlib.sha256((Path(run_dir) / METRICS).read_bytes()).hexdigest()
+    same = client.search_runs([experiment_id], f"tags.`{DIGEST_TAG}` = '{digest}' and attributes.status = 'FINISHED'")
+    if same:
+        return same[0].info.run_id, experiment_id, False
+    tags = {"fcb.run_dir": str(Path(run_dir).resolve()), "fcb.harness_version": __version__, DIGEST_TAG: digest}
     created = client.create_run(experiment_id, run_name=run.label, tags=tags)
     run_id = created.info.run_id
     try:
@@ -155,4 +164,4 @@ def export_mlflow(
         client.set_terminated(run_id, "FAILED")
         raise
     client.set_terminated(run_id, "FINISHED")
-    return run_id, experiment_id
+    return run_id, experiment_id, True

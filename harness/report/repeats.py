@@ -66,6 +66,23 @@ def probe_rows(m: Metrics) -> list[list[str]]:
     return rows
 
 
+def noise_lines(m: Metrics) -> list[str]:
+    """For a run with epochs and probes, one line a probe: whether its flip rate stands above the detector's own
+    noise (the share of pairs of epochs of the unchanged request that differ). A flip rate whose interval reaches
+    down to that noise is no evidence of sensitivity to the probe."""
+    lines = []
+    for name, p in (m.get("probes") or {}).items():
+        noise, low = p["epoch_disagreement"], p["ci95"][0] if p["ci95"] else None
+        if noise is None or p["flip_rate"] is None:
+            continue
+        within = low is None or low <= noise
+        verdict = ("within the detector's own noise: no evidence of sensitivity to it" if within
+                   else "above the detector's own noise: the verdict depends on it")  # fmt: skip
+        lines.append(f"{name}: flip rate {percent(p['flip_rate'])} against epochs disagreeing on "
+                     f"{percent(noise)}, {verdict}")  # fmt: skip
+    return lines
+
+
 def probe_category_rows(m: Metrics) -> tuple[list[str], list[list[str]]]:
     """(header, one row a category) of every probe's flip rate."""
     probes = m.get("probes") or {}

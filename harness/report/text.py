@@ -19,6 +19,7 @@ from harness.report.repeats import (
     agreement_rows,
     epoch_rows,
     epochs_note,
+    noise_lines,
     probe_category_rows,
     probe_rows,
 )
@@ -313,6 +314,7 @@ def _repeats_summary(m: Metrics, fmt: str) -> list[str]:
         out.append(table(rows, [f"epochs: {AGREEMENT_HEADER[0]}", *AGREEMENT_HEADER[1:]], fmt))
     if rows := probe_rows(m):
         out.append(table(rows, headers=PROBE_HEADER, tablefmt=fmt))
+        out += noise_lines(m)
     return out
 
 
@@ -369,6 +371,7 @@ def _repeats_markdown(m: Metrics, fmt: str) -> list[str]:
     if rows := probe_rows(m):
         header, cat_rows = probe_category_rows(m)
         out += ["## Probes", "", PROBES_NOTE, "", table(rows, headers=PROBE_HEADER, tablefmt=fmt), ""]  # fmt: skip
+        out += [*(f"- {line}" for line in noise_lines(m)), ""] if noise_lines(m) else []
         out += ["Flip rate per category:", "", table(cat_rows, headers=header, tablefmt=fmt), ""]  # fmt: skip
     return out
 

@@ -17,7 +17,7 @@ from harness.run.runner import INTERRUPTED, run
 from harness.run.settings import EvalSettings, with_settings
 from harness.runfolder.names import PREDICTIONS
 from harness.runfolder.read import read_metrics
-from harness.spec import parse_spec
+from harness.spec import DetectorSpec, parse_spec
 from harness.suite.spec import EMBEDDED, Suite, SuiteDataset, SuiteDetector, cases_file, resolve
 from harness.types import BUDGET_STOP, PROVIDER_STOP, RunResult
 
@@ -75,8 +75,24 @@ def pair_settings(suite: Suite, base: Path, det: SuiteDetector, ds: SuiteDataset
         "out": str(run_dir),
         "resume": (run_dir / PREDICTIONS).exists(),
     }
-    start = EvalSettings(cases=cases_path(base, ds), detector=parse_spec(det.spec or spec or ""), options=options)
+    detector = suite_spec(base, det) if det.spec else parse_spec(spec or "")
+    start = EvalSettings(cases=cases_path(base, ds), detector=detector, options=options)
     return with_settings(start, given)
+
+
+def suite_spec(base: Path, det: SuiteDetector) -> DetectorSpec:
+    """A detector's ``spec`` as the suite file gives it, a ``file.py:function``'s path read relative to the suite
+    file's folder as ``cases`` and ``config`` are. A file found only relative to the current folder, as specs
+    were read before, is refused with both paths: the suite must mean the same wherever it is run from."""
+    parsed = parse_spec(str(det.spec))
+    if parsed.kind != "python" or not parsed.target.endswith(".py") or Path(parsed.target).is_absolute():
+        return parsed
+    here = Path(resolve(base, parsed.target))
+    if not here.is_file() and Path(parsed.target).is_file():
+        raise UsageError(f"detector {det.name}: spec {det.spec!r}: {here} does not exist; a spec's file is read "
+                         f"relative to the suite file, not the current folder ({Path(parsed.target).resolve()}): give "
+                         "that path relative to the suite file, or an absolute one")  # fmt: skip
+    return parse_spec(f"{here}:{parsed.attribute}")
 
 
 def is_complete(run_dir: Path) -> bool:

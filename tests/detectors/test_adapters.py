@@ -93,3 +93,13 @@ def test_optional_abilities_are_found_by_isinstance(tmp_path) -> None:
     assert isinstance(held, HasTrainingItems) and held.train_source_items == frozenset({"set:1"})
     listed = load_detector(f"{tmp_path / 'owners.py'}:ListOnly")
     assert listed.secrets() == [] and not isinstance(listed, HasTrainingItems)  # type: ignore[attr-defined]
+
+
+def test_a_misspelled_function_name_gets_a_did_you_mean(tmp_path) -> None:
+    """Issue 45, item 16: ``-d file.py:asses`` said only that the file had no such function."""
+    path = tmp_path / "mine.py"
+    path.write_text("import json\n\ndef assess(request):\n    return 'low'\n\ndef helper():\n    pass\n")
+    with pytest.raises(DetectorLoadError, match=r"has no function 'asses'; did you mean 'assess'\?"):
+        load_detector(f"{path}:asses")
+    with pytest.raises(DetectorLoadError, match=r"has no function 'run' \(it has: assess, helper\)"):
+        load_detector(f"{path}:run")  # nothing close: its own functions listed, not what it imported

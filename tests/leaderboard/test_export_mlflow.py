@@ -80,10 +80,13 @@ def test_the_mlflow_run_reads_back_with_the_runs_figures(
     local = Path(client.download_artifacts(run_id, "report.md", str(tmp_path / "down")))
     assert local.read_bytes() == (run_dir / "report.md").read_bytes()
 
+    # issue 45, item 16: a second export of the same run made a second MLflow run of it; it now names the first
     again = run_cli("export", str(run_dir), "--to", "mlflow", "--tracking-uri", store, "--experiment", "items-test")
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 0 and "already exported (the same metrics.json)" in again.stderr, again.stderr
+    assert f"browse it with: mlflow ui --backend-store-uri {store} (the whole mlflow package" in again.stderr
+    assert again.stdout.strip() == run_id
     runs = client.search_runs([logged.info.experiment_id])
-    assert len(runs) == 2  # the experiment is reused, each export a run of its own
+    assert [r.info.run_id for r in runs] == [run_id]  # the experiment reused, the run logged once
 
 
 def test_a_broken_run_reaches_no_mlflow_store(run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

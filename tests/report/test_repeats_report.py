@@ -81,3 +81,28 @@ def test_a_plain_run_s_report_has_no_epochs_or_probes(tmp_path: Path) -> None:
     assert "## Epochs" not in report and "## Probes" not in report and "cases run" in report
     assert item_views(item_records(tmp_path / "run")) == {}
     assert "<h2>Probes</h2>" not in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_a_flip_rate_within_the_epochs_noise_is_said_to_be_no_evidence() -> None:
+    """Issue 45, item 16: with --epochs 3 --probe all the summary printed an order flip rate beside the epochs'
+    disagreement and no line saying that flips within that noise are not sensitivity to order."""
+    from harness.report.repeats import noise_lines
+
+    def probe(rate: float | None, ci: list[float] | None, noise: float | None) -> dict:
+        return {"flip_rate": rate, "ci95": ci, "epoch_disagreement": noise}
+
+    m = {"probes": {
+        "order": probe(0.12, [0.05, 0.20], 0.14),  # its interval reaches below the noise: no evidence
+        "names": probe(0.50, [0.40, 0.60], 0.10),  # wholly above it
+        "evidence-order": probe(0.20, None, 0.10),  # no interval (no resamples): not claimed as evidence
+    }}  # fmt: skip
+    lines = noise_lines(m)  # type: ignore[arg-type]
+    assert lines == [
+        "order: flip rate 12.0% against epochs disagreeing on 14.0%, within the detector's own noise: no evidence of "
+        "sensitivity to it",
+        "names: flip rate 50.0% against epochs disagreeing on 10.0%, above the detector's own noise: the verdict "
+        "depends on it",
+        "evidence-order: flip rate 20.0% against epochs disagreeing on 10.0%, within the detector's own noise: no "
+        "evidence of sensitivity to it",
+    ]
+    assert noise_lines({"probes": {"order": probe(0.3, [0.2, 0.4], None)}}) == []  # type: ignore[arg-type]  # one epoch

@@ -234,3 +234,34 @@ def test_a_detector_config_file_gives_the_spec_and_settings(tmp_path: Path, dete
     assert server.stats()["count"] == 9 and server.stats()["max_in_flight"] == 1
     run = json.loads((tmp_path / "out" / "runs" / "b" / "web" / "run.json").read_text())
     assert run["settings"]["concurrency"] == 1 and run["identity"]["detector"] == server.url
+
+
+def test_a_spec_file_is_read_relative_to_the_suite_file(tmp_path: Path) -> None:
+    """Issue 45, item 13: ``cases`` and ``config`` were relative to the suite file but ``spec = "my_detector.py:f"``
+    to the current folder. All three are now read from the suite file's folder (the CLI runs from the checkout)."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    write_cases(folder / "a.jsonl", 5, seed=7)
+    (folder / "my_detector.py").write_text("def assess(request):\n    return 'high'\n")
+    path = write_suite(folder, detector("mine", "my_detector.py:assess"), dataset("a", folder / "a.jsonl"))
+    code, stdout, stderr = suite(path, tmp_path / "out")
+    assert code == 0, stderr
+    assert status_of(stdout, "a", "mine") == "ran"
+    journal = read_jsonl(next((tmp_path / "out").rglob("predictions.jsonl")))
+    assert [r["risk"] for r in journal] == ["high"] * 5
+
+
+def test_a_spec_file_found_only_in_the_current_folder_is_refused_naming_both(tmp_path: Path) -> None:
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    write_cases(folder / "a.jsonl", 3, seed=7)
+    here = Path("tests/known_detectors.py")  # relative to the checkout, where the CLI runs
+    path = write_suite(folder, detector("known", f"{here}:blind"), dataset("a", folder / "a.jsonl"))
+    code, stdout, stderr = suite(path, tmp_path / "out")
+    said = stdout + stderr
+    assert (
+        code == 1
+        and status_of(stdout, "a", "known") == "failed"
+        and f"{folder / here} does not exist" in said
+        and "relative to the suite file" in said
+    ), said
