@@ -1,6 +1,7 @@
 """The harness's words, defined once: each as a `Literal` type (what mypy and the documents' JSON Schemas check)
 and the tuple of its values, in their fixed order, derived from it (what code iterates, argparse offers, and every
-matrix and array is ordered by). Nothing else in the harness spells these values out. The bottom floor: imports
+matrix and array is ordered by). Nothing else in the harness spells these values out. At the end, the ranges every
+entry point (flags, suite files, the Python API) holds a seed and a bootstrap count to. The bottom floor: imports
 nothing of the harness."""
 
 from __future__ import annotations
@@ -60,3 +61,5 @@ by rule; or with text written for the benchmark. Ordered from most to least real
 
 MAX_SEED = 2**32 - 1
 """The largest seed: what every random generator the harness seeds takes (numpy's legacy ones stop here)."""
+MAX_BOOTSTRAP = 1_000_000
+"""The most bootstrap resamples: a million already takes minutes; more is a typo (3e9 ran out of memory)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.cli.common import EXIT_INVALID, EXIT_OK, extra_needed
+from harness.cli.common import EXIT_OK, extra_needed
 from harness.cli.options import positive_int, seed
 from harness.errors import UsageError
 
@@ -66,4 +66,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"audit: {verdict.upper()} ({args.out}/audit.json)", file=sys.stderr)
     for finding in card["audit"]["findings"]:
         print(f"  finding: {finding}", file=sys.stderr)
-    return EXIT_INVALID if verdict == "fail" else EXIT_OK  # as fcb audit-dataset: a build with a shortcut fails
+    # the build stands either way (a part-built or small benchmark fails the audit by design); fcb audit-dataset
+    # gives the verdict as an exit code, for a gate
+    return EXIT_OK

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.vocabulary import Engine
+from harness.vocabulary import MAX_BOOTSTRAP, MAX_SEED, Engine
 
 NAME = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)]  # a folder name too
 _STRICT = ConfigDict(extra="forbid", strict=True)
@@ -87,6 +87,6 @@ class Suite(BaseModel):
     detectors: list[SuiteDetector] = Field(min_length=1)
     datasets: list[SuiteDataset] = Field(min_length=1)
     gates: list[SuiteGate] = []
-    bootstrap: int = Field(1000, ge=0)
-    seed: int = 0
+    bootstrap: int = Field(1000, ge=0, le=MAX_BOOTSTRAP)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     strongest: int = Field(3, ge=1)  # fcb cases --strongest

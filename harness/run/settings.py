@@ -16,10 +16,8 @@ from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
 from harness.spec import DetectorSpec, parse_spec
-from harness.vocabulary import MAX_SEED, PROBES, REDUCERS, Engine, ProbeName, Reducer
+from harness.vocabulary import MAX_BOOTSTRAP, MAX_SEED, PROBES, REDUCERS, Engine, ProbeName, Reducer
 
-MAX_BOOTSTRAP = 1_000_000
-"""The most bootstrap resamples: a million already takes minutes; more is a typo (3e9 ran out of memory)."""
 MAX_ECE_BINS = 10_000
 """The most calibration bins: more than any run has cases to fill."""
 

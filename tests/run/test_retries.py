@@ -66,6 +66,8 @@ def test_a_parsed_reply_of_the_wrong_shape_is_not_retried(tmp_path: Path, detect
     server = detector_server("--fault-rate", "1", "--faults", "norisk", "--fault-every-attempt")
     cases = write_cases(tmp_path / "cases.jsonl", 3)
     out = tmp_path / "run"
-    assert run_cli("eval", str(cases), "-d", server.url, "--out", str(out), "-q", "--retries", "2").returncode == 1
+    # --no-preflight: a reply without the risk at the first case stops a preflight (item 11 of issue 45)
+    flags = ("--out", str(out), "-q", "--retries", "2", "--no-preflight")
+    assert run_cli("eval", str(cases), "-d", server.url, *flags).returncode == 1
     assert {r["attempts"] for r in read_jsonl(out / "predictions.jsonl")} == {1}
     assert server.stats()["count"] == 3

@@ -174,3 +174,12 @@ def test_the_example_suite_holds_to_the_printed_schema() -> None:
     example["datasets"][0]["split"] = "train"
     example["detectors"][0]["concurency"] = 2
     assert sorted(e.json_path for e in validator.iter_errors(example)) == ["$.datasets[0].split", "$.detectors[0]"]
+
+
+@pytest.mark.parametrize(("text", "key"), [("seed = -5", "seed"), ("seed = 4294967296", "seed"),
+                                           ("seed = 4\nbootstrap = 3000000000", "bootstrap")])  # fmt: skip
+def test_a_seed_or_bootstrap_out_of_range_is_refused_at_its_line(tmp_path: Path, text: str, key: str) -> None:
+    """Issue 45, item 14: ``seed = -5`` in a suite ran the detector, then left a run folder without metrics.json."""
+    message = refusal(tmp_path, GOOD.replace("seed = 4", text))
+    line = 1 if key == "seed" else 2
+    assert message.startswith(f"FILE:{line}: {key}: Input should be "), message
