@@ -63,14 +63,16 @@ def test_an_unknown_reducer_is_refused() -> None:
 
 
 def test_a_reduced_outcome_sums_tokens_and_is_cached_only_when_every_epoch_was() -> None:
-    def spent(epoch: int, prompt: int, completion: int, cached: bool) -> Outcome:
+    def spent(epoch: int, prompt: int, completion: int, cached: bool, estimated: int = 0) -> Outcome:
         return Outcome("A", "h", "low", None, None, 1, 0.5, prompt_tokens=prompt, completion_tokens=completion,
-                       cached=cached, epoch=epoch)  # fmt: skip
+                       cached=cached, epoch=epoch, estimated_tokens=estimated)  # fmt: skip
 
     for reducer in ("mode", "first"):
-        mixed = reduce_items([spent(1, 10, 3, True), spent(2, 20, 5, False)], reducer)["A"]
-        # 10 + 20 prompt and 3 + 5 completion tokens; one epoch asked the detector, so the case was not all replayed
+        mixed = reduce_items([spent(1, 10, 3, True, 4), spent(2, 20, 5, False, 7)], reducer)["A"]
+        # 10 + 20 prompt and 3 + 5 completion tokens, 4 + 7 of them counted at their most; one epoch asked the
+        # detector, so the case was not all replayed
         assert (mixed.prompt_tokens, mixed.completion_tokens, mixed.cached) == (30, 8, False)
+        assert mixed.estimated_tokens == 11
         replayed = reduce_items([spent(1, 10, 3, True), spent(2, 20, 5, True)], reducer)["A"]
         assert replayed.cached is True
 

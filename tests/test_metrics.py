@@ -1437,3 +1437,14 @@ def test_breakdown_groups_numbers_first_then_names() -> None:
     outcomes = {x.case_id: ok(x.case_id, "high") for x in labels}
     groups = fig.breakdowns(labels, outcomes)["tags"]
     assert list(groups) == ["0", "2", "10", "1500000000", "b_1", "x"]
+
+
+def test_token_usage_says_how_many_tokens_were_counted_at_their_most() -> None:
+    """Issue 45, item 2: replies without usable usage count at their worst; the figures say how many tokens so."""
+    from dataclasses import replace
+
+    outs = [replace(used("A", 120, 300), estimated_tokens=420), replace(used("B", 80, 7), estimated_tokens=80),
+            used("C", 10, 5)]  # fmt: skip
+    # 120 + 80 + 10 = 210 prompt, 300 + 7 + 5 = 312 completion; 420 + 80 = 500 of the 522 estimated
+    assert fig.token_usage(outs, (None, None)) == {"prompt": 210, "completion": 312, "total": 522, "estimated": 500}
+    assert "estimated" not in (fig.token_usage([used("C", 10, 5)], (None, None)) or {})

@@ -61,7 +61,7 @@ def _keys_note(node: Any, key: str, where: str) -> str:
     if not keys:
         return f" ({where} is empty)"
     shown = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "")
-    close = difflib.get_close_matches(key, keys, n=1, cutoff=0.75)
+    close = difflib.get_close_matches(key, keys, cutoff=0.75)  # the closest first
     hint = f"; did you mean {close[0]!r}? (--risk-field reads the risk from another field)" if close else ""
     return f" ({where} has: {shown}{hint})"
 

@@ -67,7 +67,7 @@ def dataset_view(board: Board, page_dir: Path, *, n_boot: int, seed: int, strong
     cats = sorted({str(c) for c in categories})
     cat_index = np.array([cats.index(str(c)) for c in categories])
     # one record a case: a run with --epochs or --probe shows its reduced verdicts (the page says so), as its figures
-    records = [case_records(run.path, reducer=run.reducer) for run in runs]
+    records = [case_records(run.path) for run in runs]  # by the run's own --epoch-reducer, from its run.json
     data: dict[str, Any] = {
         "runs": run_entries(runs, page_dir),
         "best": best_run(runs),

@@ -329,3 +329,16 @@ def test_every_commands_seed_is_checked_before_any_work(args: tuple[str, ...]) -
     flag, value = args[-2], args[-1]
     wanted = f"is not a whole number from 0 to {2**32 - 1}" if value != "1e20" else "is not a whole number"
     assert proc.returncode == 2 and f"argument {flag}: " in proc.stderr and wanted in proc.stderr, proc.stderr
+
+
+def test_the_summary_shows_the_natural_only_column_the_readme_names(tmp_path: Path) -> None:
+    """Issue 45, item 16: fcb eval's second headline column said "natural + assembled" where the README's table says
+    "natural only"; the summary now has both, in that order, after all cases."""
+    from casegen import write_cases
+
+    cases = write_cases(tmp_path / "cases.jsonl", 30, origins=True)
+    proc = run_cli("eval", str(cases), "-d", "builtin:vote", "--bootstrap", "0", "--out", str(tmp_path / "run"))
+    assert proc.returncode == 0, proc.stderr
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("metric "))
+    assert header.split("  ")[0] == "metric" and header.index("all cases") < header.index("natural + assembled")
+    assert header.index("natural + assembled") < header.index("natural only")

@@ -352,3 +352,195 @@ def test_enter_now_takes_a_place_only_when_nothing_would_wait() -> None:
 def test_rate_limits_are_active_only_when_one_was_given() -> None:
     assert not RateLimits(None, None).active
     assert RateLimits(60, None).active and RateLimits(None, 1000).active
+
+
+def test_a_budget_started_from_earlier_sessions_says_what_each_sent() -> None:
+    """Issue 45, item 7: each session said "(5 sent)" whatever the run folder had sent before."""
+    budget = Budget(max_requests=5, max_cost=1.0, prices=(1e6, 0.0))  # a prompt token costs $1
+    budget.start_from(3, 0.25)
+    assert (budget.spent_requests, budget.earlier_requests, budget.spent_cost, budget.earlier_cost) == (
+        3,
+        3,
+        0.25,
+        0.25,
+    )
+    assert budget.reserve_now(0.0) and budget.reserve_now(0.0)  # 3 + 1 and 3 + 2 in flight: both fit
+    with pytest.raises(BudgetSpent, match=r"--max-requests 5 reached \(3 sent in all, 0 in this session\)"):
+        budget.reserve_now(0.0)
+    budget.settle(0.0, 0.5)
+    budget.settle(0.0, 0.0)
+    with pytest.raises(BudgetSpent, match=r"--max-requests 5 reached \(5 sent in all, 2 in this session\)"):
+        budget.reserve_now(0.0)
+    capped = Budget(max_cost=1.0, prices=(1e6, 0.0))
+    capped.start_from(2, 0.75)
+    with pytest.raises(BudgetSpent) as info:
+        capped.reserve_now(0.5)  # $0.75 + $0.50 > $1, nothing in flight
+    assert str(info.value) == ("--max-cost 1 USD reached ($0.7500 spent, counted at most, over 2 sent in all, 0 in "
+                               "this session; the next request may cost up to $0.5000)")  # fmt: skip
+
+
+def test_a_run_stop_says_what_stopped_it() -> None:
+    from harness.detectors.limits import ProviderStopped, RunStopped
+
+    assert BudgetSpent("cap").reason == "budget: cap" and ProviderStopped("quota").reason == "provider: quota"
+    assert isinstance(BudgetSpent("x"), RunStopped) and isinstance(ProviderStopped("y"), RunStopped)
+    assert not isinstance(ProviderStopped("y"), BudgetSpent)  # the runner stops others at once only for a provider
+
+
+def test_the_gate_counts_healthy_replies_and_when_the_last_came() -> None:
+    gate = AdaptiveGate(2)
+    began = gate.last_answer
+    assert (gate.answered, gate.refused) == (0, 0)
+    gate.healthy()
+    gate.healthy()
+    assert gate.answered == 2 and gate.last_answer >= began
+
+
+# ---- hand-worked cases for what make mutation found unchecked (issue 45 put limits.py under it) -----------------
+
+
+def test_an_exhausted_token_header_counts_when_requests_are_left_and_0_0_is_exhausted() -> None:
+    headers = {"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "9s",
+               "x-ratelimit-remaining-tokens": "0.0", "x-ratelimit-reset-tokens": "2s"}  # fmt: skip
+    assert exhausted_for(headers) == 2.0  # requests left say nothing; the tokens' reset stands
+
+
+def test_each_limit_is_taken_only_when_given() -> None:
+    async def go() -> None:
+        tokens_only = RateLimits(rpm=None, tpm=600)
+        await asyncio.wait_for(tokens_only.acquire(3), 1)  # no request bucket to take from
+        await asyncio.wait_for(tokens_only.acquire(), 1)  # no tokens asked: none taken
+        assert tokens_only._tokens is not None and tokens_only._tokens.level == 3
+        requests_only = RateLimits(rpm=600, tpm=None)
+        await asyncio.wait_for(requests_only.acquire(500), 1)  # tokens without a token limit: nothing to take
+        assert requests_only._requests is not None and requests_only._requests.level == 1
+
+    asyncio.run(go())
+
+
+def test_leaving_frees_one_place() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(4)
+        for _ in range(3):
+            await gate.enter()
+        gate.leave()
+        assert gate.in_flight == 2
+
+    asyncio.run(go())
+
+
+class _Now:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.t = 100.0
+        monkeypatch.setattr("harness.detectors.limits.time.monotonic", lambda: self.t)
+
+
+def test_a_429_paces_at_nine_tenths_of_the_rate_replies_came_back_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = _Now(monkeypatch)
+    gate = AdaptiveGate(8)
+    for t in (100.0, 101.0, 102.0):  # three replies over 2 s: 1.5 a second
+        now.t = t
+        gate.healthy()
+    gate.throttled(sent_at=102.0)  # a 429, by default
+    assert gate.pace == pytest.approx(1.35) and gate.allowed == pytest.approx(1.5) and gate.limit == 8
+    now.t = 102.0
+    gate.throttled(sent_at=102.0)  # sent at the very time of the cut: the same round, no second cut
+    assert gate.cuts == 1
+
+
+def test_two_replies_are_enough_for_a_rate_and_a_slow_one_is_paced_at_the_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = _Now(monkeypatch)
+    gate = AdaptiveGate(8)
+    for t in (100.0, 1100.0):  # two replies 1,000 s apart: 0.002 a second
+        now.t = t
+        gate.healthy()
+    now.t = 1100.0
+    gate.throttled(sent_at=1100.0)
+    assert gate.pace == pytest.approx(1 / 60)  # never slower than one a minute
+    assert gate.allowed == pytest.approx(2 / 1000)  # the rate seen, however low
+
+
+def test_a_503_halves_to_a_whole_number_down_to_one() -> None:
+    gate = AdaptiveGate(5)
+    gate.throttled(sent_at=time.monotonic() + 1, status=503)
+    assert gate.limit == 2  # 5 // 2
+    gate.throttled(sent_at=time.monotonic() + 2, status=503)
+    assert gate.limit == 1
+    gate.throttled(sent_at=time.monotonic() + 3, status=503)
+    assert gate.limit == 1
+
+
+def test_a_cost_cap_adds_up_what_is_reserved_in_flight() -> None:
+    budget = Budget(max_cost=0.9, spent_cost=0.4)
+    assert budget.reserve_now(0.2) and budget.reserve_now(0.2)  # 0.4 + 0.2 + 0.2 = 0.8: fits
+    assert not budget.reserve_now(0.2)  # 0.4 + 0.4 in flight + 0.2 = 1.0 > 0.9: waits for a reply
+
+
+def test_replies_all_at_one_instant_give_no_rate(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = _Now(monkeypatch)
+    gate = AdaptiveGate(8)
+    gate.healthy()
+    gate.healthy()  # two replies, no time between them: no rate to measure (nor a division by zero)
+    gate.throttled(sent_at=now.t)
+    assert gate.pace is None and gate.limit == 4  # throttled before a rate was known: fewer in flight instead
+
+
+def test_the_pace_rises_after_a_whole_second_without_a_429(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = _Now(monkeypatch)
+    gate = AdaptiveGate(8)
+    for t in (98.0, 99.0, 100.0):
+        now.t = t
+        gate.healthy()
+    gate.throttled(sent_at=100.0)  # 3 replies over 2 s: pace 1.35, allowed 1.5, cut at t = 100
+    now.t = 101.0  # exactly one second on
+    gate.healthy()
+    assert gate.pace == pytest.approx(1.35 * 1.05)
+
+
+def test_the_careful_rise_after_a_429_starts_at_half_a_percent_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past 97% of the allowed rate the pace rises 0.5%, twice, then 1%: counted from the last 429."""
+    now = _Now(monkeypatch)
+    gate = AdaptiveGate(8)
+    for t in (98.0, 99.0, 100.0):
+        now.t = t
+        gate.healthy()
+    gate.throttled(sent_at=100.0)
+    gate.pace = 0.97 * gate.allowed  # already near: the next rises are the careful ones
+    paces = []
+    for t in (101.0, 102.0, 103.0):
+        now.t = t
+        gate.healthy()
+        paces.append(gate.pace)
+    near = 0.97 * 1.5
+    assert paces == pytest.approx([near * 1.005, near * 1.005**2, near * 1.005**2 * 1.01])
+
+
+def test_a_place_that_grows_back_lets_a_waiting_sender_in() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(2)
+        gate.throttled(sent_at=time.monotonic() + 1, status=503)  # limit 1
+        await gate.enter()
+        waiting = asyncio.ensure_future(gate.enter())
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        gate.healthy()  # a whole round (1) went well: limit 2, and the waiter is woken
+        await asyncio.wait_for(waiting, 1)
+        assert gate.in_flight == 2 and gate.limit == 2
+
+    asyncio.run(go())
+
+
+def test_a_sender_waiting_out_a_pause_still_waits_for_a_place() -> None:
+    async def go() -> None:
+        gate = AdaptiveGate(1)
+        await gate.enter()  # the one place taken
+        gate.pause(0.01)
+        waiting = asyncio.ensure_future(gate.enter())
+        await asyncio.sleep(0.05)  # the pause is over; the place is not
+        assert not waiting.done() and gate.in_flight == 1
+        gate.leave()
+        await asyncio.wait_for(waiting, 1)
+
+    asyncio.run(go())

@@ -569,3 +569,60 @@ def test_stored_prediction_refusals(value: Any, reason: str, raw: str) -> None:
         stored_prediction(value)
     exc = info.value
     assert (exc.kind, exc.message, exc.raw) == ("invalid_response", reason, raw)
+
+
+@pytest.mark.usefixtures("no_secret_env")
+@pytest.mark.parametrize(
+    ("body", "field", "reason"),
+    [
+        ({}, RISK_FIELD, "missing false_consensus_risk (the reply is empty)"),
+        ({"a": {}}, ("a", "risk"), "missing a.risk (a is empty)"),
+        ({"a": 3}, ("a", "risk"), "missing a.risk (a is not an object)"),
+        # nine keys: eight shown, then "..."
+        ({f"k{i}": 1 for i in range(9)}, RISK_FIELD,
+         "missing false_consensus_risk (the reply has: k0, k1, k2, k3, k4, k5, k6, k7, ...)"),
+        ({f"k{i}": 1 for i in range(8)}, RISK_FIELD,
+         "missing false_consensus_risk (the reply has: k0, k1, k2, k3, k4, k5, k6, k7)"),
+        # a misspelling close enough is named, with the flag that reads another field
+        ({"false_consensus_rsik": "low"}, RISK_FIELD, "missing false_consensus_risk (the reply has: "
+         "false_consensus_rsik; did you mean 'false_consensus_rsik'? (--risk-field reads the risk from another "
+         "field))"),
+        # "verdict" is no misspelling of it: listed, not suggested
+        ({"verdict": "low"}, RISK_FIELD, "missing false_consensus_risk (the reply has: verdict)"),
+        # difflib's ratio, 2 x matching characters / both lengths: "rusk" 2 * 3 / 8 = 0.75, the cutoff, named;
+        # "riskxxxx" 2 * 4 / 12 = 0.67, listed only
+        ({"rusk": "low"}, ("risk",), "missing risk (the reply has: rusk; did you mean 'rusk'? (--risk-field reads "
+         "the risk from another field))"),
+        ({"riskxxxx": "low"}, ("risk",), "missing risk (the reply has: riskxxxx)"),
+        ({"risks": "low"}, ("risk",), "missing risk (the reply has: risks; did you mean 'risks'? (--risk-field "
+         "reads the risk from another field))"),
+    ],
+)  # fmt: skip
+def test_a_missing_risk_names_what_the_reply_has_and_is_a_misreading(
+    body: Any, field: tuple[str, ...], reason: str
+) -> None:
+    """Issue 45, item 11: the reply's keys and the likeliest misspelling, and the flag that stops a preflight."""
+    exc = _invalid(body, field)
+    assert exc.message == reason and exc.misread is True
+
+
+def test_other_refusals_are_no_misreading() -> None:
+    for body in (["high"], {"false_consensus_risk": "critical"}, {"false_consensus_risk": 3}):
+        assert _invalid(body).misread is False
+    exc = _invalid({"false_consensus_risk": "low", "risk_score": 2})
+    assert exc.misread is False and exc.raw == '{"false_consensus_risk": "low", "risk_score": 2}'
+
+
+def test_a_reply_json_cannot_hold_is_shown_as_python() -> None:
+    class Odd:
+        def __repr__(self) -> str:
+            return "<odd>"
+
+    with pytest.raises(DetectorError) as info:
+        check_prediction(Prediction("low", None, [Odd()]))  # type: ignore[arg-type]
+    assert info.value.raw == "[<odd>]"  # no JSON for it: its repr rather than nothing
+
+
+def test_the_reply_is_shown_with_its_own_letters() -> None:
+    exc = _invalid({"risque": "élevé"})
+    assert exc.raw == '{"risque": "élevé"}'  # as the detector wrote it, not "\\u00e9lev\\u00e9"

@@ -382,3 +382,23 @@ def test_a_case_a_run_did_not_finish_is_marked_and_wrong(made, tmp_path: Path) -
     assert sum(n for _, n in only.heatmap[k]) == N and sum(r for r, _ in only.heatmap[k]) == sum(
         c["expected_risk"] == "low" for c in cases[:10]
     )  # the 30 cases it did not finish count as wrong
+
+
+def test_the_note_names_each_run_asked_more_than_once(view) -> None:
+    """Issue 45, item 9: the page says which runs show reduced verdicts, each with its epochs, reducer and probes."""
+    from dataclasses import replace as changed
+
+    from harness.leaderboard.board import repeats_note
+
+    plain, other, third = view.runs[:3]
+    assert repeats_note([plain, other]) == ""  # one epoch, no probe: nothing to say
+    cases = len(plain.ids)
+    epochs = changed(plain, epochs=np.zeros((cases, 2), dtype=np.int64), reducer="first")
+    probed = changed(other, variants={"order": np.zeros((cases, 1), dtype=np.int64),
+                                      "names": np.zeros((cases, 1), dtype=np.int64)})  # fmt: skip
+    both = changed(third, epochs=np.zeros((cases, 3), dtype=np.int64), variants={"order": np.zeros((cases, 3))})
+    assert repeats_note([epochs, plain, probed, both]) == (
+        f"{plain.label} (2 epochs, first), {other.label} (probe order, probe names), {third.label} (3 epochs, mode, "
+        "probe order): each case shows one verdict, its epochs reduced by the run's --epoch-reducer as its figures "
+        "are; the probes' variants are not shown (their flip rates are in each run's report)"
+    )

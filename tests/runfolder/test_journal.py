@@ -334,6 +334,21 @@ def test_tokens_are_counted_only_when_they_are_whole_numbers_of_0_or_more(usage:
     assert (out.prompt_tokens, out.completion_tokens) == tokens
 
 
+@pytest.mark.parametrize(
+    ("usage", "estimated"),
+    [
+        ({"prompt_tokens": 120, "completion_tokens": 300, "estimated_tokens": 420}, 420),
+        ({"prompt_tokens": 120, "completion_tokens": 7, "estimated_tokens": 120}, 120),
+        ({"prompt_tokens": 12, "completion_tokens": 7}, 0),  # the reply gave both: nothing estimated
+        ({"estimated_tokens": -3}, 0),
+    ],
+)
+def test_the_tokens_counted_at_their_most_are_read_back(usage: dict[str, int], estimated: int) -> None:
+    """Issue 45, item 2: a reply without usable usage is journaled at its worst, with ``estimated_tokens``."""
+    out = outcome_of(_with(sound(), response={"usage": usage}))  # type: ignore[arg-type]
+    assert out.estimated_tokens == estimated
+
+
 def test_a_record_without_a_response_counts_no_tokens() -> None:
     out = outcome_of(_with(sound(), response=_DROP))  # type: ignore[arg-type]
     assert (out.prompt_tokens, out.completion_tokens) == (0, 0)
