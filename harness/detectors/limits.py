@@ -313,7 +313,9 @@ class Budget:
         self.spent_cost = self.earlier_cost = cost
 
     def _sent(self) -> str:
-        return f"{self.spent_requests} sent in all, {self.spent_requests - self.earlier_requests} in this session"
+        """What was sent, the requests in flight (sent, their replies not back yet) included."""
+        sent = self.spent_requests + self._in_flight
+        return f"{sent} sent in all, {sent - self.earlier_requests} in this session"
 
     def reserve_now(self, worst_cost: float) -> bool:
         """Counts one request and reserves its worst cost when it fits now (True); False when it fits only once
