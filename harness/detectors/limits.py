@@ -163,6 +163,18 @@ class RateLimits:
 
 
 @dataclass
+class Cut:
+    """What one cut of the gate changed (`AdaptiveGate.throttled`), so that it can be undone (`retract`)."""
+
+    number: int  # the gate's cuts once this one was made
+    status: int  # 429 (the pace) or 503 (the places in flight)
+    pace: float | None  # before the cut
+    allowed: float
+    limit: float
+    new_pace: float | None = None  # after it: set by the gate
+
+
+@dataclass
 class AdaptiveGate:
     """When requests go out, adapting to a provider that throttles (see the module's docstring).
 
@@ -185,7 +197,7 @@ class AdaptiveGate:
     allowed: float = 0.0  # the rate replies came back at when the last 429 came: the provider's limit, as seen
     cuts: int = 0
     answered: int = 0  # healthy replies so far: a case refused while others were answered is refused for itself
-    refused: int = 0  # 429 replies so far
+    refused: int = 0  # 429 and 503 replies so far, but those to requests known to be refused for themselves
     last_answer: float = field(default_factory=time.monotonic)  # when the last healthy reply came (or the gate began)
     _last_cut: float = field(default=-math.inf)
     _last_growth: float = field(default=-math.inf)
@@ -255,14 +267,38 @@ class AdaptiveGate:
         self._probes += 1
         return pace * min(GROWTH, 1 + (PROBE_GROWTH - 1) * 2.0 ** ((self._probes - 1) // 2))
 
-    def throttled(self, sent_at: float, status: int = 429) -> None:
+    def throttled(self, sent_at: float, status: int = 429) -> Cut | None:
         """A 429 or 503 to a request sent at ``sent_at``. Its Retry-After is that request's own wait, not everyone's:
-        providers round it up to whole seconds, and the pace already keeps the others under the limit."""
+        providers round it up to whole seconds, and the pace already keeps the others under the limit. Returns the
+        cut it made (for `retract`), or None when the signal was of a round already cut."""
         if sent_at <= self._last_cut:
-            return
+            return None
         now = time.monotonic()
         self._last_cut = now
         self.cuts += 1
+        before = Cut(self.cuts, status, self.pace, self.allowed, self.limit)
+        if self._cut(now, status):
+            before.new_pace = self.pace
+        return before
+
+    def retract(self, cut: Cut) -> None:
+        """Undo ``cut``: its request turned out to be refused for itself (a quota for one kind of request, a filter)
+        while the others were answered, which says nothing of the run's pace. A later cut stands: the pace loses
+        only this cut's factor, and the places in flight come back only when no cut came since."""
+        latest = self.cuts == cut.number
+        if cut.new_pace is None:  # the cut halved the places in flight
+            if latest:
+                self.limit = cut.limit
+        elif cut.pace is None:  # the cut began the pacing
+            if latest:
+                self.pace, self.allowed = None, cut.allowed
+        else:
+            if self.pace is not None:
+                self.pace *= cut.pace / cut.new_pace
+            self.allowed = max(self.allowed, cut.allowed)
+
+    def _cut(self, now: float, status: int) -> bool:
+        """Cut the pace (True) or the places in flight (False)."""
         rate = self._reply_rate(now)
         if status == 429 and rate is not None:
             # replies came at the provider's rate; a pace already under it is cut by a fifth at most, so that a
@@ -271,8 +307,10 @@ class AdaptiveGate:
             self.allowed = max(rate, 0.95 * self.pace if self.pace else 0.0)
             self._probes = 0
             self.pace = max(MIN_PACE, 0.9 * rate, 0.8 * self.pace if self.pace else 0.0)
-        else:  # overloaded, or throttled before any reply came back: fewer in flight
-            self.limit, self._healthy = max(1.0, self.limit // 2), 0
+            return True
+        # overloaded, or throttled before any reply came back: fewer in flight
+        self.limit, self._healthy = max(1.0, self.limit // 2), 0
+        return False
 
     def _reply_rate(self, now: float) -> float | None:
         if len(self._answers) < 2 or now <= self._answers[0]:

@@ -17,7 +17,7 @@ import email.utils
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -25,7 +25,7 @@ import aiohttp
 import orjson
 from tenacity import AsyncRetrying, AttemptManager, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from harness.detectors.limits import AdaptiveGate, Budget, ProviderStopped, RateLimits, exhausted_for
+from harness.detectors.limits import AdaptiveGate, Budget, Cut, ProviderStopped, RateLimits, exhausted_for
 from harness.detectors.options import DetectorOptions
 from harness.errors import DetectorLoadError
 from harness.jsoncheck import too_deep_message
@@ -37,10 +37,10 @@ Interpret = Callable[[bytes], T]
 """Reads a 2xx reply body into what the adapter returns; raises `DetectorError` for a reply of the wrong shape."""
 MAX_RETRY_AFTER_S = 120.0
 THROTTLE_STATUSES = (429, 503)  # the provider is overloaded: fewer requests in flight
-REFUSALS = 5
-"""429s refusing one request while the others are answered (`Transport.post`) before its case is an error: under
-throttling that the run's pace follows, 5 in a row for one request is all but impossible (1-3% of requests are
-refused once the pace settles), while a request refused for good ends in seconds instead of ``throttle_patience``."""
+REFUSALS = 10
+"""429s one request may meet before its case is an error (`Transport.post`; ``retries + 1`` when more): under
+throttling that the run's pace follows, 10 in a row for one request is all but impossible (1-3% of requests are
+refused once the pace settles), while a request refused for good ends in seconds, not ``throttle_patience``."""
 REPLICA_COOLDOWN_S = 5.0
 SMALL_REPLY_BYTES = 64 * 1024  # read without a reservation: ordinary replies never wait for the budget
 REPLY_BUDGET_BYTES = 16 * 1024 * 1024  # what all larger replies in flight may hold together (4 at the cap)
@@ -91,6 +91,7 @@ class _Transient(Exception):
         self.kind, self.message, self.retry_after, self.raw = kind, message, retry_after, raw
         self.connect_failed = connect_failed  # no connection could be made at all (refused, unknown host)
         self.status = status  # the HTTP status of a 429 or 5xx
+        self.cut: Cut | None = None  # what a 429 or 503 cut at the gate
 
 
 def split_credentials(url: str) -> tuple[str, str | None]:
@@ -251,13 +252,11 @@ class Transport:
         reply did cost. Raises `BudgetSpent` before an attempt that would pass a cap, and `ProviderStopped` when
         the provider's quota is spent or no request was answered for ``stall_patience`` seconds of throttling.
 
-        A 429 is a refusal of this request (a quota for one kind of request, a filter), not throttling, when since
-        its previous attempt was sent the provider answered more other requests than it refused; when the request
-        was retried, after the wait asked for, with no other request sent meanwhile; or when it was refused so
-        before. The case then ends as an error after `REFUSALS` refusals (or ``retries + 1`` when more), and a
-        refusal does not slow the other requests down.
+        A case meets at most `REFUSALS` 429s (or ``retries + 1`` when more), then it is an error. A 429 or 503 that
+        refuses this request alone (`_Throttling`) gives back the cut it made to the run's pace or places in flight,
+        and its later ones cut nothing: a quota for one kind of request, or a filter, must not slow the others.
         """
-        window = (self.gate.answered, self.gate.refused)  # replies seen when the latest attempt was sent
+        throttling = _Throttling(self.gate, (self.gate.answered, self.gate.refused))
         try:  # the first attempt outside tenacity: most replies come at once, and its loop costs more than a reply
             return await self._post(body, interpret, worst_tokens, usage), 1
         except _Transient as exc:  # tenacity decides whether to try again, as for any later attempt
@@ -266,22 +265,19 @@ class Transport:
             exc.attempts = 1
             raise exc.with_traceback(None) from None
         attempts = failures = 0
-        throttled_s = 0.0
-        refusals = 0  # 429s for this request alone: they say nothing about the run's pace
 
         def stop(state: RetryCallState) -> bool:
-            nonlocal failures, throttled_s, refusals, window
+            nonlocal failures
             exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, _Transient) and exc.status in THROTTLE_STATUSES:
+                throttling.judge(exc, state.attempt_number)
             if isinstance(exc, _Transient) and exc.status == 429:
                 self._check_stall(exc)
-                answered, others_refused = self.gate.answered - window[0], self.gate.refused - window[1] - 1
-                window = (self.gate.answered, self.gate.refused)
-                alone_again = state.attempt_number > 1 and answered == others_refused == 0
-                if refusals or answered > others_refused or alone_again:
-                    refusals += 1
-                    return refusals >= max(REFUSALS, self._options.retries + 1)
-                if throttled_s < self._options.throttle_patience:
-                    throttled_s += self._wait(state)  # an estimate: tenacity asks for the wait again, the same way
+                throttling.met += 1
+                if throttling.met >= max(REFUSALS, self._options.retries + 1):
+                    return True
+                if throttling.waited < self._options.throttle_patience:
+                    throttling.waited += self._wait(state)  # an estimate: tenacity asks for the wait again, alike
                     return False
             failures += 1
             return failures > self._options.retries
@@ -294,7 +290,7 @@ class Transport:
                     attempts += 1
                     if first:  # the first attempt's failure, counted by tenacity and waited on as any other
                         raise first.pop()
-                    return await self._post(body, interpret, worst_tokens, usage, paced=not refusals), attempts
+                    return await self._post(body, interpret, worst_tokens, usage, throttling.paced), attempts
             raise AssertionError("unreachable: tenacity either returns or re-raises")
         except _Transient as exc:
             error = _final(exc, attempts)
@@ -391,10 +387,17 @@ class Transport:
             status, headers, payload = await self._post_to(replica, body)
             if (pause := exhausted_for(headers)) is not None:
                 self.gate.pause(pause)
-            self.gate.refused += status == 429
-            if status in THROTTLE_STATUSES and paced:  # not a request refused for itself: the run's pace stands
-                self.gate.throttled(sent_at, status)  # its own wait is Retry-After's: tenacity's `_wait` reads it
-            check_status(status, headers.get("Retry-After"), payload, self.secrets())
+            # a request not known to be refused for itself: the gate hears of it, and counts it among the refused
+            # (its own wait is Retry-After's: `_wait` reads it)
+            cut = None
+            if status in THROTTLE_STATUSES and paced:
+                self.gate.refused += 1
+                cut = self.gate.throttled(sent_at, status)
+            try:
+                check_status(status, headers.get("Retry-After"), payload, self.secrets())
+            except _Transient as exc:
+                exc.cut = cut
+                raise
             result = interpret(payload)
             self.gate.healthy()
             return result
@@ -453,6 +456,33 @@ class Transport:
             body.clear()
             if reserved:
                 self._budget.give(reserved)
+
+
+@dataclass
+class _Throttling:
+    """One request's 429s and 503s. One refuses this request alone when, since its previous attempt was sent, the
+    provider answered more other requests than it refused, or when it came to a retry sent with no other request
+    sent meanwhile (after the wait it asked for): throttling would have let it through. From then on the request is
+    unpaced: what its 429s and 503s had cut at the gate is given back, and its later ones cut nothing."""
+
+    gate: AdaptiveGate
+    window: tuple[int, int]  # the gate's answered and refused replies when the latest attempt was sent
+    met: int = 0  # 429s met
+    waited: float = 0.0  # seconds waited after them
+    paced: bool = True
+    cuts: list[Cut] = field(default_factory=list)
+
+    def judge(self, exc: _Transient, attempt_number: int) -> None:
+        if exc.cut is not None:
+            self.cuts.append(exc.cut)
+        answered, others = self.gate.answered - self.window[0], self.gate.refused - self.window[1] - 1
+        self.window = (self.gate.answered, self.gate.refused)
+        alone_again = attempt_number > 1 and answered == others == 0
+        if self.paced and (answered > others or alone_again):
+            self.paced = False
+            for cut in self.cuts:
+                self.gate.retract(cut)
+            self.cuts.clear()
 
 
 def _final(exc: _Transient, attempts: int) -> DetectorError:

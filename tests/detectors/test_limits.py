@@ -545,3 +545,40 @@ def test_a_sender_waiting_out_a_pause_still_waits_for_a_place() -> None:
         await asyncio.wait_for(waiting, 1)
 
     asyncio.run(go())
+
+
+def test_a_retracted_cut_gives_back_what_it_took(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 45, item 6: requests refused for themselves cut the pace again and again until the run crawled. A cut
+    whose request proves refused alone is given back: the pace it began, its factor, or the places it halved."""
+    now = _Now(monkeypatch)
+    gate = AdaptiveGate(8)
+    for t in (98.0, 99.0, 100.0):  # 1.5 replies a second
+        now.t = t
+        gate.healthy()
+    first = gate.throttled(sent_at=100.0)
+    assert first is not None and gate.pace == pytest.approx(1.35)
+    gate.retract(first)  # the latest cut, which began the pacing: none again
+    assert gate.pace is None and gate.allowed == 0.0
+    first = gate.throttled(sent_at=100.5)  # pace 1.35 again (same replies)
+    now.t = 101.0
+    second = gate.throttled(sent_at=100.9)  # 3 replies over 3 s: 0.9 x 1.0 = 0.9, under a fifth off 1.35: 1.08
+    assert first is not None and second is not None and gate.cuts == 3 and gate.pace == pytest.approx(1.08)
+    gate.pace = 1.0  # as later rises and cuts left it
+    gate.retract(second)  # not the cut that began the pacing: its factor back, 1.35 / 1.08 = 1.25
+    assert gate.pace == pytest.approx(1.25)
+    gate.retract(first)  # it began the pacing, but a cut came since: the pacing stays
+    assert gate.pace == pytest.approx(1.25)
+
+
+def test_a_retracted_503_gives_back_its_places_only_when_no_cut_came_since() -> None:
+    gate = AdaptiveGate(8)
+    halved = gate.throttled(sent_at=time.monotonic() + 1, status=503)
+    assert halved is not None and gate.limit == 4
+    gate.retract(halved)
+    assert gate.limit == 8
+    one = gate.throttled(sent_at=time.monotonic() + 2, status=503)
+    two = gate.throttled(sent_at=time.monotonic() + 3, status=503)
+    assert one is not None and two is not None and gate.limit == 2
+    gate.retract(one)  # a cut came since: the later halving stands
+    assert gate.limit == 2
+    assert gate.throttled(sent_at=0.0) is None  # a reply to a request sent before the last cut: no new cut
