@@ -167,11 +167,10 @@ class Cut:
     """What one cut of the gate changed (`AdaptiveGate.throttled`), so that it can be undone (`retract`)."""
 
     number: int  # the gate's cuts once this one was made
-    status: int  # 429 (the pace) or 503 (the places in flight)
     pace: float | None  # before the cut
     allowed: float
     limit: float
-    new_pace: float | None = None  # after it: set by the gate
+    new_pace: float | None = None  # after it, when it cut the pace; None when it halved the places in flight
 
 
 @dataclass
@@ -276,7 +275,7 @@ class AdaptiveGate:
         now = time.monotonic()
         self._last_cut = now
         self.cuts += 1
-        before = Cut(self.cuts, status, self.pace, self.allowed, self.limit)
+        before = Cut(self.cuts, self.pace, self.allowed, self.limit)
         if self._cut(now, status):
             before.new_pace = self.pace
         return before

@@ -563,11 +563,11 @@ def test_a_retracted_cut_gives_back_what_it_took(monkeypatch: pytest.MonkeyPatch
     now.t = 101.0
     second = gate.throttled(sent_at=100.9)  # 3 replies over 3 s: 0.9 x 1.0 = 0.9, under a fifth off 1.35: 1.08
     assert first is not None and second is not None and gate.cuts == 3 and gate.pace == pytest.approx(1.08)
-    gate.pace = 1.0  # as later rises and cuts left it
+    gate.pace, gate.allowed = 2.0, 0.5  # as later rises and cuts left them
     gate.retract(second)  # not the cut that began the pacing: its factor back, 1.35 / 1.08 = 1.25
-    assert gate.pace == pytest.approx(1.25)
+    assert gate.pace == pytest.approx(2.5) and gate.allowed == pytest.approx(1.5)  # the rate seen before it
     gate.retract(first)  # it began the pacing, but a cut came since: the pacing stays
-    assert gate.pace == pytest.approx(1.25)
+    assert gate.pace == pytest.approx(2.5)
 
 
 def test_a_retracted_503_gives_back_its_places_only_when_no_cut_came_since() -> None:
@@ -582,3 +582,17 @@ def test_a_retracted_503_gives_back_its_places_only_when_no_cut_came_since() -> 
     gate.retract(one)  # a cut came since: the later halving stands
     assert gate.limit == 2
     assert gate.throttled(sent_at=0.0) is None  # a reply to a request sent before the last cut: no new cut
+
+
+def test_a_503_while_paced_halves_the_places_and_gives_them_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = _Now(monkeypatch)
+    gate = AdaptiveGate(8)
+    for t in (98.0, 99.0, 100.0):
+        now.t = t
+        gate.healthy()
+    gate.throttled(sent_at=100.0)  # paced at 1.35
+    now.t = 101.0
+    halved = gate.throttled(sent_at=100.5, status=503)
+    assert halved is not None and halved.new_pace is None and gate.limit == 4 and gate.pace == pytest.approx(1.35)
+    gate.retract(halved)
+    assert gate.limit == 8 and gate.pace == pytest.approx(1.35)
