@@ -196,7 +196,7 @@ class AdaptiveGate:
     allowed: float = 0.0  # the rate replies came back at when the last 429 came: the provider's limit, as seen
     cuts: int = 0
     answered: int = 0  # healthy replies so far: a case refused while others were answered is refused for itself
-    refused: int = 0  # 429 and 503 replies so far, but those to requests known to be refused for themselves
+    refused: int = 0  # 429 and 503 replies to first attempts so far (a retry's says nothing new)
     last_answer: float = field(default_factory=time.monotonic)  # when the last healthy reply came (or the gate began)
     _last_cut: float = field(default=-math.inf)
     _last_growth: float = field(default=-math.inf)

@@ -37,6 +37,10 @@ Interpret = Callable[[bytes], T]
 """Reads a 2xx reply body into what the adapter returns; raises `DetectorError` for a reply of the wrong shape."""
 MAX_RETRY_AFTER_S = 120.0
 THROTTLE_STATUSES = (429, 503)  # the provider is overloaded: fewer requests in flight
+ALONE = 3
+"""429s or 503s that look refused for one request alone (`_Throttling`) before it is taken to be: one such reply
+comes now and then to a request throttled with the others (the benchmark's adaptive runs saw their late 429s grow from
+1-2% to 7-13% when one was enough), three in a row all but never."""
 REFUSALS = 10
 """429s one request may meet before its case is an error (`Transport.post`; ``retries + 1`` when more): under
 throttling that the run's pace follows, 10 in a row for one request is all but impossible (1-3% of requests are
@@ -252,9 +256,9 @@ class Transport:
         reply did cost. Raises `BudgetSpent` before an attempt that would pass a cap, and `ProviderStopped` when
         the provider's quota is spent or no request was answered for ``stall_patience`` seconds of throttling.
 
-        A case meets at most `REFUSALS` 429s (or ``retries + 1`` when more), then it is an error. A 429 or 503 that
-        refuses this request alone (`_Throttling`) gives back the cut it made to the run's pace or places in flight,
-        and its later ones cut nothing: a quota for one kind of request, or a filter, must not slow the others.
+        A case meets at most `REFUSALS` 429s (or ``retries + 1`` when more), then it is an error. Only a first
+        attempt's 429 or 503 cuts the run's pace or places in flight, and a request that proves refused for itself
+        (`_Throttling`) gives its cut back: a quota for one kind of request, or a filter, must not slow the others.
         """
         throttling = _Throttling(self.gate, (self.gate.answered, self.gate.refused))
         try:  # the first attempt outside tenacity: most replies come at once, and its loop costs more than a reply
@@ -290,7 +294,8 @@ class Transport:
                     attempts += 1
                     if first:  # the first attempt's failure, counted by tenacity and waited on as any other
                         raise first.pop()
-                    return await self._post(body, interpret, worst_tokens, usage, throttling.paced), attempts
+                    # a retry's 429 or 503 says nothing new of the run's pace (its first attempt's did): it cuts nothing
+                    return await self._post(body, interpret, worst_tokens, usage, paced=False), attempts
             raise AssertionError("unreachable: tenacity either returns or re-raises")
         except _Transient as exc:
             error = _final(exc, attempts)
@@ -460,26 +465,29 @@ class Transport:
 
 @dataclass
 class _Throttling:
-    """One request's 429s and 503s. One refuses this request alone when, since its previous attempt was sent, the
-    provider answered more other requests than it refused, or when it came to a retry sent with no other request
-    sent meanwhile (after the wait it asked for): throttling would have let it through. From then on the request is
-    unpaced: what its 429s and 503s had cut at the gate is given back, and its later ones cut nothing."""
+    """One request's 429s and 503s. One looks refused for this request alone when, since its previous attempt was
+    sent, the provider answered more other requests than it refused, or when it came to a retry sent with no other
+    request sent meanwhile (after the wait it asked for). A request throttled with the others meets that now and
+    then (the provider answers at its rate meanwhile, and the retry comes at a bad moment); a request refused for good
+    meets it every time. After `ALONE` of them, what its first attempt had cut at the gate is given back (its
+    retries cut nothing: a request refused for good must not slow the others)."""
 
     gate: AdaptiveGate
     window: tuple[int, int]  # the gate's answered and refused replies when the latest attempt was sent
     met: int = 0  # 429s met
     waited: float = 0.0  # seconds waited after them
-    paced: bool = True
+    alone: int = 0  # 429s and 503s that looked refused for this request alone
     cuts: list[Cut] = field(default_factory=list)
 
     def judge(self, exc: _Transient, attempt_number: int) -> None:
         if exc.cut is not None:
             self.cuts.append(exc.cut)
-        answered, others = self.gate.answered - self.window[0], self.gate.refused - self.window[1] - 1
+        own = attempt_number == 1  # only a first attempt's refusal was counted at the gate
+        answered, others = self.gate.answered - self.window[0], self.gate.refused - self.window[1] - own
         self.window = (self.gate.answered, self.gate.refused)
         alone_again = attempt_number > 1 and answered == others == 0
-        if self.paced and (answered > others or alone_again):
-            self.paced = False
+        self.alone += answered > others or alone_again
+        if self.alone >= ALONE:
             for cut in self.cuts:
                 self.gate.retract(cut)
             self.cuts.clear()
