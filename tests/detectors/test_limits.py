@@ -436,6 +436,16 @@ class _Now:
         monkeypatch.setattr("harness.detectors.limits.time.monotonic", lambda: self.t)
 
 
+def _three_replies(monkeypatch: pytest.MonkeyPatch) -> tuple[_Now, AdaptiveGate]:
+    """A gate of 8 places that saw replies at t = 98, 99 and 100 s: 3 over 2 s, 1.5 a second (the clock at 100)."""
+    now = _Now(monkeypatch)
+    gate = AdaptiveGate(8)
+    for t in (98.0, 99.0, 100.0):
+        now.t = t
+        gate.healthy()
+    return now, gate
+
+
 def test_a_429_paces_at_nine_tenths_of_the_rate_replies_came_back_at(monkeypatch: pytest.MonkeyPatch) -> None:
     now = _Now(monkeypatch)
     gate = AdaptiveGate(8)
@@ -489,11 +499,7 @@ def test_replies_all_at_one_instant_give_no_rate(monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_pace_rises_after_a_whole_second_without_a_429(monkeypatch: pytest.MonkeyPatch) -> None:
-    now = _Now(monkeypatch)
-    gate = AdaptiveGate(8)
-    for t in (98.0, 99.0, 100.0):
-        now.t = t
-        gate.healthy()
+    now, gate = _three_replies(monkeypatch)
     gate.throttled(sent_at=100.0)  # 3 replies over 2 s: pace 1.35, allowed 1.5, cut at t = 100
     now.t = 101.0  # exactly one second on
     gate.healthy()
@@ -502,11 +508,7 @@ def test_the_pace_rises_after_a_whole_second_without_a_429(monkeypatch: pytest.M
 
 def test_the_careful_rise_after_a_429_starts_at_half_a_percent_twice(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past 97% of the allowed rate the pace rises 0.5%, twice, then 1%: counted from the last 429."""
-    now = _Now(monkeypatch)
-    gate = AdaptiveGate(8)
-    for t in (98.0, 99.0, 100.0):
-        now.t = t
-        gate.healthy()
+    now, gate = _three_replies(monkeypatch)
     gate.throttled(sent_at=100.0)
     gate.pace = 0.97 * gate.allowed  # already near: the next rises are the careful ones
     paces = []
@@ -550,11 +552,7 @@ def test_a_sender_waiting_out_a_pause_still_waits_for_a_place() -> None:
 def test_a_retracted_cut_gives_back_what_it_took(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 45, item 6: requests refused for themselves cut the pace again and again until the run crawled. A cut
     whose request proves refused alone is given back: the pace it began, its factor, or the places it halved."""
-    now = _Now(monkeypatch)
-    gate = AdaptiveGate(8)
-    for t in (98.0, 99.0, 100.0):  # 1.5 replies a second
-        now.t = t
-        gate.healthy()
+    now, gate = _three_replies(monkeypatch)
     first = gate.throttled(sent_at=100.0)
     assert first is not None and gate.pace == pytest.approx(1.35)
     gate.retract(first)  # the latest cut, which began the pacing: none again
@@ -585,11 +583,7 @@ def test_a_retracted_503_gives_back_its_places_only_when_no_cut_came_since() -> 
 
 
 def test_a_503_while_paced_halves_the_places_and_gives_them_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    now = _Now(monkeypatch)
-    gate = AdaptiveGate(8)
-    for t in (98.0, 99.0, 100.0):
-        now.t = t
-        gate.healthy()
+    now, gate = _three_replies(monkeypatch)
     gate.throttled(sent_at=100.0)  # paced at 1.35
     now.t = 101.0
     halved = gate.throttled(sent_at=100.5, status=503)
