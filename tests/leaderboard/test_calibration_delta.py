@@ -51,3 +51,14 @@ def test_no_change_without_an_ece_on_both_sides_in_the_same_bins_or_a_shared_cas
     apart = ece_delta(run([0.9, np.nan, 0.2, np.nan]), run([np.nan, 0.3, np.nan, 0.6]), IDS, y_true=Y, alpha=0.05,
                       n_boot=0, seed=0)  # fmt: skip
     assert apart is None  # no case has a score in both runs
+
+
+def test_one_resample_is_an_interval_and_alpha_sets_its_width() -> None:
+    same, moved = run([0.9, 0.2, 0.7, 0.4]), run([0.6, 0.4, 0.8, 0.1])
+    one = ece_delta(same, moved, IDS, y_true=Y, alpha=0.05, n_boot=1, seed=0)
+    assert one is not None and one["ci"] is not None and one["ci"][0] == one["ci"][1]  # one draw: a point
+    wide = ece_delta(same, moved, IDS, y_true=Y, alpha=0.05, n_boot=400, seed=1)
+    narrow = ece_delta(same, moved, IDS, y_true=Y, alpha=0.5, n_boot=400, seed=1)
+    assert wide is not None and narrow is not None and wide["ci"] and narrow["ci"]
+    assert wide["ci"][0] <= narrow["ci"][0] <= narrow["ci"][1] <= wide["ci"][1]  # the 50% interval inside the 95%
+    assert narrow["ci"] != wide["ci"]
