@@ -151,12 +151,13 @@ def quota_spent(payload: bytes) -> bool:
 def check_status(status: int, retry_after: str | None, payload: bytes, secrets: list[str] | None = None) -> None:
     """Raise for a reply that is not 2xx: 429 and 5xx are worth another try, other statuses are final; a 429 saying
     the quota is spent stops the run (`ProviderStopped`)."""
-    if status == 429 and quota_spent(payload):
-        body = clip(payload.decode("utf-8", "replace"), 300, secrets or [])
-        raise ProviderStopped(f"the provider says the quota is spent: HTTP 429: {body}")
     if status == 429 or status >= 500:
-        raw = clip(payload.decode("utf-8", "replace"), 300, secrets or []) or None
-        raise _Transient("http_status", f"HTTP {status}", retry_after_seconds(retry_after), status=status, raw=raw)
+        body = clip(payload.decode("utf-8", "replace"), 300, secrets or [])  # scrubbed before it is cut
+        if status == 429 and quota_spent(payload):
+            raise ProviderStopped(f"the provider says the quota is spent: HTTP 429: {body}")
+        raise _Transient(
+            "http_status", f"HTTP {status}", retry_after_seconds(retry_after), status=status, raw=body or None
+        )
     if not 200 <= status < 300:
         body = clip(payload.decode("utf-8", "replace"), 200, secrets or [])  # scrubbed before it is cut
         raise DetectorError("http_status", f"HTTP {status}: {body}", status=status)
