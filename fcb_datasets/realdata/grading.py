@@ -72,8 +72,8 @@ def _key(parsed: list[Any]) -> str:
     expr = parsed[0]
     if isinstance(expr, sympy.Basic) and expr.is_Rational:
         return number_key(Fraction(int(expr.p), int(expr.q)))
-    if isinstance(expr, sympy.Float):
-        return number_key(Fraction(str(expr)).limit_denominator(10**9))
+    if isinstance(expr, sympy.Float):  # the decimal as written (sympy prints 15 digits): the key a plain reading gives
+        return number_key(Fraction(str(expr)))
     return f"e:{expr}"
 
 

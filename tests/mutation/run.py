@@ -2,7 +2,8 @@
 faults the tests catch.
 
 Each module in ``[tool.fcb-mutation.modules]`` of pyproject.toml is mutated by mutmut against the test files listed
-beside it, in its own work folder under ``build/mutation/`` (a copy of ``harness/`` and ``tests/``). mutmut credits a
+beside it, in its own work folder under ``build/mutation/`` (a copy of ``harness/``, ``fcb_datasets/`` and ``tests/``),
+two modules side by side (``--jobs``), their test processes two in all. mutmut credits a
 test with the functions it calls, and a call made while a shared fixture is set up goes to the first test that uses
 it, so every fault mutmut reports as missed, or as reached by no test, is run again with every test of the module's
 files named for every function before it counts. A missed fault listed in ``tests/mutation/equivalent.txt`` (the
@@ -10,10 +11,11 @@ same behaviour by another route) counts apart. Prints per module: planted, caugh
 test, and the score caught / (planted - equivalent); exits 1 when a module is below the target, a fault is reached by
 no test, a module's equivalents pass 10% of its faults, or an equivalents line matches no surviving fault.
 
-    python tests/mutation/run.py [--module harness/metrics.py ...] [--again]
+    python tests/mutation/run.py [--module harness/metrics.py ...] [--again] [--jobs 1|2]
 
 ``--again`` skips mutmut and runs the faults missed last time against the tests as they are now (the quick loop
-while writing a test). Missed faults are written, with their diffs, to ``build/mutation/missed.txt``.
+while writing a test). Missed faults are written, with their diffs, to ``build/mutation/missed.txt`` and, for each
+module as soon as it is done, to ``missed.txt`` in its work folder.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ EQUIVALENTS = Path(__file__).with_name("equivalent.txt")
 MUTMUT = Path(sys.executable).with_name("mutmut")
 TARGET = 0.95
 MAX_EQUIVALENT_SHARE = 0.10
+PACKAGES = ("harness", "fcb_datasets")  # both are copied (tests of one import the other); one module is mutated
 WORKERS = 2  # never more than two test processes at once: the machines have two cores
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code): 1 and 3 are a failing test, 33 and 5 no test ran.
@@ -49,6 +52,7 @@ SEP_CHANGE = " ==> "
 class Module:
     path: str  # harness/metrics.py
     tests: list[str]
+    children: int = WORKERS  # test processes of its own; modules mutated side by side share the WORKERS
 
     @property
     def slug(self) -> str:
@@ -106,7 +110,7 @@ def write_settings(module: Module) -> None:
     ours = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]
     settings = dict(ours.get("mutmut", {}))
     settings.update(
-        source_paths=["harness"], only_mutate=[module.path], pytest_add_cli_args_test_selection=module.tests
+        source_paths=list(PACKAGES), only_mutate=[module.path], pytest_add_cli_args_test_selection=module.tests
     )
     pytest_settings = ours["pytest"]["ini_options"]
     # json.dumps writes strings, lists of strings, numbers and booleans as valid TOML
@@ -118,7 +122,7 @@ def write_settings(module: Module) -> None:
 def mutate(module: Module) -> None:
     shutil.rmtree(module.work, ignore_errors=True)
     module.work.mkdir(parents=True)
-    for name in ("harness", "tests"):
+    for name in (*PACKAGES, "tests"):
         shutil.copytree(ROOT / name, module.work / name, ignore=shutil.ignore_patterns("__pycache__", "mutation"))
     write_settings(module)
     # the tests run in mutants/ and find ../shared (specs, public data) beside it, as in a checkout
@@ -126,7 +130,7 @@ def mutate(module: Module) -> None:
         (module.work / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
     with open(module.work / "mutmut.log", "wb") as log:
         done = subprocess.run(
-            [str(MUTMUT), "run", "--max-children", str(WORKERS)],
+            [str(MUTMUT), "run", "--max-children", str(module.children)],
             cwd=module.work,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -149,7 +153,7 @@ def mutmut_again(module: Module, names: list[str]) -> None:
     }
     stats_path.write_text(json.dumps(stats), "utf-8")
     with open(module.work / "mutmut.log", "ab") as log:
-        command = [str(MUTMUT), "run", "--max-children", str(WORKERS), *names]
+        command = [str(MUTMUT), "run", "--max-children", str(module.children), *names]
         done = subprocess.run(command, cwd=module.work, stdout=log, stderr=subprocess.STDOUT, check=False)
     if done.returncode != 0:
         raise SystemExit(f"mutmut failed on {module.path} (exit {done.returncode}); see {module.work / 'mutmut.log'}")
@@ -218,7 +222,7 @@ def assess(module: Module, equivalents: dict[str, str], again: bool) -> Outcome:
         refresh_tests(module)
         first = results(module)
         doubtful = json.loads((module.work / "missed.json").read_text("utf-8"))
-        with ThreadPoolExecutor(WORKERS) as pool:
+        with ThreadPoolExecutor(module.children) as pool:
             caught = pool.map(lambda name: caught_by_whole_files(module, name), doubtful)
             still = [name for name, hit in zip(doubtful, caught, strict=True) if not hit]
     else:
@@ -242,8 +246,16 @@ def assess(module: Module, equivalents: dict[str, str], again: bool) -> Outcome:
         else:
             outcome.missed[name] = diff
     (module.work / "missed.json").write_text(json.dumps(still), "utf-8")
+    # each module's own list as soon as it is done: runs of other modules (side by side, or later) overwrite the
+    # shared one
+    (module.work / "missed.txt").write_text(missed_text(outcome), "utf-8")
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+def missed_text(outcome: Outcome) -> str:
+    faults = {**outcome.no_tests, **outcome.missed}
+    return "".join(f"## {n}\n{change_key(outcome.module.path, n, d)}\n{d}\n\n" for n, d in faults.items())
 
 
 def report(outcomes: list[Outcome], equivalents: dict[str, str]) -> int:
@@ -267,18 +279,30 @@ def report(outcomes: list[Outcome], equivalents: dict[str, str]) -> int:
     problems += [f"{EQUIVALENTS.name}: no surviving fault matches: {key}" for key in stale]
     with open(WORK / "missed.txt", "w", encoding="utf-8") as out:
         for o in outcomes:
-            for name, diff in {**o.no_tests, **o.missed}.items():
-                out.write(f"## {name}\n{change_key(o.module.path, name, diff)}\n{diff}\n\n")
-    print(f"missed faults with their diffs: {WORK / 'missed.txt'}")
+            out.write(missed_text(o))
+    print(f"missed faults with their diffs: {WORK / 'missed.txt'} (and missed.txt in each module's folder)")
     for problem in problems:
         print("FAIL", problem)
     return 1 if problems else 0
+
+
+def progress(outcome: Outcome, started: float) -> Outcome:
+    done = time.monotonic() - started
+    print(f"[{done:5.0f} s] {outcome.module.path}: {outcome.score:.1%} of {outcome.planted} faults", flush=True)
+    return outcome
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--module", action="append", help="only this module (repeatable), as listed in pyproject.toml")
     parser.add_argument("--again", action="store_true", help="rerun last time's missed faults against today's tests")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        choices=range(1, WORKERS + 1),
+        default=WORKERS,
+        help=f"modules mutated side by side (default {WORKERS}); their test processes share {WORKERS} in all",
+    )
     args = parser.parse_args(argv)
     modules = load_modules()
     if args.module:
@@ -288,7 +312,13 @@ def main(argv: list[str] | None = None) -> int:
         modules = [m for m in modules if m.path in args.module]
     equivalents = load_equivalents()
     started = time.monotonic()
-    outcomes = [assess(m, equivalents, args.again) for m in modules]
+    jobs = min(args.jobs, len(modules))
+    for module in modules:
+        module.children = WORKERS // jobs
+    # side by side, one module's single-process steps (copying, mutmut's first pass over the tests, the diffs)
+    # overlap another's faults being tested
+    with ThreadPoolExecutor(jobs) as pool:
+        outcomes = list(pool.map(lambda m: progress(assess(m, equivalents, args.again), started), modules))
     code = report(outcomes, equivalents)
     print(f"{time.monotonic() - started:.0f} s in all")
     return code

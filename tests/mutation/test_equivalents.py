@@ -26,3 +26,14 @@ def test_a_malformed_line_is_refused_with_its_line_number(tmp_path: Path) -> Non
     bad.write_text(EQUIVALENTS.read_text("utf-8").splitlines()[1] + "\nharness/metrics.py::f: a ==> b\n")
     with pytest.raises(SystemExit, match=r"equivalent.txt:2: expected"):
         load_equivalents(bad)
+
+
+def test_every_module_and_test_file_exists_and_the_tests_are_unit_level() -> None:
+    # mutmut runs the listed files with "-m 'not slow'": a slow file would select no test and catch nothing
+    root = Path(__file__).resolve().parents[2]
+    for module in load_modules():
+        assert (root / module.path).is_file(), module.path
+        assert module.tests, module.path
+        for test in module.tests:
+            text = (root / test).read_text("utf-8")
+            assert "pytest.mark.slow" not in text, f"{module.path}: {test} is marked slow"
