@@ -103,3 +103,55 @@ def test_a_misspelled_function_name_gets_a_did_you_mean(tmp_path) -> None:
         load_detector(f"{path}:asses")
     with pytest.raises(DetectorLoadError, match=r"has no function 'run' \(it has: assess, helper\)"):
         load_detector(f"{path}:run")  # nothing close: its own functions listed, not what it imported
+
+
+# --- answers.py: what an answer asserts, worked by hand -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("I checked 12 rows and got 1,234", ("number", 1234.0)),  # the last number, thousands comma dropped
+        ("from 3 down to -2.5", ("number", -2.5)),  # a sign and decimals are part of the number
+        ("3 then 5", ("number", 5.0)),  # the last, not the one before it
+        ("A cat, a Dog", ("words", frozenset({"cat", "dog"}))),  # lower-cased; "a" is a stop word
+        ("Yes, the answer is Canberra", ("words", frozenset({"canberra"}))),  # yes, the, answer, is: stop words
+        ("maybe yes", ("words", frozenset())),  # hedge and yes (the last stop word) assert nothing
+    ],
+)
+def test_answer_key_by_hand(text: str, key: tuple[str, object]) -> None:
+    assert answer_key(text) == key
+
+
+def test_same_answer_numbers_and_kinds() -> None:
+    from harness.detectors.answers import same_answer
+
+    assert same_answer(("number", 7.0), ("number", 7.0))
+    assert not same_answer(("number", 7.0), ("number", 8.0))
+    assert not same_answer(("number", 7.0), ("words", frozenset({"7"})))  # a number never matches words
+    assert not same_answer(("words", frozenset()), ("words", frozenset()))  # nothing asserted: no agreement
+
+
+def test_same_answer_jaccard_threshold() -> None:
+    """{a, b} and {a, c}: 1 shared of 3 in the union = 0.333; {a, b, c} and {a, b, d}: 2 of 4 = 0.5, exactly the
+    default threshold (agrees); {a, b, c} and {a, b, d, e}: 2 of 5 = 0.4 (does not)."""
+    from harness.detectors.answers import same_answer
+
+    def w(*items: str) -> tuple[str, frozenset[str]]:
+        return "words", frozenset(items)
+
+    assert not same_answer(w("a", "b"), w("a", "c"))
+    assert same_answer(w("a", "b", "c"), w("a", "b", "d"))
+    assert not same_answer(w("a", "b", "c"), w("a", "b", "d", "e"))
+    assert same_answer(w("a", "b"), w("a", "c"), threshold=1 / 3)  # 0.333 >= 1/3
+    assert not same_answer(w("a", "b", "c"), w("a", "b", "d"), threshold=0.51)
+
+
+def test_agreement_share_groups_greedily() -> None:
+    """Claims {alpha, beta}, {gamma, delta}, {alpha, beta, gamma, delta}, {gamma, delta}. The third agrees with both
+    of the first two (Jaccard 2/4 = 0.5) and joins the first group only; the fourth joins the second. Groups
+    [1, 3], [2, 4]: largest 2 of 4 = 0.5. (Joining every matching group would make [2, 3, 4]: 0.75.)"""
+    texts = ["alpha beta", "gamma delta", "alpha beta gamma delta", "gamma delta"]
+    assert agreement_share(texts) == 0.5
+    assert agreement_share(["7", "7", "8"]) == pytest.approx(2 / 3)  # the largest group, not the smallest
+    assert agreement_share(["7"]) == 1.0  # one answer agrees with itself
