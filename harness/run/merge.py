@@ -49,7 +49,7 @@ def _manifests(run_dirs: list[Path]) -> list[RunManifest]:
     shards = sorted(parse_shard(m["identity"].get("shard")) or (0, 0) for m in manifests)
     n = shards[0][1]
     if shards != [(k, n) for k in range(1, n + 1)] or n == 0:
-        found = ", ".join(shard_text(s) if s[1] else "unsharded" for s in shards)  # (0, 0): no shard
+        found = ", ".join(shard_text(s if s[1] else None) or "unsharded" for s in shards)  # (0, 0): no shard
         raise RunMismatchError(f"the runs must be shards 1/N .. N/N of one evaluation, each once; found {found}")
     return manifests
 
