@@ -237,3 +237,14 @@ def test_fingerprint_of_a_malformed_spec_names_the_spec() -> None:
     with pytest.raises(DetectorLoadError) as raised:
         builtin_fingerprint(parse_spec("builtin:learned?train"))
     assert str(raised.value) == "built-in detector 'builtin:learned?train': options must read ?key=value&key=value"
+
+
+def test_agreement_counts_claims_unless_every_answer_is_anchored() -> None:
+    """Two anchored answers ("Final answer: 42") and three that are not ("Paris is the answer" twice, "Paris"):
+    not every answer has an anchor, so claims are grouped: {42} twice, {paris} three times ("is", "the" and
+    "answer" say nothing), 3 of 5 = 0.6: high, 0.6 + (1 - 0.6) = 1.0. The anchored votes alone would give the top
+    value 2 of 5 (the two 42s; the others read whole as two texts): 0.4, medium."""
+    texts = ["Final answer: 42", "Final answer: 42", "Paris is the answer", "Paris is the answer", "Paris"]
+    found = _assess(Agreement(), texts)
+    assert (found.risk, found.score) == ("high", 1.0)
+    assert dict(found.extra) == {"agreement": pytest.approx(0.6)}

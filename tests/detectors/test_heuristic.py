@@ -754,3 +754,10 @@ def test_premise_support_of_number_claims() -> None:
 def test_no_pair_shares_no_words() -> None:
     assert _features(["red"])["max_shared_ngram"] == 0.0  # one answer: no pair at all
     assert _features(["x", "y"])["max_shared_ngram"] == 0.0
+
+
+def test_heuristic_detector_keeps_four_decimals_of_its_score() -> None:
+    """7, 7, 7, 8, 8, 9, 9: claims in groups of 3, 2 and 2, 3 of 7 (0.4286) is no majority: medium, scored
+    0.45 - 0.1 x 3/7 = 0.45 - 0.042857 = 0.407143, reported as 0.4071 (four decimals, as every risk_score)."""
+    found = asyncio.run(Heuristic().assess(_request(["7", "7", "7", "8", "8", "9", "9"])))  # type: ignore[arg-type]
+    assert (found.risk, found.score) == ("medium", 0.4071)

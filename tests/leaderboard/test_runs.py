@@ -555,3 +555,19 @@ def test_align_of_no_runs_and_the_types_it_gives() -> None:
     assert (ids.dtype, categories.dtype, y_true.dtype) == (object, object, np.int64)
     got = aligned_origins([made_run(["a"], [1], [1], ["natural"])], ids)
     assert got is not None and got.dtype == object
+
+
+def test_a_run_whose_cases_are_tagged_in_part_keeps_its_origins(tmp_path: Path) -> None:
+    """Only FCB-0001 (natural) and FCB-0002 (assembled) carry an origin tag; the four others none. The run has
+    origins (two known, four unknown) and its headline on the real cases counts those two, as metrics.json does:
+    one known origin is enough for them to count."""
+    cases = cases_file(tmp_path / "part.jsonl", origins=False)
+    rows = [json.loads(line) for line in cases.read_text().splitlines()]
+    for case in rows:
+        if case["id"] in ORIGIN:
+            case["tags"].append(f"origin_{ORIGIN[case['id']]}")
+    cases.write_text("".join(json.dumps(c) + "\n" for c in rows))
+    run = read_run(evaluate(cases, tmp_path / "part"))
+    assert run.origins is not None
+    assert list(run.origins) == ["natural", "assembled", *["unknown"] * 4]
+    assert run.metric("accuracy_real") == 0.5  # FCB-0001 right (high), FCB-0002 wrong (low for high): 1 of 2
