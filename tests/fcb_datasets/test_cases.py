@@ -131,3 +131,8 @@ def test_a_debate_case_keeps_its_seats_and_no_difficulty_is_empty() -> None:
     assert found == [("agent-1 (round 1)", "A: 8"), ("agent-2 (round 1)", "A: 7"),
                      ("agent-1 (final round)", "A: 7"), ("agent-2 (final round)", "A: 7")]  # fmt: skip
     assert [a["metadata"]["saw_other_answers"] for a in made.case["answers"]] == [False, False, False, True]
+
+
+def test_having_seen_other_answers_and_sharing_a_note_are_two_flags() -> None:
+    assert answer("x", True, saw=True)["metadata"] == {"saw_other_answers": True, "shared_context": False}
+    assert answer("x", True, shared=True)["metadata"] == {"saw_other_answers": False, "shared_context": True}

@@ -145,3 +145,34 @@ def test_the_seed_reaches_the_difficulty_thinning_through_sample() -> None:
     thin = {"s": frozenset({RIGHT})}
     kept = [{c.item for c in sample(candidates, {"s": {"3": 1.0}}, caps, s, thinned=thin)} for s in (0, 1)]
     assert len(kept[0]) == len(kept[1]) == 160 and kept[0] != kept[1]
+
+
+def test_thinning_rounds_each_bin_to_the_nearest_case() -> None:
+    # target easy 3, hard 1; the category holds 2 easy and 2 hard: easy allows 2/3, hard 2/1, so the multiple is
+    # 2/3: easy round(2/3 x 3) = 2, hard round(2/3 x 1) = round(0.667) = 1 (not cut down to 0)
+    target = Counter({"easy": 3, "hard": 1})
+    group = [*_many(RIGHT, 2, difficulty="easy"), *_many(RIGHT, 2, difficulty="hard")]
+    assert Counter(c.difficulty for c in _thin(group, target, random.Random(0))) == {"easy": 2, "hard": 1}
+
+
+def test_what_a_group_can_give_is_cut_down_to_whole_cases() -> None:
+    # 5 items at a share of 0.3 allow 5 / 0.3 = 16.7 cases, so 16 (not 17); the other stratum (100 at 0.7: 142)
+    # allows more
+    group = [*_many(WRONG, 5, "small"), *_many(WRONG, 100, "large")]
+    assert possible(group, {"small": 0.3, "large": 0.7}) == 16
+
+
+def test_each_stratum_takes_its_share_of_the_total_rounded() -> None:
+    # total 5 over three equal strata of 10 items: each takes round(5 / 3) = round(1.67) = 2, six in all
+    group = [*_many(WRONG, 10, "a", prefix="a"), *_many(WRONG, 10, "b", prefix="b"), *_many(WRONG, 10, "c", prefix="c")]
+    kept = sample_group(group, {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, 5, random.Random(0))
+    assert Counter(c.stratum for c in kept) == {"a": 2, "b": 2, "c": 2}
+
+
+def test_an_odd_number_wanted_from_two_splits_is_one_from_each_and_one_more() -> None:
+    # want 3 of a pool of 10 (5 dev, 5 test): 3 // 2 = 1 from each split, then one more in pool order: 3 in all
+    group = _many(WRONG, 10)
+    split = {c.item: "dev" if int(c.item.rsplit("-", 1)[1]) < 5 else "test" for c in group}
+    kept = sample_group(group, {"3": 1.0}, 3, random.Random(0), split)
+    assert len(kept) == 3 and len({c.item for c in kept}) == 3
+    assert sorted(Counter(split[c.item] for c in kept).values()) == [1, 2]

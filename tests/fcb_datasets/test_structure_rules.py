@@ -191,3 +191,13 @@ def test_the_same_seed_matches_the_same_cases() -> None:
     # three mirrors wanted of twenty spare: which three is the seed's draw, the same every time
     runs = [[c.item for c in match([*wrong, *right], [*wrong, *right, *spare], split, seed=s)] for s in (0, 0, 1)]
     assert len(runs[0]) == 6 and runs[0] == runs[1] != runs[2]
+
+
+def test_the_ratio_is_right_over_wrong() -> None:
+    split: dict[str, str] = {}
+    # one cell: 2 wrong and 4 right cases, all of one shape. The ratio is 4 / 2 = 2: the four right cases mirror
+    # 4 / 2 = 2 wrong ones, so both stay (keep 2), due 2 x 2 = 4, and all four right cases stay
+    wrong = [_case(WRONG, [1, 1, 2], f"w{i}", split=split) for i in range(2)]
+    right = [_case(RIGHT, [3, 3, 4], f"r{i}", split=split) for i in range(4)]
+    kept = match([*wrong, *right], [*wrong, *right], split, seed=0)
+    assert Counter(c.category for c in kept) == {WRONG: 2, RIGHT: 4}
