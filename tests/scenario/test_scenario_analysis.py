@@ -591,6 +591,78 @@ def test_which_resources_are_rival_and_assigned_in_full(kind: str, sign: int, ri
     assert (r.rival, r.must_assign) == (rival, must_assign)
 
 
+def test_the_resources_to_allocate_in_full_read_from_a_document() -> None:
+    """Issue 46: which resources must be allocated in full (``Resource.must_assign``, a property mutmut leaves alone).
+
+    The schema: a liability "is always borne in full" (whoever bears it, the two shares add up to 1) and a
+    joint_obligation is "a cost/burden to assign", split like a divisible resource whose fractions add up to exactly
+    1; an asset may be left over (divisible: shares adding up to at most 1; indivisible: to neither party); a
+    both_benefit resource is not split at all (each party's fraction is its own). So, of the eight kinds below, the
+    divisible and indivisible liabilities and both joint obligations are allocated in full, nothing else."""
+
+    def res(rid: str, divisibility: str, polarity: str = "asset", mode: str | None = None) -> dict[str, Any]:
+        out = {
+            "id": rid,
+            "divisibility": divisibility,
+            "polarity": polarity,
+            "valuations": {"Ann": 0.125, "Ben": 0.125},
+        }
+        return out | ({"shared_mode": mode} if mode else {})
+
+    doc = {
+        "id": "full",
+        "difficulty": "novice",
+        "participants": [participant("Ann"), participant("Ben")],
+        "resources": [
+            res("van", "divisible"),
+            res("debt", "divisible", "liability"),
+            res("shop", "indivisible"),
+            res("lease", "indivisible", "liability"),
+            res("audit", "shared", "asset", "joint_obligation"),
+            res("loan", "shared", "liability", "joint_obligation"),
+            res("brand", "shared", "asset", "both_benefit"),
+            res("noise", "shared", "liability", "both_benefit"),
+        ],
+    }
+    model = build_model(doc)
+    assert [r.id for r in model.resources if r.must_assign] == ["debt", "lease", "audit", "loan"]
+    by_id = {r.id: r for r in model.resources}
+    # left to nobody, (0, 0): fine for an asset, not for what must be allocated in full (0 is not 1)
+    liability, joint = "a liability is borne in full", "a joint obligation is assigned in full"
+    nobody = {rid: feasibility_problem(r, (0.0, 0.0)) for rid, r in by_id.items()}
+    assert nobody == {
+        "van": None,
+        "debt": f"{liability}: the fractions must add up to 1, not 0",
+        "shop": None,
+        "lease": f"{liability}: the fractions must add up to 1, not 0",
+        "audit": f"{joint}: the fractions must add up to 1, not 0",
+        "loan": f"{liability}: the fractions must add up to 1, not 0",
+        "brand": None,
+        "noise": "a both_benefit liability is borne by both parties in full",
+    }
+    # a half and a quarter, 0.75 of the whole: fine for a divisible asset only (the indivisible ones need 0 or 1)
+    part = {rid: feasibility_problem(r, (0.5, 0.25)) for rid, r in by_id.items() if r.kind != "indivisible"}
+    assert part == {
+        "van": None,
+        "debt": f"{liability}: the fractions must add up to 1, not 0.75",
+        "audit": f"{joint}: the fractions must add up to 1, not 0.75",
+        "loan": f"{liability}: the fractions must add up to 1, not 0.75",
+        "brand": None,
+        "noise": "a both_benefit liability is borne by both parties in full",
+    }
+    # whole to one party, or split 0.25 / 0.75: feasible for every rival resource
+    assert all(feasibility_problem(by_id[rid], (0.0, 1.0)) is None for rid in ("van", "debt", "shop", "lease"))
+    assert all(feasibility_problem(by_id[rid], (0.25, 0.75)) is None for rid in ("van", "debt", "audit", "loan"))
+    # both in full: a both_benefit resource kept shared, whatever its polarity; more than the whole of a rival one
+    assert (
+        feasibility_problem(by_id["noise"], (1.0, 1.0)) is None
+        and feasibility_problem(by_id["brand"], (1.0, 1.0)) is None
+    )
+    over = "the fractions add up to 2, more than the whole resource"
+    assert feasibility_problem(by_id["van"], (1.0, 1.0)) == over
+    assert feasibility_problem(by_id["loan"], (1.0, 1.0)) == f"{liability}: the fractions must add up to 1, not 2"
+
+
 def participant(name: str, batna: float | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name}
     if batna is not None:
