@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from run import EQUIVALENTS, load_equivalents, load_modules
+from run import EQUIVALENTS, Module, load_equivalents, load_modules, unplanted
 
 
 def test_every_equivalent_names_a_listed_module_and_gives_a_reason() -> None:
@@ -37,3 +37,9 @@ def test_every_module_and_test_file_exists_and_the_tests_are_unit_level() -> Non
         for test in module.tests:
             text = (root / test).read_text("utf-8")
             assert "pytest.mark.slow" not in text, f"{module.path}: {test} is marked slow"
+
+
+def test_the_decorated_functions_mutmut_leaves_alone_are_named() -> None:
+    # utility.py decorates two properties (rival, must_assign); its plain functions and methods are planted
+    assert unplanted(Module("harness/scenario/utility.py", [])) == ["rival", "must_assign"]
+    assert unplanted(Module("harness/metrics.py", [])) == []
