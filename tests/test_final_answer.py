@@ -83,6 +83,8 @@ def test_votes_count_values(texts: list[str], expected: Votes) -> None:
 
 def test_consensus_is_sixty_percent_in_whole_numbers() -> None:
     assert Votes(5, 3, 3, 0).consensus and not Votes(5, 2, 4, 0).consensus  # 3 of 5 is exactly 60%
+    # 2 of 4 is 50% (10 < 12): no consensus, where a rule at one half would see one; 2 of 3 is 67% (10 >= 9)
+    assert not Votes(4, 2, 2, 0).consensus and Votes(3, 2, 2, 0).consensus
     assert not Votes(3, 1, 2, 1).unanimous and Votes(3, 3, 1, 0).unanimous
     assert Votes(4, 3, 2, 0).top_share == 0.75
 
@@ -227,3 +229,10 @@ def test_final_value_falls_past_an_anchor_that_holds_no_value() -> None:
     assert found is not None and found.route == "whole"
     assert final_value('{"answer": "(C)"}') == Value("(C)", "c:C", "json")
     assert final_value("MAX") == Value("MAX", "t:max", "whole")
+
+
+def test_no_answers_are_neither_unanimous_nor_a_consensus() -> None:
+    """No answer at all: n = 0 and top = 0, so top == n (0 == 0) holds, yet nothing was voted for: not unanimous (the
+    heuristic's ``vote_unanimous`` would otherwise be 1), no consensus (5 x 0 >= 3 x 0 holds too), top share 0."""
+    empty = Votes(0, 0, 0, 0)
+    assert (empty.unanimous, empty.consensus, empty.top_share) == (False, False, 0.0)

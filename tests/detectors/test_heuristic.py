@@ -761,3 +761,12 @@ def test_heuristic_detector_keeps_four_decimals_of_its_score() -> None:
     0.45 - 0.1 x 3/7 = 0.45 - 0.042857 = 0.407143, reported as 0.4071 (four decimals, as every risk_score)."""
     found = asyncio.run(Heuristic().assess(_request(["7", "7", "7", "8", "8", "9", "9"])))  # type: ignore[arg-type]
     assert (found.risk, found.score) == ("medium", 0.4071)
+
+
+def test_the_minority_is_every_answer_outside_the_majority_however_many_groups() -> None:
+    """ "7", "7", "7", "8", "Perhaps 9 because of the carry": groups [0, 1, 2], [3], [4]; the minority is answers 3 and
+    4, not only the second group. Hedged: "8" no, "Perhaps ..." yes: 1/2 = 0.5; reasoned the same, 0.5. Lengths: the
+    majority 1, 1, 1 (mean 1), the minority 1 and 6 (perhaps, 9, because, of, the, carry; mean 3.5): ratio 3.5."""
+    found = _features(["7", "7", "7", "8", "Perhaps 9 because of the carry"])
+    expected = {"minority_hedge_share": 0.5, "minority_reason_share": 0.5, "minority_length_ratio": 3.5}
+    assert _pick(found, expected) == expected

@@ -503,3 +503,12 @@ def test_build_boards_one_per_data_set_largest_first() -> None:
     with pytest.raises(UsageError) as raised:
         build_boards([run("a")], metric="f1")
     assert str(raised.value) == f"--metric 'f1': choose from {', '.join(RANK_METRICS)}"
+
+
+def test_a_rows_cases_are_its_representatives_even_when_it_is_not_the_first_run() -> None:
+    """Runs a (7 cases, 2 Nov) and b (9 cases, 9 Nov), b representing the row: cases 9 (b's, not the first run's 7);
+    the date is the later of the two, 9 Nov, whichever run represents the row."""
+    a = run("d", created="2026-11-02T00:00:00Z", metrics={"n_cases": 7})
+    b = run("d", created="2026-11-09T00:00:00Z", metrics={"n_cases": 9})
+    row = Row("d", [a, b], {}, b, incomplete=False)
+    assert (row.cases, row.date) == (9, "2026-11-09T00:00:00Z")

@@ -571,3 +571,14 @@ def test_a_run_whose_cases_are_tagged_in_part_keeps_its_origins(tmp_path: Path) 
     assert run.origins is not None
     assert list(run.origins) == ["natural", "assembled", *["unknown"] * 4]
     assert run.metric("accuracy_real") == 0.5  # FCB-0001 right (high), FCB-0002 wrong (low for high): 1 of 2
+
+
+def test_a_fingerprints_digest_does_not_depend_on_the_order_of_its_keys() -> None:
+    """{"sha256": "ab", "kind": "python"} and {"kind": "python", "sha256": "ab"} are one fingerprint: both are hashed
+    with their keys sorted, as b'{"kind":"python","sha256":"ab"}', and keep its first 8 hex digits."""
+    import hashlib
+
+    expected = hashlib.sha256(b'{"kind":"python","sha256":"ab"}').hexdigest()[:8]
+    unsorted = plain_run({"detector": {"spec": "x.py:f", "fingerprint": {"sha256": "ab", "kind": "python"}}})
+    ordered = plain_run({"detector": {"spec": "x.py:f", "fingerprint": {"kind": "python", "sha256": "ab"}}})
+    assert unsorted.fingerprint_id == ordered.fingerprint_id == expected
