@@ -770,3 +770,16 @@ def test_the_minority_is_every_answer_outside_the_majority_however_many_groups()
     found = _features(["7", "7", "7", "8", "Perhaps 9 because of the carry"])
     expected = {"minority_hedge_share": 0.5, "minority_reason_share": 0.5, "minority_length_ratio": 3.5}
     assert _pick(found, expected) == expected
+
+
+def test_a_result_cue_counts_for_a_number_at_the_start_of_an_answer() -> None:
+    """ "Total: 12 apples, not 15 as some said": 12 stands 7 characters in, after "Total: " (the cue ":"), so it is
+    the number asserted; 15 follows no cue. Looking back 14 characters from 12 must stop at the start of the text,
+    not wrap round to its end (which would find no cue and fall back to the last number, 15)."""
+    assert final_number("Total: 12 apples, not 15 as some said") == 12.0
+
+
+def test_the_second_share_is_the_second_largest_group() -> None:
+    """Paris x3, Lyon x2, Nice x1 (6 answers): the second group is Lyon's, 2 / 6 = 0.3333, not the last one (1 / 6)."""
+    found = _features(["Paris.", "Paris.", "Paris.", "Lyon.", "Lyon.", "Nice."])
+    assert found["second_share"] == pytest.approx(2 / 6)

@@ -199,6 +199,7 @@ def test_a_limit_counts_only_the_cases_under_it(tmp_path: Path) -> None:
     doc = merge_runs([one, two], tmp_path / "all", warn=_no_warnings)
     assert doc["metrics"]["n_cases"] == 2 and doc["metrics"]["operational"]["cases"] == 2
     assert doc["metrics"]["n_not_run"] == 0
+    assert doc["complete"] is False  # the limit left 8 of the 10 cases out: counted 2 of 10 in scope
 
 
 # --- refusals and warnings ------------------------------------------------------------------------------------------
