@@ -45,6 +45,9 @@ WORKERS = 2  # never more than two test processes at once: the machines have two
 # mutmut's exit codes (mutmut.stats.status_by_exit_code): 1 and 3 are a failing test, 33 and 5 no test ran.
 CAUGHT_CODES = {1, 3, 24, 36, 152, 255, -24, -9, -11}  # a failing test, a time-out or a crash all catch the fault
 NO_TEST_CODES = {5, 33}
+# mutmut forks each fault's test run from one process; a BLAS or OpenMP pool started before the fork hangs in the
+# child (the audit's scikit-learn fits timed out, counted as caught, until their pools were held to one thread)
+ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 SEP_WHY = "  # why: "
 SEP_CHANGE = " ==> "
 
@@ -133,6 +136,7 @@ def mutate(module: Module) -> None:
         done = subprocess.run(
             [str(MUTMUT), "run", "--max-children", str(module.children)],
             cwd=module.work,
+            env={**os.environ, **ONE_THREAD},
             stdout=log,
             stderr=subprocess.STDOUT,
             check=False,
@@ -155,7 +159,8 @@ def mutmut_again(module: Module, names: list[str]) -> None:
     stats_path.write_text(json.dumps(stats), "utf-8")
     with open(module.work / "mutmut.log", "ab") as log:
         command = [str(MUTMUT), "run", "--max-children", str(module.children), *names]
-        done = subprocess.run(command, cwd=module.work, stdout=log, stderr=subprocess.STDOUT, check=False)
+        env = {**os.environ, **ONE_THREAD}
+        done = subprocess.run(command, cwd=module.work, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
     if done.returncode != 0:
         raise SystemExit(f"mutmut failed on {module.path} (exit {done.returncode}); see {module.work / 'mutmut.log'}")
 
@@ -188,7 +193,7 @@ def diffs_of(module: Module, mutants: list[str]) -> dict[str, str]:
 
 def caught_by_whole_files(module: Module, mutant: str) -> bool:
     """Runs the module's whole test files with the fault switched on; True when a test fails."""
-    env = {**os.environ, "MUTANT_UNDER_TEST": mutant, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, **ONE_THREAD, "MUTANT_UNDER_TEST": mutant, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("CI", None)
     command = [
         sys.executable,
