@@ -10,9 +10,11 @@ import math
 import pytest
 from sklearn.metrics import f1_score, roc_auc_score
 
+from fcb_datasets.audit import structure
 from fcb_datasets.audit.structure import _high_low, _labels, _risk, _unread, features, structure_baselines
 from fcb_datasets.audit.view import CaseView, Settings
 from harness.final_answer import Votes
+from harness.types import Outcome
 
 _serial = itertools.count(1)
 
@@ -174,3 +176,89 @@ def test_unread_answers_on_test_and_the_progress_line() -> None:
     got = structure_baselines(small_train(), test, Settings(n_boot=20), said.append)
     assert got["unread"] == {"a": {"answers": 3, "unread": 1}, "b": {"answers": 2, "unread": 1}}
     assert said == ["structure baselines: final values read and counted (the vote rule, trees over the votes)"]
+
+
+def test_the_labels_carry_no_families_tags_or_shared_context() -> None:
+    # the audit knows no families, tags or hash: empty and False, as written
+    lab = _labels(view("echo_cascade", ("1", "1"), True), 0)
+    assert (lab.content_hash, lab.families, lab.families_complete, lab.tags) == ("", (), False, ())
+    assert (lab.any_saw_other_answers, lab.any_shared_context) == (False, False)
+    assert lab.families_complete is False and lab.any_saw_other_answers is False
+    assert lab.any_shared_context is False
+
+
+def test_the_trees_settings() -> None:
+    params = structure._trees(7).get_params()  # type: ignore[attr-defined]
+    assert (params["max_iter"], params["max_depth"], params["learning_rate"], params["random_state"]) == (
+        100, 3, 0.1, 7)  # fmt: skip
+
+
+def test_the_seed_reaches_every_model_and_bootstrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Settings(seed=13): both trees, the macro-F1 interval and both consensus blocks of both baselines get seed 13
+    seeds: dict[str, list] = {"trees": [], "f1": [], "consensus": []}
+    real_trees, real_f1, real_consensus = structure._trees, structure.macro_f1_interval, structure.consensus
+
+    def trees(seed: int) -> object:
+        seeds["trees"].append(seed)
+        return real_trees(seed)
+
+    def f1(*args: object) -> object:
+        seeds["f1"].append(args[4])
+        return real_f1(*args)  # type: ignore[arg-type]
+
+    def block(labels: object, outcomes: object, *, n_boot: int, seed: int) -> object:
+        seeds["consensus"].append(seed)
+        return real_consensus(labels, outcomes, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(structure, "_trees", trees)
+    monkeypatch.setattr(structure, "macro_f1_interval", f1)
+    monkeypatch.setattr(structure, "consensus", block)
+    structure_baselines(small_train(), five_cases(), Settings(n_boot=10, seed=13), lambda _: None)
+    assert seeds == {"trees": [13, 13], "f1": [13, 13], "consensus": [13, 13, 13, 13]}
+
+
+def test_the_outcomes_scored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each case's outcome: its id, no hash, the risk and score given, no error, one attempt, no latency
+    seen: list[dict] = []
+
+    def block(labels: object, outcomes: dict, *, n_boot: int, seed: int) -> dict:
+        seen.append(outcomes)
+        return {}
+
+    monkeypatch.setattr(structure, "consensus", block)
+    cases = five_cases()[:2]
+    labels = [_labels(v, i) for i, v in enumerate(cases)]
+    structure._scored("n", "d", cases, labels, ["low", "high"], [0.1, None], Settings(n_boot=5))
+    assert seen[0] == seen[1]
+    assert seen[0] == {
+        "0": Outcome("0", "", "low", 0.1, None, 1, 0.0),
+        "1": Outcome("1", "", "high", None, None, 1, 0.0),
+    }
+    one = seen[0]["0"]
+    assert (one.case_id, one.content_hash, one.attempts, one.latency_s) == ("0", "", 1, 0.0)
+
+
+def test_risks_scores_and_labels_of_unequal_length_are_refused() -> None:
+    cases = five_cases()[:2]
+    labels = [_labels(v, i) for i, v in enumerate(cases)]
+    with pytest.raises(ValueError):
+        structure._scored("n", "d", cases, labels, ["low", "high"], [0.1], Settings(n_boot=5))
+    with pytest.raises(ValueError):
+        _unread(cases, [Votes(3, 3, 1, 0)])
+
+
+def test_a_train_large_enough_to_split_scores_a_wrong_consensus_above_a_right_one() -> None:
+    # TRAIN: 20 wrong consensus cases "5 5 4" (top share 2/3, not unanimous) and 20 right ones "4 4 4" (unanimous):
+    # one split on unanimity separates them, so P(wrong) is near 1 for a TEST case like the first and near 0 for
+    # one like the second (labels flipped, right read as wrong, the order would flip)
+    train = [view("majority_wrong_fact", ("5", "5", "4"), False, "train") for _ in range(20)]
+    train += [view("genuine_agreement_correct", ("4", "4", "4"), True, "train") for _ in range(20)]
+    test = [view("majority_wrong_fact", ("5", "5", "4"), False), view("genuine_agreement_correct", ("4", "4", "4"),
+                                                                      True)]  # fmt: skip
+    got = structure_baselines(train, test, Settings(n_boot=10), lambda _: None)
+    block = got["baselines"][1]["consensus"]
+    # one wrong scored above the one right: ROC-AUC 1; the risk trees call the first high, the second low: F1 of
+    # high and low both 1, medium absent from truth and predictions
+    assert block["roc_auc"] == 1.0
+    assert got["baselines"][1]["risk_macro_f1"] == pytest.approx(f1_score(["high", "low"], ["high", "low"],
+                                                                          average="macro"))  # fmt: skip
