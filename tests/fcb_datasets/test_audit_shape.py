@@ -423,3 +423,78 @@ def test_the_shape_document_holds_truth_inside_with_the_settings_line() -> None:
     # the words-only stratum (finding at line 0.6) read through shape_tells, with its settings
     got = shape_tells(alike("train", 20, 20), alike("test", 20, 20), Settings(n_boot=20, max_shape_auc=0.6))
     assert [(t["text_auc"], t["finding"]) for t in got["truth_inside"]] == [(1.0, True)]
+
+
+# --- the fitted models, against scikit-learn pipelines written out here ---------------------------------------------
+
+VOCAB = ("alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa", "7", "lambda")
+
+
+def noisy(file: str, wrong: int, right: int, seed: int, origin: str = "constructed") -> list[CaseView]:
+    """Cases whose words and lengths lean, but only lean, one way by the majority's truth: the models' scores are
+    spread and near-tied, so their settings show in the ranks."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(wrong + right):
+        bad = k < wrong
+        answers = tuple(
+            " ".join(rng.choice(VOCAB[: 8 if bad else 12], size=int(rng.integers(1, 6)))).title()
+            for _ in range(int(rng.integers(2, 5)))
+        )
+        question = " ".join(rng.choice(VOCAB, size=int(rng.integers(2, 5))))
+        out.append(view(file, question, answers, origin=origin, majority_correct=not bad))
+    return out
+
+
+def reference_words(train: list[CaseView], test: list[CaseView], y_train: np.ndarray) -> np.ndarray:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    from fcb_datasets.audit.view import TOKEN_PATTERN
+
+    def doc(it: CaseView) -> str:
+        return it.question + "\n" + "\n".join(it.answers)
+
+    vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, token_pattern=TOKEN_PATTERN)
+    model = LogisticRegression(C=3.0, solver="saga", tol=1e-3, max_iter=1000, random_state=0)
+    model.fit(vec.fit_transform([doc(it) for it in train]), y_train)
+    return model.predict_proba(vec.transform([doc(it) for it in test]))[:, 1]
+
+
+def test_truth_inside_figures_are_the_documented_models_to_four_decimals() -> None:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    train, test = noisy("train", 23, 21, 1), noisy("test", 21, 22, 2)
+    settings = Settings(n_boot=60, max_shape_auc=0.6)
+    (got,) = truth_inside(train, test, settings)
+    y_tr = np.array([it.majority_correct is False for it in train])
+    y_te = np.array([it.majority_correct is False for it in test])
+    trees = HistGradientBoostingClassifier(max_iter=60, max_depth=2, learning_rate=0.1, random_state=settings.seed)
+    shape = trees.fit(shape_features(train), y_tr).predict_proba(shape_features(test))[:, 1]
+    words = reference_words(train, test, y_tr)
+    # 21 x 22 = 462 pairs: an AUC of k / 462 has more than four decimals, so the rounding shows
+    assert got["auc"] == round(roc_auc_score(y_te, shape), 4)
+    assert got["auc_low"] == round(_auc_low(y_te, shape, settings), 4)
+    assert got["text_auc"] == round(roc_auc_score(y_te, words), 4)
+    assert got["text_auc_low"] == round(_auc_low(y_te, words, settings), 4)
+    assert isinstance(got["text_auc"], float) and isinstance(got["text_auc_low"], float)
+
+
+def test_origin_auc_is_the_documented_model_to_four_decimals() -> None:
+    train = noisy("train", 23, 21, 3, "constructed")
+    test = noisy("test", 21, 22, 4, "constructed")
+    # the wrong-majority cases become the real ones: the same lean, now between origins
+    train = [c if c.majority_correct else view(c.file, c.question, c.answers) for c in train]
+    test = [c if c.majority_correct else view(c.file, c.question, c.answers) for c in test]
+    (got,) = origin_tells(train, test)
+    y_tr = np.array([it.origin == "constructed" for it in train])
+    y_te = np.array([it.origin == "constructed" for it in test])
+    assert got["auc"] == round(roc_auc_score(y_te, reference_words(train, test, y_tr)), 4)
+    assert isinstance(got["auc"], float)
+
+
+def test_shape_features_compare_answers_case_blind_beyond_ascii() -> None:
+    # "Straße" and "STRASSE": lowered, "straße" and "strasse" differ (2 distinct of 2, none repeated, Jaccard 0);
+    # upper-cased both would read "STRASSE" (1 distinct, both repeated, Jaccard 1)
+    (row,) = shape_features([view(answers=("Straße", "STRASSE"))])
+    assert list(row[7:11]) == [1.0, 0.0, 0.0, 0.0]
