@@ -240,3 +240,121 @@ def test_the_heaviest_n_grams_name_each_category_s_words(surface: tuple[dict, di
     for side in (A, B):
         weights = [t["weight"] for t in top[side]]
         assert weights == sorted(weights, reverse=True) and weights[0] > 0.5
+
+
+# --- the searched run: what each model is handed -------------------------------------------------------------------
+
+
+def test_four_categories_fill_a_k_by_k_matrix() -> None:
+    # k = 4 with class 3 present (harness' default confusion is 3x4 and could not hold it). y 0,1,2,3,3, p 0,1,2,3,0:
+    # class 0 P 1/2 R 1 -> 2/3; 1 and 2 F1 1; class 3 P 1 R 1/2 -> 2/3: macro (2/3 + 1 + 1 + 2/3) / 4 = 5/6
+    from harness.metrics import bootstrap_confusions, macro_f1, percentile_interval
+
+    y, p = np.array([0, 1, 2, 3, 3]), np.array([0, 1, 2, 3, 0])
+    f1, ci = macro_f1_interval(y, p, 4, n_boot=7, seed=3)
+    assert f1 == pytest.approx(5 / 6) and f1 == pytest.approx(f1_score(y, p, average="macro"))
+    # the interval is that of exactly n_boot = 7 resamples of a 4x4 matrix, harness' own resampling
+    boots = bootstrap_confusions(y, p, n_boot=7, seed=3, shape=(4, 4))
+    assert ci == list(percentile_interval(np.array([macro_f1(cm) for cm in boots])))
+    assert ci != list(percentile_interval(np.array([macro_f1(cm) for cm in bootstrap_confusions(
+        y, p, n_boot=1000, seed=3, shape=(4, 4))])))  # fmt: skip
+    assert _per_category(y, p, ["w", "x", "y", "z"]) == pytest.approx({"w": 2 / 3, "x": 1.0, "y": 1.0, "z": 2 / 3})
+
+
+def test_the_search_scores_macro_f1_over_grouped_folds_one_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sklearn.model_selection as ms
+    from sklearn.model_selection import GroupKFold
+
+    seen: list[dict] = []
+    real = ms.GridSearchCV
+
+    def spy(*args: object, **kw: object) -> object:
+        seen.append(kw)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(ms, "GridSearchCV", spy)
+    x, y, _ = separable(12)
+    groups = np.array([f"g{i % 4}" for i in range(len(y))])
+    _grid_fit(_logistic(), True, x, y, groups, x)
+    assert len(seen) == 1
+    assert seen[0]["scoring"] == "f1_macro" and seen[0]["n_jobs"] == 1
+    assert isinstance(seen[0]["cv"], GroupKFold) and seen[0]["cv"].n_splits == 3  # four groups: three folds
+
+
+def groups_of(file: str, n_a: int, n_b: int, start: int, n_groups: int) -> list[CaseView]:
+    """give_away's cases, their source identities folded into n_groups groups per source."""
+    return [replace(it, source_identity=f"{it.source_dataset}:{i % n_groups}")
+            for i, it in enumerate(give_away(file, n_a, n_b, start))]  # fmt: skip
+
+
+def test_a_searched_run_hands_each_model_the_search_the_groups_and_the_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sklearn.feature_extraction.text as text
+    import sklearn.model_selection as ms
+
+    import fcb_datasets.audit.baselines as mod
+    from fcb_datasets.audit.view import TOKEN_PATTERN
+
+    calls: dict[str, list] = {"fit": [], "interval": [], "trees": [], "tfidf": [], "cvp": []}
+    real_fit, real_interval, real_trees = mod._grid_fit, mod.macro_f1_interval, mod._trees
+    real_tfidf, real_cvp = text.TfidfVectorizer, ms.cross_val_predict
+
+    def fit(model, search, x_tr, y_tr, groups, x_te):  # type: ignore[no-untyped-def]
+        calls["fit"].append((search, None if groups is None else list(groups)))
+        return real_fit(model, search, x_tr, y_tr, groups, x_te)
+
+    def interval(y_true, y_pred, k, n_boot, seed):  # type: ignore[no-untyped-def]
+        calls["interval"].append((k, n_boot, seed))
+        return real_interval(y_true, y_pred, k, n_boot, seed)
+
+    def trees(seed):  # type: ignore[no-untyped-def]
+        calls["trees"].append(seed)
+        return real_trees(seed)
+
+    def tfidf(**kw):  # type: ignore[no-untyped-def]
+        calls["tfidf"].append(kw)
+        return real_tfidf(**kw)
+
+    def cvp(*args, **kw):  # type: ignore[no-untyped-def]
+        calls["cvp"].append(kw)
+        return real_cvp(*args, **kw)
+
+    monkeypatch.setattr(mod, "_grid_fit", fit)
+    monkeypatch.setattr(mod, "macro_f1_interval", interval)
+    monkeypatch.setattr(mod, "_trees", trees)
+    monkeypatch.setattr(text, "TfidfVectorizer", tfidf)
+    monkeypatch.setattr(ms, "cross_val_predict", cvp)
+    # TRAIN: 25 A in groups sa:0..4, 20 B in sb:0..4 (ten groups); TEST 3 A, 2 B
+    train, test = groups_of("train", 25, 20, 0, 5), groups_of("test", 3, 2, 50, 5)
+    got, _ = surface_baselines(train, test, [A, B], Settings(n_boot=20, seed=7, search=True), lambda _: None)
+    identities = [it.source_identity for it in train]
+    assert calls["fit"] == [(True, identities)] * 8  # every model but the majority class, searched, grouped
+    assert calls["interval"] == [(2, 20, 7), (3, 20, 7)] * 9  # as categories (k 2), then as the three risks
+    assert calls["trees"] == [7]
+    want = {"ngram_range": (1, 3), "min_df": 2, "sublinear_tf": True, "token_pattern": TOKEN_PATTERN}
+    assert calls["tfidf"] == [want, want]
+    # the two text models' TRAIN scores are out of fold: three grouped folds of the ten groups, by source identity
+    assert len(calls["cvp"]) == 2
+    for kw in calls["cvp"]:
+        assert kw["method"] == "predict_proba" and kw["cv"].n_splits == 3 and list(kw["groups"]) == identities
+    # a searched model reports its cross-validated macro-F1 (the majority class none). Every logistic model's folds
+    # tell A from B by the words or the source: 1.0. The trees' folds train on ~30 cases, too few for a leaf of 20
+    # (scikit-learn's least), so they guess: a figure in [0, 1], below 1
+    cv = [b["cv_macro_f1"] for b in got["baselines"]]
+    assert cv[0] is None and cv[3:8] == [1.0] * 5
+    assert all(0 <= cv[i] < 1 for i in (1, 2, 8))
+
+
+def test_one_group_in_train_means_no_folds_and_in_fold_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every TRAIN case one source identity: no grouped folds, so no search (cv None) and the stacked model reads
+    # the text models' own TRAIN probabilities; still every model tells A from B on TEST: macro 1.0, cv None
+    import sklearn.model_selection as ms
+
+    def no_cvp(*args: object, **kw: object) -> None:
+        raise AssertionError("no folds to predict out of")
+
+    monkeypatch.setattr(ms, "cross_val_predict", no_cvp)
+    train = [replace(it, source_identity="one") for it in give_away("train", 25, 20)]
+    test = give_away("test", 3, 2, start=50)
+    got, _ = surface_baselines(train, test, [A, B], Settings(n_boot=10, search=True), lambda _: None)
+    assert [b["macro_f1"] for b in got["baselines"][1:]] == [1.0] * 8
+    assert [b["cv_macro_f1"] for b in got["baselines"]] == [None] * 9
