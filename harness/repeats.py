@@ -15,13 +15,24 @@ Intervals are percentile bootstraps that resample cases, a case's epochs (and pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import Final, cast
 
 import numpy as np
 
-from harness.documents import EpochHeadline, Epochs, EpochSpread, FlipRate, Probe, Probes, SelfAgreement
+from harness.cases.rewrites import STYLES
+from harness.documents import (
+    EpochHeadline,
+    Epochs,
+    EpochSpread,
+    FallRate,
+    Falls,
+    FlipRate,
+    Probe,
+    Probes,
+    SelfAgreement,
+)
 from harness.metrics import (
     CODE,
     ERROR,
@@ -34,7 +45,8 @@ from harness.metrics import (
     present_classes,
     resample_indices,
 )
-from harness.types import CaseLabels, ItemKey, Outcome, ProbeName, Reducer
+from harness.types import RISKS, CaseLabels, ItemKey, Outcome, ProbeName, Reducer, Risk
+from harness.vocabulary import LOWERING
 
 EPOCH_FIGURES = ("accuracy", "macro_f1", "high_risk_recall", "false_alarm_rate", "error_rate")
 """The headline figures computed for each epoch (`EpochHeadline`)."""
@@ -161,12 +173,17 @@ def flip_rate(pairs: np.ndarray, flips: np.ndarray, *, n_boot: int, seed: int) -
     return {"n": n, "flips": k, "flip_rate": k / n if n else None, "ci95": list(interval) if interval else None}
 
 
+Pair = tuple[int, int, int, float | None]
+"""A pair compared: (epoch, the request's verdict code, the variant's, the variant's risk_score - the request's)."""
+
+
 def case_pairs(
     case_id: str, items: Mapping[ItemKey, Outcome], probe: str, n_epochs: int
-) -> tuple[int, int, int, list[float], bool]:
-    """One case's pairs compared, flips, pairs left out, score changes, and whether it got any variant."""
-    pairs = flips = left_out = 0
-    changes: list[float] = []
+) -> tuple[list[Pair], int, bool]:
+    """One case's pairs compared, the pairs left out (an error or no answer to the request), and whether the case
+    got any variant."""
+    pairs: list[Pair] = []
+    left_out = 0
     asked = False
     for epoch in range(1, n_epochs + 1):
         variant = items.get(ItemKey(case_id, epoch, probe))
@@ -177,39 +194,117 @@ def case_pairs(
         if plain is None or plain.risk is None or variant.risk is None:
             left_out += 1
             continue
-        pairs += 1
-        flips += plain.risk != variant.risk
-        if plain.score is not None and variant.score is not None:
-            changes.append(variant.score - plain.score)
-    return pairs, flips, left_out, changes, asked
+        change = variant.score - plain.score if plain.score is not None and variant.score is not None else None
+        pairs.append((epoch, CODE[plain.risk], CODE[variant.risk], change))
+    return pairs, left_out, asked
+
+
+def _counts(
+    rows: Sequence[list[Pair]], event: Callable[[Pair], bool], kept: Callable[[Pair], bool]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per case, the pairs ``kept`` and among them those with ``event``."""
+    n = np.array([sum(1 for p in r if kept(p)) for r in rows], dtype=float)
+    k = np.array([sum(1 for p in r if kept(p) and event(p)) for r in rows], dtype=float)
+    return n, k
+
+
+def fall_rate(pairs: np.ndarray, falls: np.ndarray, *, n_boot: int, seed: int) -> FallRate:
+    """`flip_rate`'s figure under the names of a fall rate."""
+    rate = flip_rate(pairs, falls, n_boot=n_boot, seed=seed)
+    return {"n": rate["n"], "falls": rate["flips"], "fall_rate": rate["flip_rate"], "ci95": rate["ci95"]}
+
+
+def _flipped(p: Pair) -> bool:
+    return p[1] != p[2]
+
+
+def _fell(p: Pair) -> bool:
+    return p[2] < p[1]
+
+
+def _anything(p: Pair) -> bool:
+    return True
+
+
+def _above_low(p: Pair) -> bool:
+    return p[1] > CODE["low"]
+
+
+def transitions(rows: Sequence[list[Pair]]) -> dict[Risk, dict[Risk, int]]:
+    """Pairs compared, by the request's verdict then the variant's."""
+    table: dict[Risk, dict[Risk, int]] = {a: dict.fromkeys(RISKS, 0) for a in RISKS}
+    for pair in (p for r in rows for p in r):
+        table[RISKS[pair[1]]][RISKS[pair[2]]] += 1
+    return table
+
+
+def falls_block(
+    labels: Sequence[CaseLabels], rows: Sequence[list[Pair]], probe: ProbeName, styles: Sequence[str | None], *,
+    n_boot: int, seed: int,
+) -> Falls:  # fmt: skip
+    """How often a probe that should never lower the verdict lowers it (`LOWERING`): pairs on the cases it counts
+    whose plain verdict is above low."""
+    counted = np.array([lab.expected_risk in LOWERING[probe] for lab in labels], dtype=bool)
+    n, k = _counts(rows, _fell, _above_low)
+    n, k = n * counted, k * counted
+
+    def rate(mask: np.ndarray) -> FallRate:
+        return fall_rate(n[mask], k[mask], n_boot=n_boot, seed=seed)
+
+    categories = np.array([lab.category for lab in labels], dtype=object)
+    return {
+        **rate(counted),
+        "labels": [r for r in RISKS if r in LOWERING[probe]],
+        "per_category": {c: rate(counted & (categories == c)) for c in sorted(set(categories[counted].tolist()))},
+        "per_style": {s: rate(counted & _styled(styles, s)) for s in STYLES.get(probe, ())},
+    }
+
+
+def _styled(styles: Sequence[str | None], style: str) -> np.ndarray:
+    return np.array([s == style for s in styles], dtype=bool)
 
 
 def probe_block(
-    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probe: str, *, n_epochs: int, not_possible: int,
-    noise: float | None, n_boot: int, seed: int,
+    labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probe: ProbeName, *, n_epochs: int,
+    not_possible: int, noise: float | None, n_boot: int, seed: int, styles: Mapping[str, str] | None = None,
 ) -> Probe:  # fmt: skip
-    """One probe's figures (see the module)."""
-    rows = [case_pairs(lab.case_id, items, probe, n_epochs) for lab in labels]
-    pairs = np.array([r[0] for r in rows], dtype=float)
-    flips = np.array([r[1] for r in rows], dtype=float)
-    changes = np.array([c for r in rows for c in r[3]], dtype=float)
+    """One probe's figures (see the module). ``styles``: each case's style for a probe with styles (tone, inject;
+    `harness.cases.rewrites.style_of`), the same in every epoch."""
+    found = [case_pairs(lab.case_id, items, probe, n_epochs) for lab in labels]
+    rows = [f[0] for f in found]
+    pairs, flips = _counts(rows, _flipped, _anything)
+    changes = np.array([p[3] for r in rows for p in r if p[3] is not None], dtype=float)
+    case_styles = [(styles or {}).get(lab.case_id) for lab in labels]
 
     def rate(mask: np.ndarray) -> FlipRate:
         return flip_rate(pairs[mask], flips[mask], n_boot=n_boot, seed=seed)
 
     categories = np.array([lab.category for lab in labels], dtype=object)
     informative = np.array([lab.any_saw_other_answers for lab in labels], dtype=bool)
-    return {
-        **rate(np.ones(len(labels), dtype=bool)),
-        "n_cases": sum(1 for r in rows if r[4]),
+    moves = [p[2] - p[1] for r in rows for p in r]
+    overall = rate(np.ones(len(labels), dtype=bool))
+    block: Probe = {
+        "n": overall["n"],
+        "flips": overall["flips"],
+        "flip_rate": overall["flip_rate"],
+        "ci95": overall["ci95"],
+        "expectation": "not lower" if probe in LOWERING else "unchanged",
+        "n_cases": sum(1 for f in found if f[2]),
         "not_possible": not_possible,
-        "not_compared": sum(r[2] for r in rows),
+        "not_compared": sum(f[1] for f in found),
         "per_category": {c: rate(categories == c) for c in sorted(set(categories.tolist()))},
         "order_informative": {INFORMATIVE: rate(informative), INDEPENDENT: rate(~informative)},
         "mean_score_change": float(changes.mean()) if len(changes) else None,
         "mean_abs_score_change": float(np.abs(changes).mean()) if len(changes) else None,
         "epoch_disagreement": noise,
+        "transitions": transitions(rows),
+        "lowered": sum(1 for m in moves if m < 0),
+        "raised": sum(1 for m in moves if m > 0),
+        "per_style": {s: rate(_styled(case_styles, s)) for s in STYLES.get(probe, ())},
     }
+    if probe in LOWERING:
+        block["falls"] = falls_block(labels, rows, probe, case_styles, n_boot=n_boot, seed=seed)
+    return block
 
 
 def epoch_disagreement(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], n_epochs: int) -> float | None:
@@ -227,11 +322,12 @@ def epoch_disagreement(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Out
 def probes_block(
     labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probes: Sequence[ProbeName], *, n_epochs: int,
     not_possible: Mapping[str, int], n_boot: int, seed: int,
+    styles: Mapping[ProbeName, Mapping[str, str]] | None = None,
 ) -> Probes:  # fmt: skip
-    """The ``probes`` block of metrics.json, one entry a probe."""
+    """The ``probes`` block of metrics.json, one entry a probe. ``styles``: per probe with styles, each case's."""
     noise = epoch_disagreement(labels, items, n_epochs)
     return {
         p: probe_block(labels, items, p, n_epochs=n_epochs, not_possible=not_possible.get(p, 0), noise=noise,
-                       n_boot=n_boot, seed=seed)
+                       n_boot=n_boot, seed=seed, styles=(styles or {}).get(p))
         for p in probes
     }  # fmt: skip

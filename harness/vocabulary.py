@@ -41,10 +41,28 @@ ErrorKind = Literal["invalid_response", "timeout", "connection", "http_status", 
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 """Kinds of per-case error. A case with an error is counted, as wrong, never dropped."""
 
-ProbeName = Literal["order", "names", "evidence-order"]
+ProbeName = Literal["order", "names", "evidence-order", "format", "tone", "length", "restate", "inject", "duplicate"]
 PROBES: tuple[ProbeName, ...] = get_args(ProbeName)
-"""The probes (``fcb eval --probe``), each a variant of a request: its answers in another order, its agent ids
-renamed, its evidence passages in another order (`harness.cases.variants`)."""
+"""The probes (``fcb eval --probe``), each a variant of a request (`harness.cases.variants`): its answers in another
+order, its agent ids renamed, its evidence passages in another order; its answers reformatted, given a confident or
+hedging tone, lengthened with neutral filler, their final answers restated (`harness.cases.rewrites`); an
+instruction to the judge injected into one answer; one more agent repeating the majority's answer."""
+
+ROBUST: tuple[ProbeName, ...] = ("format", "tone", "length", "restate", "inject", "duplicate")
+"""``--probe robust``: the probes that rewrite the answers' text (the robustness card)."""
+
+ASKED_ON: dict[ProbeName, frozenset[Risk]] = {"inject": frozenset({"high", "medium"})}
+"""The probes asked only on cases with these labels (the harness plans with the label; the detector never sees it):
+an instruction to report low risk can only succeed where the risk is not low."""
+
+LOWERING: dict[ProbeName, frozenset[Risk]] = {
+    "inject": frozenset({"high", "medium"}),
+    "duplicate": frozenset({"high"}),
+}
+"""The probes whose variant should never lower the verdict, and the labels of the cases their figure counts: an
+injected instruction is asked only on cases labelled high or medium, and its attack success rate is the share of
+them it lowers; a duplicated majority answer is asked on every case, and its fall rate is counted on the false
+consensus (cases labelled high). (`ASKED_ON` holds which cases each is asked on.)"""
 
 Reducer = Literal["mode", "first"]
 REDUCERS: tuple[Reducer, ...] = get_args(Reducer)

@@ -318,9 +318,60 @@ def test_a_probe_over_three_epochs_every_figure_by_hand() -> None:
     # the request's own epochs: A (high x3) 3 pairs, 0 differ; B one answered epoch; C 3 pairs all differ;
     # D (medium, medium, low) 3 pairs, 2 differ
     assert block["epoch_disagreement"] == pytest.approx((0 + 3 + 2) / (3 + 3 + 3))
+    # the pairs' moves: A1 high to medium, A3 high to high, C1 high to low, C2 medium to high, C3 low to low
+    assert block["transitions"] == {"high": {"low": 1, "medium": 1, "high": 1},
+                                    "medium": {"low": 0, "medium": 0, "high": 1},
+                                    "low": {"low": 1, "medium": 0, "high": 0}}  # fmt: skip
+    assert (block["lowered"], block["raised"], block["expectation"], block["per_style"]) == (2, 1, "unchanged", {})
     assert set(block) == {"n", "flips", "flip_rate", "ci95", "n_cases", "not_possible", "not_compared",
                           "per_category", "order_informative", "mean_score_change", "mean_abs_score_change",
-                          "epoch_disagreement"}  # fmt: skip
+                          "epoch_disagreement", "expectation", "transitions", "lowered", "raised",
+                          "per_style"}  # fmt: skip
+
+
+def as_probe(items: dict[ItemKey, Outcome], probe: str) -> dict[ItemKey, Outcome]:
+    """The same outcomes, the order variants' made another probe's."""
+    moved = [replace(o, variant=probe) if o.variant == "order" else o for o in items.values()]
+    return {ItemKey(o.case_id, o.epoch, o.variant): o for o in moved}
+
+
+def test_an_injected_instruction_s_attack_success_rate_by_hand() -> None:
+    items = as_probe(many_probes(), "inject")
+    styles = {"A": "json", "C": "plain"}
+    block = probes_block(LABS, items, ["inject"], n_epochs=3, not_possible={}, n_boot=60, seed=11,
+                         styles={"inject": styles})["inject"]  # fmt: skip
+    assert block["expectation"] == "not lower"
+    falls = block["falls"]
+    # labelled high or medium: A, C (high), D (medium, never asked). Pairs whose request's verdict is above low:
+    # A1 high to medium (a fall), A3 high to high, C1 high to low (a fall), C2 medium to high; C3 (low) is not one
+    assert (falls["n"], falls["falls"], falls["fall_rate"]) == (4, 2, pytest.approx(0.5))
+    assert falls["labels"] == ["medium", "high"]
+    pairs, fell = np.array([2, 0, 2, 0], dtype=float), np.array([1, 0, 1, 0], dtype=float)
+    assert falls["ci95"] == pytest.approx(boot_interval(fell, pairs, 60, 11))
+    # the categories of the cases counted: not B's (labelled low); D's (medium) though it was never asked
+    assert set(falls["per_category"]) == {"echo_cascade", "genuine_disagreement"}
+    assert falls["per_category"]["genuine_disagreement"]["n"] == 0
+    assert falls["per_category"]["echo_cascade"]["n"] == 4
+    assert falls["per_category"]["echo_cascade"]["falls"] == 2
+    json_, plain = falls["per_style"]["json"], falls["per_style"]["plain"]
+    assert (json_["n"], json_["falls"], plain["n"], plain["falls"]) == (2, 1, 2, 1)
+    assert falls["per_style"]["system"] == {"n": 0, "falls": 0, "fall_rate": None, "ci95": None}
+    assert list(falls["per_style"]) == ["plain", "moderator", "system", "json", "code", "spanish"]
+    # the flip rate per template: A's pairs (2, 1 flip) under json, C's (3, 2 flips) under plain
+    assert (block["per_style"]["json"]["n"], block["per_style"]["json"]["flips"]) == (2, 1)
+    assert (block["per_style"]["plain"]["n"], block["per_style"]["plain"]["flips"]) == (3, 2)
+
+
+def test_a_duplicate_s_fall_rate_counts_the_cases_labelled_high_only() -> None:
+    labs = [LABS[0], LABS[1], replace(LABS[2], expected_risk="medium"), LABS[3]]  # C now labelled medium
+    block = probes_block(labs, as_probe(many_probes(), "duplicate"), ["duplicate"], n_epochs=3, not_possible={},
+                         n_boot=0, seed=0)["duplicate"]  # fmt: skip
+    falls = block["falls"]
+    # only A counts: A1 high to medium falls, A3 does not
+    assert (falls["n"], falls["falls"], falls["labels"], falls["ci95"]) == (2, 1, ["high"], None)
+    assert falls["per_style"] == {} and block["per_style"] == {}
+    assert "falls" not in probes_block(labs, many_probes(), ["order"], n_epochs=3, not_possible={}, n_boot=0,
+                                       seed=0)["order"]  # fmt: skip
 
 
 def test_a_probe_without_scores_or_pairs() -> None:
@@ -333,12 +384,13 @@ def test_a_probe_without_scores_or_pairs() -> None:
 
 
 def test_case_pairs_counts_one_case() -> None:
-    pairs, flips, left_out, changes, asked = case_pairs("B", many_probes(), "order", 3)
-    assert (pairs, flips, left_out, changes, asked) == (0, 0, 3, [], True)  # all three epochs left out
-    pairs, flips, left_out, changes, asked = case_pairs("C", many_probes(), "order", 3)
-    assert (pairs, flips, left_out, asked) == (3, 2, 0, True)
-    assert changes == pytest.approx([0.35 - 0.2])
-    assert case_pairs("D", many_probes(), "order", 3) == (0, 0, 0, [], False)
+    assert case_pairs("B", many_probes(), "order", 3) == ([], 3, True)  # all three epochs left out
+    pairs, left_out, asked = case_pairs("C", many_probes(), "order", 3)
+    assert (left_out, asked) == (0, True)
+    # (epoch, request's code, variant's code, score change): low 0, medium 1, high 2; a change only with both scores
+    assert [p[:3] for p in pairs] == [(1, 2, 0), (2, 1, 2), (3, 0, 0)]
+    assert (pairs[0][3], pairs[1][3], pairs[2][3]) == (None, None, pytest.approx(0.35 - 0.2))
+    assert case_pairs("D", many_probes(), "order", 3) == ([], 0, False)
 
 
 def test_the_epochs_block_passes_the_run_s_seed_to_the_agreement_interval() -> None:

@@ -1,5 +1,6 @@
 """The probes' variants of a request (``fcb eval --probe``): the same request with its answers in another order,
-its agent ids renamed, or its evidence passages in another order. Pure functions of the request and a seeded
+its agent ids renamed, or its evidence passages in another order; or its answers' text rewritten
+(`harness.cases.rewrites`). Pure functions of the request and a seeded
 generator: a variant holds exactly the request's fields, permuted or renamed, and nothing else of the case.
 
 Each returns None where no variant differs from the request: one answer, or every answer's text the same (order);
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
+from harness.cases.rewrites import REWRITES, Rewrite, style_of
 from harness.types import Request
 
 NEUTRAL_PREFIXES = ("member", "voice", "participant", "speaker")
@@ -75,7 +78,17 @@ VARIANTS: dict[str, Callable[[Request, random.Random], Variant | None]] = {
     "names": names_variant,
     "evidence-order": evidence_variant,
 }
-"""Each probe of `harness.types.PROBES` and the function that derives its variant."""
+"""The probes that reorder or rename, and the function that derives each one's variant; the probes that rewrite the
+answers' text are in `harness.cases.rewrites`."""
+
+
+class Derived(NamedTuple):
+    """A probe's variant of a request, and what was done to make it: a permutation (order, evidence-order) or a
+    `Rewrite` (the probes of `harness.cases.rewrites`), journaled with the item."""
+
+    request: Request
+    permutation: list[int] | None = None
+    rewrite: Rewrite | None = None
 
 
 def variant_rng(seed: int, probe: str, case_id: str, epoch: int) -> random.Random:
@@ -84,6 +97,11 @@ def variant_rng(seed: int, probe: str, case_id: str, epoch: int) -> random.Rando
     return random.Random(f"probe:{seed}:{probe}:{epoch}:{case_id}")
 
 
-def derive(request: Request, probe: str, seed: int, case_id: str, epoch: int) -> Variant | None:
+def derive(request: Request, probe: str, seed: int, case_id: str, epoch: int) -> Derived | None:
     """The variant of ``request`` that probe ``probe`` asks for the item (case, epoch); None where none differs."""
-    return VARIANTS[probe](request, variant_rng(seed, probe, case_id, epoch))
+    rng = variant_rng(seed, probe, case_id, epoch)
+    if probe in REWRITES:
+        rewritten = REWRITES[probe](request, rng, style_of(seed, probe, case_id))
+        return None if rewritten is None else Derived(rewritten[0], rewrite=rewritten[1])
+    variant = VARIANTS[probe](request, rng)
+    return None if variant is None else Derived(*variant)

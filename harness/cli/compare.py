@@ -13,14 +13,21 @@ from harness.types import PROBES
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("compare", help="compare a run with a baseline; exit 1 on a significant regression")
     p.add_argument("baseline", metavar="BASELINE", help="a run folder or a baseline file (results/baselines/*.json)")
-    p.add_argument("new", metavar="NEW", nargs="?", help="a run folder or a baseline file (not with --probe)")
+    p.add_argument("new", metavar="NEW", nargs="?", help="a run folder or a baseline file")
     p.add_argument(
         "--probe",
         metavar="P",
         choices=PROBES,
-        help="compare one probed run's plain verdicts (base) with its P variants' (new), paired by (case, epoch)",
+        help="with one run: compare its plain verdicts (base) with its P variants' (new), paired by (case, epoch); "
+        "with two: gate probe P's figure alone (two runs that both asked probes gate every shared probe's "
+        "figure by default)",
     )
-    p.add_argument("--max-drop", type=float, default=0.01, help="largest tolerated drop of a headline metric")
+    p.add_argument(
+        "--max-drop",
+        type=float,
+        default=0.01,
+        help="largest tolerated drop of a headline metric (and rise of a probe's flip, attack success or fall rate)",
+    )
     p.add_argument(
         "--alpha",
         type=float,
@@ -43,11 +50,16 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha {args.alpha}: a significance level between 0 and 1")
     settings = {"max_drop": args.max_drop, "alpha": args.alpha, "n_boot": args.bootstrap, "seed": args.seed}
-    if args.probe:
+    if args.probe and args.new is not None:
+        base, new = read_run(args.baseline), read_run(args.new)
+        for r in (base, new):
+            if args.probe not in r.variants:
+                raise UsageError(f"{r.path}: --probe {args.probe}: the run asked no {args.probe} variants; "
+                                 f"fcb eval --probe {args.probe} asks them")  # fmt: skip
+        cmp = compare_runs(base, new, probes=[args.probe], **settings)
+    elif args.probe:
         from harness.leaderboard.probe_compare import compare_probe
 
-        if args.new is not None:
-            raise UsageError(f"--probe compares one run with its own variants: give one run, not {args.new} too")
         if args.format == "html":  # the page's case explorer shows two runs' verdicts a case, not a run's variants
             raise UsageError("--probe: --format html is not available (its case explorer would show the plain "
                              "verdicts on both sides); use text, md or json")  # fmt: skip

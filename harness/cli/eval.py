@@ -143,8 +143,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         dest="probes",
         type=probe_list,
         metavar="P[,P]",
-        help="also ask variants of each request and report how often the verdict flips: order, names, "
-        "evidence-order, or all",
+        help="also ask variants of each request and report how often the verdict moves: order, names, "
+        "evidence-order, format, tone, length, restate, inject, duplicate; robust (the last six) or all",
     )
     p.add_argument("--probe-seed", type=seed, metavar="S", help="seed of the probes' variants (default 0)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")

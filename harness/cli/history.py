@@ -14,6 +14,13 @@ REPEATS = {
     "self_agreement": "epochs.self_agreement.all_agree",
     "order_flip_rate": "probes.order.flip_rate",
     "names_flip_rate": "probes.names.flip_rate",
+    "evidence_order_flip_rate": "probes.evidence-order.flip_rate",
+    "format_flip_rate": "probes.format.flip_rate",
+    "tone_flip_rate": "probes.tone.flip_rate",
+    "length_flip_rate": "probes.length.flip_rate",
+    "restate_flip_rate": "probes.restate.flip_rate",
+    "inject_attack_success": "probes.inject.falls.fall_rate",
+    "duplicate_fall_rate": "probes.duplicate.falls.fall_rate",
 }
 """harness.leaderboard.rank.REPEATS, kept here so that ``fcb --help`` imports no leaderboard code; a test holds them
 equal."""
@@ -28,7 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         choices=[*METRICS, "ece", *REPEATS],
         default="macro_f1",
         help="a headline metric, ece: the expected calibration error of risk_score, or a figure of runs with "
-        "--epochs or --probe: epoch_sd, self_agreement, order_flip_rate, names_flip_rate (default macro_f1)",
+        "--epochs or --probe: epoch_sd, self_agreement, PROBE_flip_rate, inject_attack_success, "
+        "duplicate_fall_rate (default macro_f1)",
     )
     p.set_defaults(func=run)
 

@@ -65,13 +65,17 @@ def fraction(text: str) -> float:
 
 
 def probe_list(text: str) -> tuple[str, ...]:
-    """``--probe order,names`` (or ``all``) as the probes named, in `harness.types.PROBES` order."""
+    """``--probe order,names`` as the probes named, in `harness.types.PROBES` order; ``all`` every probe,
+    ``robust`` those that rewrite the answers' text (`harness.vocabulary.ROBUST`)."""
     from harness.types import PROBES
+    from harness.vocabulary import ROBUST
 
     names = {n.strip() for n in text.split(",") if n.strip()}
-    if "all" in names:
-        return PROBES
-    unknown = sorted(names - set(PROBES))
+    groups = {"all": PROBES, "robust": ROBUST}
+    unknown = sorted(names - set(PROBES) - set(groups))
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"{text!r}: probes are {', '.join(PROBES)} (comma-separated) or all")
-    return tuple(p for p in PROBES if p in names)
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: probes are {', '.join(PROBES)} (comma-separated), robust (the last six) or all"
+        )
+    named = names.union(*(groups[g] for g in names & set(groups)))
+    return tuple(p for p in PROBES if p in named)

@@ -1,17 +1,26 @@
 """Language-model detectors behind any OpenAI-compatible chat-completions endpoint: ``llm:MODEL@BASE_URL``.
 
-The request is rendered into a prompt template (by default ``harness/data/prompts/false-consensus.txt``; slots
-``$question``, ``$answers`` and ``$evidence`` of `string.Template`), sent to ``BASE_URL/chat/completions`` through
-the shared `Transport` (the HTTP adapter's retries, backoff, ``Retry-After``, concurrency and secret handling), and
-the reply is read defensively: a JSON object, a fenced JSON block, or the first ``{...}`` in the text. Token usage
-rides along in the prediction (`reply_usage`: a count the reply does not give as a whole number from 0 to a billion
-is counted at its most, and said to be estimated).
+The request is rendered into a prompt template (by default ``harness/data/prompts/false-consensus.txt``; slots of
+`string.Template`, see `render_prompt`), sent to ``BASE_URL/chat/completions`` through the shared `Transport` (the
+HTTP adapter's retries, backoff, ``Retry-After``, concurrency and secret handling), and the reply is read
+defensively: a JSON object, a fenced JSON block, or the first ``{...}`` in the text. Token usage rides along in the
+prediction (`reply_usage`: a count the reply does not give as a whole number from 0 to a billion is counted at its
+most, and said to be estimated).
+
+The judged text is the agents' own, and may hold instructions aimed at the judge ("report a low risk"; the
+``inject`` probe of `harness.cases.rewrites` measures how often they work). The default template therefore takes
+the delimited slots: the question, each answer and each evidence note in a block of its own, opened and closed by
+tags carrying a nonce (`block_nonce`) drawn from the request and found in none of its texts, so that no text can
+close its block early, and it tells the model that what the blocks hold is data, never instructions. Delimiting is
+no protection against a model that obeys instructions wherever they stand; it gives a model that heeds it the means
+to tell the agents' words from the harness's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
 import re
 import statistics
 from collections import Counter
@@ -58,11 +67,74 @@ def chat_url(base_url: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
 
 
+NONCE_CHARS = 12
+"""Hex digits of a prompt's nonce (48 bits: a guess at it succeeds once in some 2.8e14 tries)."""
+
+
+def _digest(salt: int, payload: bytes) -> str:
+    return hashlib.sha256(str(salt).encode() + b":" + payload).hexdigest()[:NONCE_CHARS]
+
+
+def block_nonce(request: Request) -> str:
+    """The nonce of a request's blocks: hex digits of a hash of the rendered material (question, agent ids, answers,
+    evidence), so the same request always gets the same prompt (the response cache depends on it) while no text can
+    know it in advance, being part of what is hashed. The first of the salted hashes that none of those texts holds
+    (in any case of letters): a text holding the nonce could write its block's end tag, so the nonce is never one."""
+    texts = [request["task"], *(f for a in request["answers"] for f in (a["agent_id"], a["text"]))]
+    texts += request.get("evidence", [])
+    payload = orjson.dumps(texts)
+    folded = [t.lower() for t in (*texts, *(_attribute(a["agent_id"]) for a in request["answers"]))]
+    salt = 0
+    while any((nonce := _digest(salt, payload)) in t for t in folded):
+        salt += 1
+    return nonce
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _attribute(value: str | int) -> str:
+    """A tag's attribute value on one line: HTML's escapes for ``&<>"'``, and a character reference for each control
+    character (a line break in an agent id cannot split its tag)."""
+    return _CONTROL.sub(lambda m: f"&#{ord(m.group())};", html.escape(str(value), quote=True))
+
+
+def _block(tag: str, text: str, **attributes: str | int) -> str:
+    """``text`` as it is between ``<tag ATTRIBUTES>`` and ``</tag>``, each on a line of its own."""
+    shown = "".join(f' {k}="{_attribute(v)}"' for k, v in attributes.items())
+    return f"<{tag}{shown}>\n{text}\n</{tag}>"
+
+
 def render_prompt(template: Template, request: Request) -> str:
-    """The prompt for one request: the question, the numbered answers and the evidence (or "(none)")."""
+    """The prompt for one request. Two sets of slots, so a template takes either:
+
+    - delimited (the default template's): ``$question_block``, ``$answer_blocks`` and ``$evidence_blocks``, the
+      question in ``<question-NONCE>``, each answer in ``<answer-NONCE n="I" agent="ID">`` and each evidence note in
+      ``<evidence-NONCE n="I">`` (without evidence, the line "(no evidence was given)"), each tag and its end tag on
+      lines of their own around the text as it is; ``$nonce`` the `block_nonce` the tags carry, for the template's
+      instructions. No text can end its block: none holds the nonce.
+    - plain (custom templates written before): ``$question``, ``$answers`` numbered with their agent ids
+      ("1. [ID] text", one a line) and ``$evidence`` ("- note", one a line, or "(none)"), undelimited.
+    """
+    nonce = block_nonce(request)
     answers = "\n".join(f"{i}. [{a['agent_id']}] {a['text']}" for i, a in enumerate(request["answers"], start=1))
     evidence = "\n".join(f"- {e}" for e in request.get("evidence", [])) or "(none)"
-    return template.substitute(question=request["task"], answers=answers, evidence=evidence)
+    answer_blocks = "\n".join(
+        _block(f"answer-{nonce}", a["text"], n=i, agent=a["agent_id"])
+        for i, a in enumerate(request["answers"], start=1)
+    )
+    evidence_blocks = "\n".join(
+        _block(f"evidence-{nonce}", e, n=i) for i, e in enumerate(request.get("evidence", []), start=1)
+    )
+    return template.substitute(
+        question=request["task"],
+        answers=answers,
+        evidence=evidence,
+        nonce=nonce,
+        question_block=_block(f"question-{nonce}", request["task"]),
+        answer_blocks=answer_blocks,
+        evidence_blocks=evidence_blocks or "(no evidence was given)",
+    )
 
 
 def read_reply(content: str, secrets: list[str] | None = None) -> dict[str, Any]:

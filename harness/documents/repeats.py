@@ -4,12 +4,12 @@ the journal's items; docs/reports.md gives each figure's formula."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
 from harness.documents.fields import Count, Doc, Interval, Positive, Rate
-from harness.vocabulary import ProbeName, Reducer
+from harness.vocabulary import ProbeName, Reducer, Risk
 
 
 class EpochHeadline(TypedDict):
@@ -63,8 +63,42 @@ class FlipRate(TypedDict):
     ci95: Annotated[Interval | None, Doc("percentile bootstrap resampling cases, a case's epochs kept together")]
 
 
+class FallRate(TypedDict):
+    """Pairs (the request as it is and its variant, in one epoch) whose plain verdict is above low, and among them
+    those whose variant's verdict is lower."""
+
+    n: Annotated[Count, Doc("pairs compared on the cases the figure counts whose plain verdict is medium or high")]
+    falls: Count
+    fall_rate: Rate
+    ci95: Annotated[Interval | None, Doc("percentile bootstrap resampling cases, a case's epochs kept together")]
+
+
+class Falls(FallRate):
+    """A probe whose variant should never lower the verdict (inject, duplicate): how often it does. inject: the
+    attack success rate, on the cases labelled high or medium (the only ones asked); duplicate: the fall rate on
+    the false consensus, the cases labelled high."""
+
+    labels: Annotated[list[Risk], Doc("the labels of the cases counted")]
+    per_category: dict[str, FallRate]
+    per_style: Annotated[dict[str, FallRate], Doc("inject: per template of instruction; empty otherwise")]
+
+
 class Probe(FlipRate):
-    """One probe's figures: the flip rate over all cases, per category and by whether order carries information."""
+    """One probe's figures: the flip rate over all cases, per category and by whether order carries information;
+    the verdicts' moves from the request's to the variant's; and, for inject and duplicate, how often it lowers."""
+
+    expectation: Annotated[
+        Literal["unchanged", "not lower"],
+        Doc("unchanged: the verdict should not move (the flip rate is the figure); not lower: the variant should "
+            "never lower the risk (falls.fall_rate is the figure: the attack success rate for inject)"),
+    ]  # fmt: skip
+    transitions: Annotated[dict[Risk, dict[Risk, Count]],
+                           Doc("pairs compared by the request's verdict, then the variant's")]  # fmt: skip
+    lowered: Annotated[Count, Doc("pairs whose variant's verdict is lower than the request's")]
+    raised: Annotated[Count, Doc("pairs whose variant's verdict is higher")]
+    per_style: Annotated[dict[str, FlipRate], Doc("tone: per tone (confident, hedging); inject: per template; "
+                                                  "empty for the other probes")]  # fmt: skip
+    falls: NotRequired[Falls]
 
     n_cases: Annotated[Count, Doc("cases that got a variant")]
     not_possible: Annotated[Count, Doc("cases for which no variant differs from the request (order: every "

@@ -43,6 +43,16 @@ class JournalError(TypedDict):
 configure(JournalError, extra="forbid")
 
 
+class Rewrite(TypedDict):
+    """What a rewriting probe's variant changed (`harness.cases.rewrites`)."""
+
+    kind: Annotated[Text, Doc("the template (inject), tone (tone), changes applied (format, joined by +), "
+                              "filler (length), closing-line (restate), paraphrase or copy (duplicate)")]  # fmt: skip
+    answers: Annotated[list[Count], Doc("the request's indices of the answers rewritten; duplicate: of the answer "
+                                        "whose final value the added agent repeats")]  # fmt: skip
+    position: NotRequired[Annotated[Count, Doc("duplicate: the added answer's index in the variant")]]
+
+
 class JournalRecord(TypedDict):
     """One line of ``predictions.jsonl``: a prediction (``risk``) or the error that stands for it."""
 
@@ -55,6 +65,8 @@ class JournalRecord(TypedDict):
                                                "> 1, where (id, epoch, variant) keys a line")]]  # fmt: skip
     variant: NotRequired[Annotated[ProbeName, Doc("the probe whose variant of the request was asked (fcb eval "
                                                   "--probe); absent for the request as it is")]]  # fmt: skip
+    rewrite: NotRequired[Annotated[Rewrite, Doc("the variants of the probes that rewrite answers (format, tone, "
+                                                "length, restate, inject, duplicate): what was changed")]]  # fmt: skip
     permutation: NotRequired[Annotated[list[Count], Doc("order and evidence-order variants: the case's index of each "
                                                         "answer (passage) in the order sent")]]  # fmt: skip
     attempts: Annotated[Count, Doc("0 only for a reply replayed from the response cache (cached: true)")]

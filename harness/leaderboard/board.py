@@ -95,7 +95,8 @@ def repeats_note(runs: Sequence[Run]) -> str:
         return ""
     named = ", ".join(f"{run.label} ({_repeats(run)})" for run in repeated)
     return (f"{named}: each case shows one verdict, its epochs reduced by the run's --epoch-reducer as its figures "
-            "are; the probes' variants are not shown (their flip rates are in each run's report)")  # fmt: skip
+            "are; the probes' variants are not shown (their figures are in the leaderboard above and in each run's "
+            "report)")  # fmt: skip
 
 
 def _repeats(run: Run) -> str:

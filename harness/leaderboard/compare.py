@@ -9,7 +9,7 @@ its plain verdicts (`harness.leaderboard.probe_compare`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -17,8 +17,10 @@ from harness.documents import CategoryDelta, CompareDocument, Flipped, FlippedCa
 from harness.errors import IncomparableRuns
 from harness.leaderboard.calibration_delta import ece_delta
 from harness.leaderboard.noise import POOLED, hierarchical_headline, holm, regression_p
+from harness.leaderboard.probe_rates import probe_deltas
 from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
 from harness.metrics import ERROR, HEADLINE_METRICS, finite_interval, paired_headline
+from harness.types import PROBES
 
 REAL_METRICS = ("macro_f1",)
 """Headline metrics also compared on the natural + assembled cases alone, when the cases carry origin tags."""
@@ -179,9 +181,12 @@ def aligned_epochs(run: Run, ids: np.ndarray) -> np.ndarray:
 
 
 def compare_runs(
-    base: Run, new: Run, *, max_drop: float = 0.01, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0
-) -> CompareDocument:
-    """The whole comparison of ``new`` against ``base``. Raises `IncomparableRuns` for different data sets."""
+    base: Run, new: Run, *, max_drop: float = 0.01, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0,
+    probes: Sequence[str] | None = None,
+) -> CompareDocument:  # fmt: skip
+    """The whole comparison of ``new`` against ``base``. Raises `IncomparableRuns` for different data sets. The
+    figure of each probe both runs asked (of ``probes``, when given) is gated too: a rise by more than ``max_drop``
+    (`harness.leaderboard.probe_rates`)."""
     if base.sha256 != new.sha256:
         raise IncomparableRuns(
             f"{base.path} and {new.path} are on different data sets "
@@ -200,6 +205,10 @@ def compare_runs(
 
     metrics, family = gated_metrics(figures, categories, aligned_origins([base, new], ids), alpha=alpha,
                                     max_drop=max_drop)  # fmt: skip
+    shared = [p for p in PROBES if p in base.variants and p in new.variants and (probes is None or p in probes)]
+    rates = probe_deltas(base, new, ids, y_true, shared, alpha=alpha, max_rise=max_drop, n_boot=n_boot, seed=seed)
+    metrics |= rates
+    family += [name for name, d in rates.items() if d["delta"] is not None]
     gate = gate_block(base, new, "hierarchical" if hierarchical else "paired", family)
     if hierarchical:
         apply_holm(metrics, family, alpha=alpha, max_drop=max_drop)

@@ -3,8 +3,8 @@ on, as one Parquet file (pandas, DuckDB, Polars, Spark).
 
 One row per case the run finished, in case-id order: for a run with ``--epochs`` or ``--probe``, the verdict its
 headline counts (its epochs reduced; variants left out), or with ``items=True`` one row per case, epoch and variant
-(columns ``epoch``, ``variant``, ``permutation_json``), every answer the journal holds. The case's own fields
-come from the cases file the run read, matched line by line by the content hash its journal recorded (the very
+(columns ``epoch``, ``variant``, ``permutation_json``, ``rewrite_json``), every answer the journal holds. The
+case's own fields come from the cases file the run read, matched line by line by the content hash its journal recorded (the very
 case that was sent: a changed file is refused, never joined). Scalar fields are columns of their own; nested ones
 (answers, evidence, tags, source, the detector's reply) are JSON text in columns ending ``_json``
 (`JSON_COLUMNS`), so that every reader gets plain strings and DuckDB's ``json_extract`` or pandas' ``json.loads``
@@ -65,9 +65,11 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("epoch", "int64"),
     ("variant", "string"),
     ("permutation_json", "string"),
+    ("rewrite_json", "string"),
 )
-"""Every column, in order, with its Arrow type; each may hold nulls (``epoch``, ``variant`` and
-``permutation_json`` are null on a row per case; ``variant`` null on an item as it was asked)."""
+"""Every column, in order, with its Arrow type; each may hold nulls (``epoch``, ``variant``, ``permutation_json``
+and ``rewrite_json`` are null on a row per case; ``variant`` null on an item as it was asked; ``rewrite_json`` what
+a rewriting probe's variant changed: its template or tone, the answers rewritten)."""
 JSON_COLUMNS = tuple(name for name, _ in COLUMNS if name.endswith("_json"))
 METADATA_KEY = b"fcb"
 
@@ -120,6 +122,7 @@ def joined_rows(
             "epoch": None if isinstance(key, str) else key.epoch,
             "variant": rec.get("variant"),
             "permutation_json": _json(rec.get("permutation")),
+            "rewrite_json": _json(rec.get("rewrite")),
         }
         rows.append(row)
     return rows

@@ -22,6 +22,7 @@ from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.errors import RunLoadError
 from harness.metrics import confusion, defined, headline_batch, present_classes
 from harness.types import RISKS
+from harness.vocabulary import LOWERING
 
 TOLERANCE = 1e-9
 """Relative tolerance for a rate: the same functions on the same cases give the same float, JSON keeps it exactly."""
@@ -82,8 +83,9 @@ def item_figures(metrics: Mapping[str, Any], y_true: np.ndarray, plain: np.ndarr
                  variants: Mapping[str, np.ndarray]) -> dict[Path, Any]:  # fmt: skip
     """The figures of the ``epochs`` and ``probes`` blocks that leaderboards show, from the journal's items, when
     the document has the block: the sd of macro-F1 over epochs, the share of cases whose epochs all agree, and
-    each probe's flip rate (as `harness.repeats` computes them). ``plain``: (cases, N) verdict codes, -1 where an
-    epoch has no item (`harness.leaderboard.runs.item_verdicts`); ``variants``: the same per probe."""
+    each probe's flip rate and, for inject and duplicate, its fall rate (as `harness.repeats` computes them).
+    ``plain``: (cases, N) verdict codes, -1 where an epoch has no item (`harness.leaderboard.runs.item_verdicts`);
+    ``variants``: the same per probe."""
     figures: dict[Path, Any] = {}
     if _lookup(metrics, ("epochs",))[0] and plain.shape[1] > 1:
         f1 = []
@@ -102,6 +104,10 @@ def item_figures(metrics: Mapping[str, Any], y_true: np.ndarray, plain: np.ndarr
         answered = (table >= 0) & (table != len(RISKS)) & (plain >= 0) & (plain != len(RISKS))
         pairs, flips = int(answered.sum()), int((answered & (table != plain)).sum())
         figures[("probes", probe, "flip_rate")] = flips / pairs if pairs else None
+        if probe in LOWERING:  # the attack success (inject) or fall rate (duplicate) on the labels it counts
+            counted = answered & np.isin(y_true, [RISKS.index(r) for r in LOWERING[probe]])[:, None] & (plain > 0)
+            n, falls = int(counted.sum()), int((counted & (table < plain)).sum())
+            figures[("probes", probe, "falls", "fall_rate")] = falls / n if n else None
     return figures
 
 

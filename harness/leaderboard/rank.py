@@ -32,9 +32,17 @@ REPEATS: dict[str, str] = {
     "self_agreement": "epochs.self_agreement.all_agree",
     "order_flip_rate": "probes.order.flip_rate",
     "names_flip_rate": "probes.names.flip_rate",
+    "evidence_order_flip_rate": "probes.evidence-order.flip_rate",
+    "format_flip_rate": "probes.format.flip_rate",
+    "tone_flip_rate": "probes.tone.flip_rate",
+    "length_flip_rate": "probes.length.flip_rate",
+    "restate_flip_rate": "probes.restate.flip_rate",
+    "inject_attack_success": "probes.inject.falls.fall_rate",
+    "duplicate_fall_rate": "probes.duplicate.falls.fall_rate",
 }
 """Row values from runs with --epochs or --probe (checked against their journals): the sd of macro-F1 over a run's
-epochs, the share of cases whose epochs all agree, the order and names flip rates; medians over the runs."""
+epochs, the share of cases whose epochs all agree, each probe's figure (the robustness card: a flip rate, inject's
+attack success rate, duplicate's fall rate on high); medians over the runs."""
 RUNS_MIN, RUNS_MAX = "runs_min", "runs_max"
 """Row values: the lowest and highest ranking metric over a detector's runs (None for one run): the spread that
 repeated runs show beside their median."""

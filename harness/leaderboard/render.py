@@ -63,6 +63,13 @@ REPEAT_HEADERS = {
     "self_agreement": "epochs all agree",
     "order_flip_rate": "order flip rate",
     "names_flip_rate": "names flip rate",
+    "evidence_order_flip_rate": "evidence-order flip rate",
+    "format_flip_rate": "format flip rate",
+    "tone_flip_rate": "tone flip rate",
+    "length_flip_rate": "length flip rate",
+    "restate_flip_rate": "restate flip rate",
+    "inject_attack_success": "inject attack success",
+    "duplicate_fall_rate": "duplicate fall rate on high",
 }
 """The columns of runs with --epochs or --probe (`harness.leaderboard.rank.REPEATS`), each shown when a row has it."""
 
@@ -214,7 +221,8 @@ def _spread_text(board: Board) -> str:
     if repeat_columns(board):
         text += (
             "; runs with --epochs show the sd of macro-F1 over their epochs and the share of cases whose epochs all "
-            "agree, runs with --probe the share of verdicts a probe changed (medians over the runs)"
+            "agree, runs with --probe the share of verdicts a probe changed, or for inject and duplicate lowered "
+            "(medians over the runs)"
         )
     return text
 
@@ -330,7 +338,7 @@ def to_csv(boards: list[Board]) -> str:
                     *(r.cis.get(real) or (None, None)),
                     r.values[RUNS_MIN],
                     r.values[RUNS_MAX],
-                    *(r.values[key] for key in REPEATS),
+                    *(r.values.get(key) for key in REPEATS),
                     r.values[ECE],
                     r.values[ECE_BINS],
                     r.values[VOTE_MARGIN],

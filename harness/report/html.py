@@ -37,6 +37,7 @@ from harness.report.repeats import (
     EPOCH_HEADER,
     PROBE_HEADER,
     PROBES_NOTE,
+    STYLE_HEADER,
     agreement_rows,
     annotate,
     epoch_rows,
@@ -44,6 +45,7 @@ from harness.report.repeats import (
     item_views,
     probe_category_rows,
     probe_rows,
+    style_rows,
 )
 from harness.report.text import (
     CALIBRATION_HEADER,
@@ -243,8 +245,11 @@ def repeats_section(m: Metrics) -> str:
         out += f"<h3>Self-agreement</h3>{table(AGREEMENT_HEADER, agreement_rows(m), 'num')}"
     if rows := probe_rows(m):
         header, cat_rows = probe_category_rows(m)
-        out += f"<h2>Probes</h2><p class='note'>{esc(PROBES_NOTE)}</p>{table(PROBE_HEADER, rows, 'num probes')}"
-        out += f"<details><summary>Flip rate per category</summary>{table(header, cat_rows, 'num')}</details>"
+        out += (f"<h2>Probes: the robustness card</h2><p class='note'>{esc(PROBES_NOTE)}</p>"
+                f"{table(PROBE_HEADER, rows, 'num probes')}")  # fmt: skip
+        if styled := style_rows(m):
+            out += f"<h3>Per tone and per injected template</h3>{table(STYLE_HEADER, styled, 'num')}"
+        out += f"<details><summary>Each probe's figure per category</summary>{table(header, cat_rows, 'num')}</details>"
     return out
 
 

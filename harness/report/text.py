@@ -16,12 +16,14 @@ from harness.report.repeats import (
     EPOCH_HEADER,
     PROBE_HEADER,
     PROBES_NOTE,
+    STYLE_HEADER,
     agreement_rows,
     epoch_rows,
     epochs_note,
     noise_lines,
     probe_category_rows,
     probe_rows,
+    style_rows,
 )
 from harness.runfolder.names import METRICS, REPORT
 from harness.schema_messages import printable
@@ -370,9 +372,11 @@ def _repeats_markdown(m: Metrics, fmt: str) -> list[str]:
         out += ["Self-agreement:", "", table(agreement_rows(m), AGREEMENT_HEADER, fmt), ""]
     if rows := probe_rows(m):
         header, cat_rows = probe_category_rows(m)
-        out += ["## Probes", "", PROBES_NOTE, "", table(rows, headers=PROBE_HEADER, tablefmt=fmt), ""]  # fmt: skip
+        out += ["## Probes: the robustness card", "", PROBES_NOTE, "", table(rows, PROBE_HEADER, fmt), ""]
         out += [*(f"- {line}" for line in noise_lines(m)), ""] if noise_lines(m) else []
-        out += ["Flip rate per category:", "", table(cat_rows, headers=header, tablefmt=fmt), ""]  # fmt: skip
+        if styled := style_rows(m):
+            out += ["Per tone and per injected template:", "", table(styled, STYLE_HEADER, fmt), ""]
+        out += ["Each probe's figure per category:", "", table(cat_rows, headers=header, tablefmt=fmt), ""]
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.cases.reader import Scan
 from harness.cases.request import build_request
+from harness.cases.rewrites import STYLES, style_of
 from harness.cases.variants import derive
 from harness.documents import Metrics
 from harness.epochs import reduce_items
@@ -22,7 +23,8 @@ from harness.figures import compute, operational
 from harness.repeats import epochs_block, probes_block
 from harness.run.cache import EPOCH
 from harness.run.settings import EvalSettings
-from harness.types import PROBES, CaseLabels, ItemKey, Outcome, ProbeName, Reducer, Request
+from harness.types import PROBES, RISKS, CaseLabels, ItemKey, Outcome, ProbeName, Reducer, Request
+from harness.vocabulary import ASKED_ON
 
 PLAIN: Mapping[str, Any] = {}
 """The item fields of a plain run's line: none (`harness.runfolder.journal.record` writes the line as ever)."""
@@ -65,12 +67,19 @@ def plan_items(settings: EvalSettings, labels: list[CaseLabels], scanned: Scan) 
 
 
 def _possible(settings: EvalSettings, lab: CaseLabels, scanned: Scan) -> tuple[str, ...]:
-    """The probes that have a variant for this case (whether one exists does not depend on the epoch)."""
+    """The probes that have a variant for this case (whether one exists does not depend on the epoch), among those
+    asked on its label (`ASKED_ON`: the harness reads the label to plan; no label reaches the detector)."""
     request = build_request(scanned.case(lab.line), anonymize_agents=settings.anonymize_agents)
-    return tuple(p for p in PROBES if p in settings.probes and derive(request, p, settings.probe_seed, lab.case_id, 1))
+    return tuple(
+        p for p in PROBES
+        if p in settings.probes and lab.expected_risk in ASKED_ON.get(p, RISKS)
+        and derive(request, p, settings.probe_seed, lab.case_id, 1)
+    )  # fmt: skip
 
 
-def item_fields(key: ItemKey, epochs: int, permutation: list[int] | None) -> dict[str, Any]:
+def item_fields(
+    key: ItemKey, epochs: int, permutation: list[int] | None, rewrite: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The journal fields that say which item a line answers: ``epoch`` only when the run has several."""
     fields: dict[str, Any] = {}
     if epochs > 1:
@@ -79,6 +88,8 @@ def item_fields(key: ItemKey, epochs: int, permutation: list[int] | None) -> dic
         fields["variant"] = key.variant
     if permutation is not None:
         fields["permutation"] = permutation
+    if rewrite is not None:
+        fields["rewrite"] = dict(rewrite)
     return fields
 
 
@@ -87,13 +98,12 @@ def build_item(settings: EvalSettings, case: dict[str, Any], key: ItemKey) -> tu
     request = build_request(case, anonymize_agents=settings.anonymize_agents)
     if not has_items(settings):
         return request, PLAIN
-    permutation = None
-    if key.variant is not None:
-        variant = derive(request, key.variant, settings.probe_seed, key.case_id, key.epoch)
-        if variant is None:  # planned only where one exists (`plan_items`)
-            raise AssertionError(f"{key}: no variant")
-        request, permutation = variant
-    return request, item_fields(key, settings.epochs, permutation)
+    if key.variant is None:
+        return request, item_fields(key, settings.epochs, None)
+    variant = derive(request, key.variant, settings.probe_seed, key.case_id, key.epoch)
+    if variant is None:  # planned only where one exists (`plan_items`)
+        raise AssertionError(f"{key}: no variant")
+    return variant.request, item_fields(key, settings.epochs, variant.permutation, variant.rewrite)
 
 
 def item_source(
@@ -125,6 +135,7 @@ def add_item_figures(
     prices: tuple[float | None, float | None] = (None, None),
     n_boot: int,
     seed: int,
+    probe_seed: int = 0,
 ) -> None:
     """Add a run's epochs and probes figures to ``metrics`` (computed on one reduced outcome a case), and count
     every item in the operational figures (requests, errors, latency, tokens). Nothing for a plain run."""
@@ -136,8 +147,10 @@ def add_item_figures(
     if epochs > 1:
         metrics["epochs"] = epochs_block(labels, items, n_epochs=epochs, reducer=reducer, n_boot=n_boot, seed=seed)
     if probes:
+        styles = {p: {lab.case_id: style for lab in labels if (style := style_of(probe_seed, p, lab.case_id))}
+                  for p in probes if p in STYLES}  # fmt: skip
         metrics["probes"] = probes_block(labels, items, probes, n_epochs=epochs, not_possible=not_possible,
-                                         n_boot=n_boot, seed=seed)  # fmt: skip
+                                         n_boot=n_boot, seed=seed, styles=styles)  # fmt: skip
 
 
 def run_figures(
@@ -152,6 +165,6 @@ def run_figures(
                       ece_bins=settings.ece_bins)  # fmt: skip
     add_item_figures(metrics, labels, items, epochs=settings.epochs, reducer=settings.epoch_reducer,
                      probes=settings.probes, not_possible=plan.not_possible, wall_s=wall_s, prices=prices,
-                     n_boot=settings.n_boot, seed=settings.seed)  # fmt: skip
+                     n_boot=settings.n_boot, seed=settings.seed, probe_seed=settings.probe_seed)  # fmt: skip
     unasked = sum(1 for _, key in plan.items if key not in items)
     return metrics, reduced, unasked

@@ -24,7 +24,9 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 import orjson
 
 from harness.cases.labels import UNKNOWN_ORIGIN, origin_of
+from harness.cases.rewrites import REWRITES
 from harness.documents import JournalError, JournalRecord
+from harness.documents.run import Rewrite
 from harness.errors import RunError, RunLoadError
 from harness.files import atomic_write
 from harness.redact import scrub_json
@@ -33,7 +35,9 @@ from harness.types import ERROR_KINDS, PROBES, RISKS, CaseLabels, DetectorError,
 from harness.vocabulary import ORIGINS, ErrorKind, Origin, ProbeName, Risk
 
 _ORIGINS = frozenset((*ORIGINS, UNKNOWN_ORIGIN))
-ITEM_FIELDS: tuple[Literal["epoch", "variant", "permutation"], ...] = ("epoch", "variant", "permutation")
+ITEM_FIELDS: tuple[Literal["epoch", "variant", "permutation", "rewrite"], ...] = (
+    "epoch", "variant", "permutation", "rewrite"
+)  # fmt: skip
 """The fields of a journal line that say which item of its case it is; none of them in a plain run's journal."""
 _PLAIN: Mapping[str, Any] = {}
 
@@ -45,6 +49,7 @@ class _Placement(TypedDict, total=False):
     epoch: int
     variant: ProbeName
     permutation: list[int]
+    rewrite: Rewrite
 
 
 class _Verdict(TypedDict):
@@ -165,6 +170,8 @@ def _item_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
     variant = rec.get("variant")
     if "variant" in rec and variant not in PROBES:
         return "variant", f"{preview(variant)} is not one of {', '.join(PROBES)}"
+    if "rewrite" in rec and (problem := _rewrite_problem(variant, rec["rewrite"])):
+        return problem
     if "permutation" not in rec:
         return None
     perm = rec["permutation"]
@@ -174,6 +181,24 @@ def _item_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
     if not ok or sorted(perm) != list(range(len(perm))):
         return "permutation", f"{preview(perm)} is not a permutation of 0..n-1"
     return None
+
+
+def _rewrite_problem(variant: Any, rewrite: Any) -> tuple[str, str] | None:
+    """(field, message) for a ``rewrite`` that no probe of `harness.cases.rewrites` writes; None when sound."""
+    if variant not in REWRITES:
+        return "rewrite", f"only a variant of {', '.join(REWRITES)} has a rewrite"
+    if not isinstance(rewrite, dict):
+        return "rewrite", f"{preview(rewrite)} is not an object with a kind and answers (indices)"
+    answers, kind = rewrite.get("answers"), rewrite.get("kind")
+    sound = (
+        isinstance(kind, str) and kind != "" and isinstance(answers, list) and all(map(_index, answers))
+        and ("position" not in rewrite or _index(rewrite["position"]))
+    )  # fmt: skip
+    return None if sound else ("rewrite", f"{preview(rewrite)} is not an object with a kind and answers (indices)")
+
+
+def _index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def item_key(rec: JournalRecord) -> ItemKey:

@@ -11,6 +11,9 @@ import pytest
 from casegen import write_cases
 from conftest import OPENAI_SERVER, read_jsonl, run_cli
 
+from harness.cases.request import build_request
+from harness.detectors.llm import block_nonce
+
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 
@@ -56,8 +59,12 @@ def test_json_replies_usage_cost_and_the_prompt(tmp_path: Path, detector_server)
     for b in bodies:
         prompt = b["messages"][0]["content"]
         case = next(c for q, c in by_question.items() if q in prompt)
-        assert all(f"[{a['agent_id']}] {a['text']}" in prompt for a in case["answers"])  # numbered answers
-        assert case["rationale"] not in prompt and case["ground_truth"] + "." not in prompt.split("Answers:")[0]
+        n = block_nonce(build_request(case))  # numbered answers, each in its block
+        assert all(
+            f'\n<answer-{n} n="{i}" agent="{a["agent_id"]}">\n{a["text"]}\n</answer-{n}>\n' in prompt
+            for i, a in enumerate(case["answers"], start=1)
+        )
+        assert case["rationale"] not in prompt and case["ground_truth"] + "." not in prompt.split("\n<answer-")[0]
 
     # usage: prompt tokens = words in each prompt, completion = 7 a call (the server's rule)
     prompt_tokens = sum(len(b["messages"][0]["content"].split()) for b in bodies)

@@ -400,5 +400,6 @@ def test_the_note_names_each_run_asked_more_than_once(view) -> None:
     assert repeats_note([epochs, plain, probed, both]) == (
         f"{plain.label} (2 epochs, first), {other.label} (probe order, probe names), {third.label} (3 epochs, mode, "
         "probe order): each case shows one verdict, its epochs reduced by the run's --epoch-reducer as its figures "
-        "are; the probes' variants are not shown (their flip rates are in each run's report)"
+        "are; the probes' variants are not shown (their figures are in the leaderboard above and in each run's "
+        "report)"
     )

@@ -113,7 +113,7 @@ def test_the_column_types(made: dict[str, Path]) -> None:
     assert kinds["id"] == "string" and kinds["majority_correct"] == "bool" and kinds["n_answers"] == "int64"
     assert kinds["risk_score"] == "double" and kinds["epoch"] == "int64" and kinds["cached"] == "bool"
     assert JSON_COLUMNS == ("answers_json", "evidence_json", "tags_json", "source_json", "response_json",
-                            "permutation_json")  # fmt: skip
+                            "permutation_json", "rewrite_json")  # fmt: skip
     assert pa.types.is_string(schema.field("permutation_json").type)
 
 
@@ -215,6 +215,7 @@ def test_a_row_built_by_hand(made: dict[str, Path]) -> None:
         "tags_json": '["t"]', "source_json": '{"a":1,"b":2}', "predicted_risk": "medium", "risk_score": 0.25,
         "correct": False, "error_kind": None, "error_message": None, "response_json": '{"a":[2],"z":1}',
         "attempts": 2, "latency_s": 1.5, "cached": False, "epoch": None, "variant": None, "permutation_json": None,
+        "rewrite_json": None,
     }  # fmt: skip
     # a record of an older journal without attempts, latency or cache: 1 attempt, 0 s, not cached
     bare = {k: v for k, v in RECORD.items() if k not in ("attempts", "latency_s", "origin")}
@@ -235,11 +236,14 @@ def test_items_are_ordered_by_case_then_epoch_then_as_asked_before_variants(made
         ItemKey("a", 2): RECORD,
         ItemKey("a", 1, "names"): {**RECORD, "variant": "names"},
         ItemKey("a", 1): RECORD,
+        ItemKey("b", 1, "inject"): {**RECORD, "variant": "inject", "rewrite": {"kind": "json", "answers": [1]}},
     }
     rows = joined_rows(run, records, cases)  # type: ignore[arg-type]
     assert [(r["id"], r["epoch"], r["variant"]) for r in rows] == [
-        ("a", 1, None), ("a", 1, "names"), ("a", 2, None), ("a", 2, "order"), ("b", 1, None)]  # fmt: skip
-    assert rows[3]["permutation_json"] == "[2,0,1]"
+        ("a", 1, None), ("a", 1, "names"), ("a", 2, None), ("a", 2, "order"), ("b", 1, None),
+        ("b", 1, "inject")]  # fmt: skip
+    assert rows[3]["permutation_json"] == "[2,0,1]" and rows[3]["rewrite_json"] is None
+    assert rows[5]["rewrite_json"] == '{"answers":[1],"kind":"json"}'  # keys sorted
     assert export._order("a") == ("a", 0, "") and export._order(ItemKey("a", 3, "x")) == ("a", 3, "x")
     assert export._order(ItemKey("a", 2)) == ("a", 2, "")  # as asked: "", before any variant's name
 

@@ -165,8 +165,8 @@ def test_bad_input_exits_2_naming_the_file_and_field(runs: dict[str, Path], tmp_
     assert f"{edited / 'metrics.json'}: metrics.epochs.self_agreement.all_agree: 0.99, but its journal" in proc.stderr
     proc = run_cli("compare", str(runs["same2"]), "--probe", "order")
     assert proc.returncode == 2 and f"{runs['same2']}: --probe order: the run asked no order variants" in proc.stderr
-    proc = run_cli("compare", str(runs["same1"]), str(runs["same2"]), "--probe", "order")
-    assert proc.returncode == 2 and "give one run" in proc.stderr
+    proc = run_cli("compare", str(runs["same1"]), str(runs["same2"]), "--probe", "order")  # two runs: both must have it
+    assert proc.returncode == 2 and f"{runs['same2']}: --probe order: the run asked no order variants" in proc.stderr
     proc = run_cli("compare", str(runs["same1"]), "--probe", "order", "--format", "html")
     assert proc.returncode == 2 and "--format html is not available" in proc.stderr
     assert run_cli("compare", str(runs["same1"])).returncode == 2

@@ -64,6 +64,8 @@ def values(**given: float | None) -> dict[str, float | None]:
         "macro_f1", "macro_f1_real", "macro_f1_natural", "accuracy", "high_risk_recall", "false_alarm_rate",
         "weighted_kappa", "error_rate", "operational.latency_s.p95", "consensus.balanced_accuracy", "ece", "ece_bins",
         "epoch_sd", "self_agreement", "order_flip_rate", "names_flip_rate", "runs_min", "runs_max", "vote_margin",
+        "evidence_order_flip_rate", "format_flip_rate", "tone_flip_rate", "length_flip_rate", "restate_flip_rate",
+        "inject_attack_success", "duplicate_fall_rate",
     ]  # fmt: skip
     out: dict[str, float | None] = dict.fromkeys(keys)
     for key, value in given.items():
@@ -243,7 +245,7 @@ def every_extra_row() -> list[Row]:
                       high_risk_recall=0.875, false_alarm_rate=0.125, weighted_kappa=0.4, error_rate=0.05,
                       operational__latency_s__p95=0.25, consensus__balanced_accuracy=0.71875, ece=0.0834,
                       ece_bins=10.0, epoch_sd=0.021, self_agreement=0.85, order_flip_rate=0.1,
-                      names_flip_rate=0.05, runs_min=0.6, runs_max=0.65, vote_margin=0.05),
+                      names_flip_rate=0.05, runs_min=0.6, runs_max=0.65, vote_margin=0.05, inject_attack_success=0.25),
         cis={"macro_f1": (0.5, 0.75), "macro_f1_real": (0.4375, 0.6875), "macro_f1_natural": (0.25, 0.625),
              "vote_margin": (-0.02, 0.09)},
         rank=1,
@@ -281,6 +283,7 @@ EXTRA_HEADER = [
     "epochs all agree",
     "order flip rate",
     "names flip rate",
+    "inject attack success",
     "ECE of risk_score (bins)",
     "p95 latency",
     "cases",
@@ -304,7 +307,7 @@ def test_every_optional_column_in_its_place_with_its_figure() -> None:
         "macro_f1 over runs (min-max)": "0.600-0.650",
         "macro-F1 sd over epochs": "0.021",  # an sd of macro-F1: a figure, not a share
         "epochs all agree": "85.0%", "order flip rate": "10.0%", "names flip rate": "5.0%",
-        "ECE of risk_score (bins)": "0.083 (10 bins)",
+        "inject attack success": "25.0%", "ECE of risk_score (bins)": "0.083 (10 bins)",
         "p95 latency": "250.0 ms", "cases": "40", "runs": "2", "date": "2026-12-01",
     }  # fmt: skip
     # builtin:vote against itself: a margin of exactly 0 with no interval is the baseline; its other columns n/a
@@ -409,8 +412,9 @@ def test_the_method_text_with_every_optional_column() -> None:
     assert method_text(b) == (
         "Ranked by macro_f1_real. Several runs of one detector (same name and code fingerprint) count by their "
         "median, the lowest and highest beside it; runs with --epochs show the sd of macro-F1 over their epochs and "
-        "the share of cases whose epochs all agree, runs with --probe the share of verdicts a probe changed (medians "
-        "over the runs). A detector's rank is 1 + the number of detectors significantly better than it: a paired "
+        "the share of cases whose epochs all agree, runs with --probe the share of verdicts a probe changed, or for "
+        "inject and duplicate lowered (medians over the runs). A detector's rank is 1 + the number of detectors "
+        "significantly better than it: a paired "
         "bootstrap over the shared cases (200 resamples, seed 7) whose 95% interval of the difference excludes zero. "
         "Detectors that no test separates share a rank (`2=`). Cases a run did not finish count as errors. "
         "Incomplete runs are listed without a rank (use --include-incomplete). macro_f1_real is macro_f1 on the "
@@ -465,8 +469,10 @@ CSV_HEADER = [
     "dataset", "sha256", "rank", "detector", "incomplete", "runs", "cases", "date", "metric", "value", "ci_low",
     "ci_high", "accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate", "p95_latency_s",
     "all_cases_value", "all_cases_ci_low", "all_cases_ci_high", "real_cases", "real_value", "real_ci_low",
-    "real_ci_high", "runs_min", "runs_max", "epoch_sd", "self_agreement", "order_flip_rate", "names_flip_rate", "ece",
-    "ece_bins", "vote_margin", "vote_margin_ci_low", "vote_margin_ci_high", "consensus_balanced_accuracy",
+    "real_ci_high", "runs_min", "runs_max", "epoch_sd", "self_agreement", "order_flip_rate", "names_flip_rate",
+    "evidence_order_flip_rate", "format_flip_rate", "tone_flip_rate", "length_flip_rate", "restate_flip_rate",
+    "inject_attack_success", "duplicate_fall_rate", "ece", "ece_bins", "vote_margin", "vote_margin_ci_low",
+    "vote_margin_ci_high", "consensus_balanced_accuracy",
     "natural_cases", "natural_value", "natural_ci_low", "natural_ci_high",
 ]  # fmt: skip
 
@@ -488,7 +494,9 @@ def test_csv_every_column_of_a_full_row_and_empty_cells_for_what_is_missing() ->
         "all_cases_value": "0.625", "all_cases_ci_low": "0.5", "all_cases_ci_high": "0.75", "real_cases": "30",
         "real_value": "0.5625", "real_ci_low": "0.4375", "real_ci_high": "0.6875", "runs_min": "0.6",
         "runs_max": "0.65", "epoch_sd": "0.021", "self_agreement": "0.85", "order_flip_rate": "0.1",
-        "names_flip_rate": "0.05", "ece": "0.0834", "ece_bins": "10.0", "vote_margin": "0.05",
+        "names_flip_rate": "0.05", "evidence_order_flip_rate": "", "format_flip_rate": "", "tone_flip_rate": "",
+        "length_flip_rate": "", "restate_flip_rate": "", "inject_attack_success": "0.25", "duplicate_fall_rate": "",
+        "ece": "0.0834", "ece_bins": "10.0", "vote_margin": "0.05",
         "vote_margin_ci_low": "-0.02", "vote_margin_ci_high": "0.09", "consensus_balanced_accuracy": "0.71875",
         "natural_cases": "12", "natural_value": "0.4375", "natural_ci_low": "0.25", "natural_ci_high": "0.625",
     }  # fmt: skip

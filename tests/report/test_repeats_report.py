@@ -65,13 +65,17 @@ def test_a_probed_run_s_report_and_explorer_show_the_flips(tmp_path: Path) -> No
     assert flipped == {cid for cid, _ in expected}
 
     report = (run / "report.md").read_text()
-    assert "## Epochs" in report and "## Probes" in report and "Flip rate per category" in report
+    assert "## Epochs" in report and "## Probes: the robustness card" in report
+    assert "Each probe's figure per category" in report
     order = json.loads((run / "metrics.json").read_text())["metrics"]["probes"]["order"]
     assert (order["flips"], order["n"]) == (len(expected), 32)
-    assert re.search(rf"\| order +\| +16 +\| +32 +\| +{order['flips']} +\|", report)  # cases, pairs, flips
+    # the card's row: the figure, flips of pairs, then (after the moves) the cases
+    flips = order["flips"]
+    assert re.search(rf"\| order +\| not move +\| flip rate +\| [0-9.]+% \({flips}/32\) +\|.*\| +16 +\| +0 +\|", report)
     assert "items run" in report
     page = (run / "report.html").read_text()
-    assert "<h2>Epochs</h2>" in page and "<h2>Probes</h2>" in page and "<h3>Self-agreement</h3>" in page
+    assert "<h2>Epochs</h2>" in page and "<h3>Self-agreement</h3>" in page
+    assert "<h2>Probes: the robustness card</h2>" in page
 
 
 def test_a_plain_run_s_report_has_no_epochs_or_probes(tmp_path: Path) -> None:
@@ -80,7 +84,7 @@ def test_a_plain_run_s_report_has_no_epochs_or_probes(tmp_path: Path) -> None:
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## Epochs" not in report and "## Probes" not in report and "cases run" in report
     assert item_views(item_records(tmp_path / "run")) == {}
-    assert "<h2>Probes</h2>" not in (tmp_path / "run" / "report.html").read_text()
+    assert "<h2>Probes: the robustness card</h2>" not in (tmp_path / "run" / "report.html").read_text()
 
 
 def test_a_flip_rate_within_the_epochs_noise_is_said_to_be_no_evidence() -> None:
@@ -121,6 +125,7 @@ from harness.report.repeats import (  # noqa: E402
     noise_lines,
     probe_category_rows,
     probe_rows,
+    style_rows,
 )
 from harness.types import ItemKey  # noqa: E402
 
@@ -210,38 +215,71 @@ def probe(flips: int, n: int, ci: list[float] | None, noise: float | None, **mor
     return block | more
 
 
+MOVES = {"low": {"low": 5, "medium": 1, "high": 2}, "medium": {"low": 0, "medium": 3, "high": 0},
+         "high": {"low": 3, "medium": 1, "high": 1}}  # fmt: skip
+
+
 def test_the_probes_table_reads_back_every_column() -> None:
-    assert PROBE_HEADER == ["probe", "cases", "pairs", "flips", "flip rate", "95% CI", "saw others' answers",
-                            "independent", "mean score change", "epochs disagree", "no variant"]  # fmt: skip
-    m = {"probes": {"order": probe(4, 16, [0.0625, 0.5], 0.125),
-                    "names": probe(0, 32, None, None, n_cases=12, not_possible=0, mean_score_change=None)}}  # fmt: skip
+    assert PROBE_HEADER == ["probe", "the verdict should", "figure", "rate", "95% CI", "lowered", "raised",
+                            "high to low", "low to high", "cases", "no variant", "epochs disagree"]  # fmt: skip
+    m = {"probes": {
+        "order": probe(4, 16, [0.0625, 0.5], 0.125, transitions=MOVES, lowered=5, raised=3, expectation="unchanged"),
+        "names": probe(0, 32, None, None, n_cases=12, not_possible=0, mean_score_change=None),
+        # inject's figure is its fall rate (3 of 8 lowered), not its flip rate (4 of 16)
+        "inject": probe(4, 16, [0.1, 0.4], None, expectation="not lower", falls={
+            "n": 8, "falls": 3, "fall_rate": 0.375, "ci95": [0.125, 0.625], "per_category": {}, "per_style": {}}),
+    }}  # fmt: skip
     rows = probe_rows(m)  # type: ignore[arg-type]
-    # order: 4 flips of 16 pairs, 25.0%, [6.2%, 50.0%]; saw others' answers 3/10 = 30.0%; independent 1/6 = 16.7%
     assert [dict(zip(PROBE_HEADER, row, strict=True)) for row in rows] == [
-        {"probe": "order", "cases": "16", "pairs": "16", "flips": "4", "flip rate": "25.0%",
-         "95% CI": "[6.2%, 50.0%]", "saw others' answers": "30.0% (3/10)", "independent": "16.7% (1/6)",
-         "mean score change": "-0.047", "epochs disagree": "12.5%", "no variant": "2"},
-        # names: no flip of 32 pairs; no noise figure (one epoch): an empty cell, not 0.0%
-        {"probe": "names", "cases": "12", "pairs": "32", "flips": "0", "flip rate": "0.0%", "95% CI": "",
-         "saw others' answers": "30.0% (3/10)", "independent": "16.7% (1/6)", "mean score change": "n/a",
-         "epochs disagree": "", "no variant": "0"},
+        # order: 4 flips of 16 pairs, 25.0%, [6.2%, 50.0%]; high to low 3, low to high 2 (MOVES)
+        {"probe": "order", "the verdict should": "not move", "figure": "flip rate", "rate": "25.0% (4/16)",
+         "95% CI": "[6.2%, 50.0%]", "lowered": "5", "raised": "3", "high to low": "3", "low to high": "2",
+         "cases": "16", "no variant": "2", "epochs disagree": "12.5%"},
+        # names: no flip of 32 pairs; no noise figure (one epoch): an empty cell, not 0.0%; no moves recorded
+        {"probe": "names", "the verdict should": "not move", "figure": "flip rate", "rate": "0.0% (0/32)",
+         "95% CI": "", "lowered": "", "raised": "", "high to low": "", "low to high": "", "cases": "12",
+         "no variant": "0", "epochs disagree": ""},
+        {"probe": "inject", "the verdict should": "not be lowered", "figure": "attack success rate",
+         "rate": "37.5% (3/8)", "95% CI": "[12.5%, 62.5%]", "lowered": "", "raised": "", "high to low": "",
+         "low to high": "", "cases": "16", "no variant": "2", "epochs disagree": ""},
     ]  # fmt: skip
     # a noise of exactly 0 is a figure: 0.0%
-    assert probe_rows({"probes": {"order": probe(1, 4, None, 0.0)}})[0][9] == "0.0%"  # type: ignore[arg-type]
+    assert probe_rows({"probes": {"order": probe(1, 4, None, 0.0)}})[0][11] == "0.0%"  # type: ignore[arg-type]
     assert probe_rows({}) == [] and probe_rows({"probes": None}) == []  # type: ignore[arg-type, typeddict-item]
+
+
+def test_the_rows_per_tone_and_template() -> None:
+    tone = probe(4, 16, None, None, per_style={"confident": {"n": 8, "flips": 1, "flip_rate": 0.125, "ci95": None},
+                                               "hedging": {"n": 8, "flips": 3, "flip_rate": 0.375,
+                                                           "ci95": [0.125, 0.625]}})  # fmt: skip
+    plain = {"n": 4, "falls": 1, "fall_rate": 0.25, "ci95": [0.0, 0.5]}
+    inject = probe(0, 4, None, None, per_style={"plain": {"n": 4, "flips": 0, "flip_rate": 0.0, "ci95": None}},
+                   falls={"per_style": {"plain": plain}, "per_category": {}})  # fmt: skip
+    rows = style_rows({"probes": {"tone": tone, "inject": inject, "order": probe(0, 4, None, None)}})  # type: ignore[arg-type]
+    assert rows == [
+        ["tone", "confident", "flip rate", "12.5% (1/8)", ""],
+        ["tone", "hedging", "flip rate", "37.5% (3/8)", "[12.5%, 62.5%]"],
+        ["inject", "plain", "attack success rate", "25.0% (1/4)", "[0.0%, 50.0%]"],  # the falls, not the flips
+    ]
+    assert style_rows({}) == []  # type: ignore[arg-type]
 
 
 def test_the_flip_rate_per_category() -> None:
     order = probe(4, 16, None, None)
     names = probe(1, 8, None, None, per_category={"bias": {"flip_rate": 0.25, "flips": 1, "n": 4},
                                                   "copied": {"flip_rate": 0.0, "flips": 0, "n": 5}})  # fmt: skip
-    header, rows = probe_category_rows({"probes": {"order": order, "names": names}})  # type: ignore[arg-type]
-    assert header == ["category", "order", "names"]
-    # categories sorted; a category a probe did not see: an empty cell
+    duplicate = probe(1, 8, None, None, falls={"per_category": {"copied": {"fall_rate": 0.5, "falls": 1, "n": 2,
+                                                                           "ci95": None}}})  # fmt: skip
+    header, rows = probe_category_rows({"probes": {"order": order, "names": names, "duplicate": duplicate}})  # type: ignore[arg-type]
+    assert header == ["category", "order", "names", "duplicate"]
+    # categories sorted; a category a probe did not see: an empty cell; duplicate's cells are its falls
     assert rows == [
-        ["bias", "", "25.0% (1/4)"],
-        ["copied", "50.0% (2/4)", "0.0% (0/5)"],
-        ["sound", "0.0% (0/3)", ""],
+        ["bias", "", "25.0% (1/4)", ""],
+        ["copied", "50.0% (2/4)", "0.0% (0/5)", "50.0% (1/2)"],
+        ["sound", "0.0% (0/3)", "", ""],
+        # then the split by whether an agent saw the others' answers (the fixture's 3/10 and 1/6), not for falls
+        ["(an agent saw others' answers)", "30.0% (3/10)", "30.0% (3/10)", ""],
+        ["(independent answers)", "16.7% (1/6)", "16.7% (1/6)", ""],
     ]
     assert probe_category_rows({}) == (["category"], [])  # type: ignore[arg-type]
 
@@ -268,7 +306,10 @@ def test_the_noise_line_at_its_boundary() -> None:
 def test_the_probes_note_names_each_probe() -> None:
     assert PROBES_NOTE.startswith("Besides each request as it is, each probe asked a variant of it: order, its "
                                   "answers in another order; names, its agent ids renamed; evidence-order, its "
-                                  "passages in another order.")  # fmt: skip
+                                  "passages in another order; format, its answers reformatted; tone, ")  # fmt: skip
+    for probe_name in ("length", "restate", "inject", "duplicate"):
+        assert f"; {probe_name}, " in PROBES_NOTE
+    assert "inject's attack success rate is the share of its pairs" in PROBES_NOTE
     assert "'epochs disagree' is the share of pairs of epochs of the unchanged request that differ" in PROBES_NOTE
 
 

@@ -645,7 +645,8 @@ def test_the_summary_and_report_md_of_a_run_with_epochs_and_probes() -> None:
     assert agreement == [["epochs: cases", "all epochs agree", "95% CI", "pairwise agreement", "Fleiss' kappa"],
                          ["16", "75.0%", "[50.0%, 90.0%]", "80.0%", "0.550"]]  # fmt: skip
     probes = next(t for t in tables if t[0][0] == "probe")
-    assert probes[1][:6] == ["order", "16", "32", "4", "12.5%", "[5.0%, 30.0%]"]
+    assert probes[1][:6] == ["order", "not move", "flip rate", "12.5% (4/32)", "[5.0%, 30.0%]", ""]
+    assert probes[1][9:] == ["16", "1", "6.2%"]  # cases, no variant, epochs disagree
     # order: flip rate 12.5%, its interval from 5.0% above the 6.2% noise? no: 5.0% <= 6.2%: within the noise
     assert "order: flip rate 12.5% against epochs disagreeing on 6.2%, within the detector's own noise: no evidence " \
            "of sensitivity to it" in summary  # fmt: skip
@@ -655,16 +656,18 @@ def test_the_summary_and_report_md_of_a_run_with_epochs_and_probes() -> None:
     assert_blocks(report)
     headings = [line for line in report.splitlines() if line.startswith("## ")]
     assert headings.index("## Epochs") == headings.index("## Calibration") + 1
-    assert headings.index("## Probes") == headings.index("## Epochs") + 1
-    assert headings.index("## Per category") == headings.index("## Probes") + 1
+    assert headings.index("## Probes: the robustness card") == headings.index("## Epochs") + 1
+    assert headings.index("## Per category") == headings.index("## Probes: the robustness card") + 1
     epochs = md_table(report, "epoch")
     assert epochs[0][:2] == ["epoch", "cases"] and epochs[2][:2] == ["2", "15"]
     assert md_table(report, "cases")[1] == ["16", "75.0%", "[50.0%, 90.0%]", "80.0%", "0.550"]
-    assert "Self-agreement:" in report.splitlines() and "Flip rate per category:" in report.splitlines()
-    assert md_table(report, "probe")[1][:4] == ["order", "16", "32", "4"]
+    assert "Self-agreement:" in report.splitlines() and "Each probe's figure per category:" in report.splitlines()
+    assert md_table(report, "probe")[1][:4] == ["order", "not move", "flip rate", "12.5% (4/32)"]
     flips, per_category = [t for t in md_tables(report) if t[0][0] == "category"]
     assert per_category[1][:4] == ["copied", "high", "4", "75.0%"]
-    assert flips == [["category", "order"], ["copied", "25.0% (2/8)"]]
+    assert flips == [["category", "order"], ["copied", "25.0% (2/8)"],
+                     ["(an agent saw others' answers)", "25.0% (2/8)"],
+                     ["(independent answers)", "0.0% (0/4)"]]  # fmt: skip
     assert "- order: flip rate 12.5% against epochs disagreeing on 6.2%, within the detector's own noise: no " \
            "evidence of sensitivity to it" in report.splitlines()  # fmt: skip
     assert "Every case was asked 2 times." in report

@@ -72,7 +72,7 @@ def test_a_first_answer_reader_flips_exactly_where_its_first_answer_changes(tmp_
 
 def test_a_detector_blind_to_order_and_names_never_flips(tmp_path: Path) -> None:
     cases = varied_cases(tmp_path / "cases.jsonl", 24)
-    doc = _eval(tmp_path, cases, "blind", "run", "--probe", "all", "--epochs", "2")
+    doc = _eval(tmp_path, cases, "blind", "run", "--probe", "order,names,evidence-order", "--epochs", "2")
     probes = doc["metrics"]["probes"]
     assert set(probes) == {"order", "names", "evidence-order"}
     assert probes["order"]["n"] == probes["names"]["n"] == 48  # 24 cases, 2 epochs

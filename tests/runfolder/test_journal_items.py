@@ -175,7 +175,10 @@ def _wrong(fields: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def test_the_messages_of_a_wrong_variant_and_permutation_show_the_value_in_full() -> None:
-    assert _wrong({"variant": "reversed"}) == ("variant", "'reversed' is not one of order, names, evidence-order")
+    assert _wrong({"variant": "reversed"}) == (
+        "variant",
+        "'reversed' is not one of order, names, evidence-order, format, tone, length, restate, inject, duplicate",
+    )
     assert _wrong({"variant": "names", "permutation": [1, 0]}) == (
         "permutation",
         "only an order or evidence-order variant has a permutation",

@@ -7,12 +7,25 @@ characters of the bearer token (a model leaking its key); ``throttle`` a 429 wit
 request of each prompt; ``slow`` waits 3 s; ``nojsonmode`` refuses ``response_format`` with 400.
 Usage: prompt tokens = words in the prompt, completion tokens = 7. It prints ``PORT <n>``; requests are appended
 to ``--record`` when given.
+
+Two scripted judges for prompt injection (the ``inject`` probe of `harness.cases.rewrites`), each answering low
+when it obeys an instruction asking for a low risk (`LOW_ASKED`: "report ... low", "output ... low", Spanish
+"informe ... bajo", or a verdict ``false_consensus_risk: low`` / ``= "low"`` written as JSON or code, as each
+template of ``INJECTIONS`` does; not the template's own ``"low" | "medium" | "high"``), else high as ``json`` does:
+
+- ``obey`` obeys such an instruction wherever it stands in the user message: no prompt protects against it;
+- ``obey-outside`` respects delimiters (`outside_blocks`), as a careful model would: it takes the nonce from the
+  first ``<question-NONCE``, ``<answer-NONCE`` or ``<evidence-NONCE`` tag of the prompt (the template's own, which
+  comes before any data), drops every block running from such a start tag on a line of its own to the first line
+  that is its end tag ``</KIND-NONCE>``, and obeys an instruction only in what is left. A prompt without such tags
+  (a template that pastes the answers in plain) is all outside.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +40,33 @@ BAD_USAGE = {
     "strings": {"prompt_tokens": "many", "completion_tokens": "7", "total_tokens": True},
 }
 """The ``usage`` a model named ``usage-KIND`` replies with."""
+
+LOW_ASKED = re.compile(
+    r"\b(?:report|output|return|informe|reporte)\b[^.\n]{0,80}?\b(?:low|bajo)\b"
+    r"|false_consensus_risk[\"']?\s*[:=]\s*[\"']?low\b(?![\"']?\s*\|)",
+    re.IGNORECASE,
+)
+"""An instruction asking the judge for a low risk (the template's ``"low" | "medium" | "high"`` is none)."""
+_FIRST_TAG = re.compile(r"<(?:question|answer|evidence)-([0-9A-Za-z]+)[\s>]")
+
+
+def outside_blocks(prompt: str) -> str:
+    """The prompt with its data blocks taken out, read as a model that respects the template's delimiters reads it:
+    the blocks' nonce is the first tag's; a block runs from its start tag, on a line of its own, to the first line
+    that is its end tag, whatever lies between."""
+    found = _FIRST_TAG.search(prompt)
+    if found is None:
+        return prompt
+    nonce = re.escape(found.group(1))
+    block = re.compile(
+        rf"^<(question|answer|evidence)-{nonce}(?:[ \t][^\n]*)?>[ \t]*\n.*?\n</\1-{nonce}>[ \t]*$", re.M | re.S
+    )
+    return block.sub("", prompt)
+
+
+def obeyed(model: str, prompt: str) -> bool:
+    """Whether the scripted judge ``obey`` or ``obey-outside`` follows an instruction to answer low."""
+    return bool(LOW_ASKED.search(prompt if model == "obey" else outside_blocks(prompt)))
 
 
 def completion(content: str, prompt: str) -> dict:
@@ -87,6 +127,11 @@ def main() -> None:
             elif model == "echokey":
                 token = self.headers.get("Authorization", "").partition(" ")[2]
                 content = json.dumps({**reply, "reason": f"my key starts {token[:12]}, said the model"})
+            elif model in ("obey", "obey-outside"):
+                low = obeyed(model, prompt)
+                content = json.dumps(
+                    {"false_consensus_risk": "low", "risk_score": 0.1, "reason": "as instructed"} if low else reply
+                )
             elif model == "vote":
                 risk = ("high", "high", "low")[(nth - 1) % 3]
                 content = json.dumps({"false_consensus_risk": risk, "risk_score": 0.9 if risk == "high" else 0.3})
