@@ -5,11 +5,11 @@ One row per case the run finished, in case-id order: for a run with ``--epochs``
 headline counts (its epochs reduced; variants left out), or with ``items=True`` one row per case, epoch and variant
 (columns ``epoch``, ``variant``, ``permutation_json``, ``rewrite_json``), every answer the journal holds. The
 case's own fields come from the cases file the run read, matched line by line by the content hash its journal
-recorded (the very case that was sent: a changed file is refused, never joined). Scalar fields are columns of their own; nested ones
-(answers, evidence, tags, source, the detector's reply) are JSON text in columns ending ``_json``
+recorded (the very case that was sent: a changed file is refused, never joined). Scalar fields are columns of their
+own; nested ones (answers, evidence, tags, source, the detector's reply) are JSON text in columns ending ``_json``
 (`JSON_COLUMNS`), so that every reader gets plain strings and DuckDB's ``json_extract`` or pandas' ``json.loads``
-opens them. The file's key-value metadata
-(``fcb``) holds the run's identity: data set, detector, completeness, harness version.
+opens them. The file's key-value metadata (``fcb``) holds the run's identity: data set, detector, completeness,
+harness version.
 
 pyarrow is an optional dependency (the ``parquet`` extra), imported here on use only.
 """
