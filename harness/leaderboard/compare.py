@@ -213,6 +213,13 @@ def compare_runs(
     if hierarchical:
         apply_holm(metrics, family, alpha=alpha, max_drop=max_drop)
     gate["statement"] = statement(gate, alpha, n_boot, seed)
+    if rates:
+        test = (f"its Holm-adjusted p, in the family above, is below {alpha:g}" if hierarchical else
+                f"its paired-bootstrap {1 - alpha:.0%} interval of the change excludes zero")  # fmt: skip
+        gate["statement"] += (
+            f" A probe's figure ({', '.join(rates)}) counts as a regression when it rises by more than {max_drop:g}"
+            f" and {test} (the cases resampled alike for both runs, a case's epochs together)."
+        )
     doc: CompareDocument = {
         "base": {"path": str(base.path), "detector": base.label, "spec": base.detector, "created": base.created},
         "new": {"path": str(new.path), "detector": new.label, "spec": new.detector, "created": new.created},

@@ -502,3 +502,43 @@ def test_the_ece_change_joins_when_both_runs_state_one() -> None:
         other = ece_delta(base, new, ids, y_true=y, alpha=alpha, n_boot=n_boot, seed=seed)
         assert other is not None and other["ci"] != want["ci"], (alpha, n_boot, seed)
     assert "ece" not in compare_runs(base, _run(IDS, Y, Y, name="b"), n_boot=20)
+
+
+def test_the_probes_both_runs_asked_are_gated_on_a_rise() -> None:
+    from dataclasses import replace
+
+    # base: the inject variant of c2 (high, plain high) stays high; new: it falls to low, and c3's (high -> low)
+    # too: attack success 0/2 -> 2/2 (c4, medium, plain medium, stays medium in both: counted, never falls)
+    base = replace(_run(IDS, Y, Y), variants={"inject": np.array([[-1], [2], [2], [1]]),
+                                              "tone": np.array([[0], [2], [2], [1]])})  # fmt: skip
+    new = replace(_run(IDS, Y, Y, name="b"), variants={"inject": np.array([[-1], [0], [0], [1]]),
+                                                       "tone": np.array([[0], [2], [2], [1]])})  # fmt: skip
+    doc = compare_runs(base, new, n_boot=200, seed=1)
+    inject = doc["metrics"]["inject_attack_success"]
+    assert (inject["base"], inject["new"], inject["delta"]) == (0.0, pytest.approx(2 / 3), pytest.approx(2 / 3))
+    assert doc["metrics"]["tone_flip_rate"]["delta"] == 0.0 and not doc["metrics"]["tone_flip_rate"]["regression"]
+    # some resamples hold c4 alone (no fall possible, change 0): the interval reaches 0, no regression at 0.05
+    assert inject["ci"][0] == 0.0 and inject["regression"] is False  # type: ignore[index]
+    assert doc["gate"]["family"] == []  # one epoch: each figure tested alone, as the headline metrics are
+    assert doc["gate"]["statement"].endswith(
+        " A probe's figure (tone_flip_rate, inject_attack_success) counts as a regression when it rises by more than "
+        "0.01 and its paired-bootstrap 95% interval of the change excludes zero (the cases resampled alike for both "
+        "runs, a case's epochs together)."
+    )
+    # runs with epochs: the probes join Holm's family
+    two = np.array([[0, 0], [2, 2], [2, 2], [1, 1]])
+    base2, new2 = replace(base, epochs=two), replace(new, epochs=two)
+    base2.variants["inject"] = np.array([[-1, -1], [2, 2], [2, 2], [1, 1]])
+    new2.variants["inject"] = np.array([[-1, -1], [0, 0], [0, 0], [1, 1]])
+    held = compare_runs(base2, new2, n_boot=200, seed=1)
+    assert "inject_attack_success" in held["gate"]["family"]
+    assert held["metrics"]["inject_attack_success"]["p_holm"] is not None
+    assert "its Holm-adjusted p, in the family above, is below 0.05" in held["gate"]["statement"]
+    # --probe inject: that one alone; a probe only one run asked is not compared
+    only = compare_runs(base, new, n_boot=50, probes=["inject"])["metrics"]
+    assert "inject_attack_success" in only and "tone_flip_rate" not in only
+    lone = replace(new, variants={"inject": new.variants["inject"]})
+    assert "tone_flip_rate" not in compare_runs(base, lone, n_boot=50)["metrics"]
+    # without probes on either side, nothing of them
+    assert not [k for k in compare_runs(_run(IDS, Y, Y), _run(IDS, Y, Y, name="b"), n_boot=10)["metrics"]
+                if "flip" in k or "attack" in k]  # fmt: skip

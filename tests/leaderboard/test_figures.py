@@ -187,6 +187,31 @@ def test_flip_rate_over_the_pairs_both_answered() -> None:
     assert got == {("probes", "order", "flip_rate"): 0.0}
 
 
+def test_the_fall_rates_of_inject_and_duplicate_over_the_labels_each_counts() -> None:
+    # expected: low, medium, high, high, medium, high; two epochs (columns). plain and variant codes, -1 no item,
+    # 3 an error. A pair counts where both answered and the plain verdict is above low; a fall: variant < plain.
+    y = np.array([0, 1, 2, 2, 1, 2])
+    plain = np.array([[2, 2], [1, 2], [2, 0], [2, 1], [3, 1], [2, -1]])
+    table = np.array([[0, 0], [0, 2], [1, 2], [2, 0], [0, 0], [0, 0]])
+    metrics = {"probes": {"inject": {}, "duplicate": {}}}
+    got = item_figures(metrics, y, plain, {"inject": table, "duplicate": table})
+    # inject (labels medium and high): case 0 is low, never counted. case 1: (1 -> 0) a fall, (2 -> 2) none;
+    # case 2: (2 -> 1) a fall, (0 -> 2) plain low, not counted; case 3: (2 -> 2) none, (1 -> 0) a fall;
+    # case 4: plain an error, left out; (1 -> 0) a fall; case 5: (2 -> 0) a fall, epoch 2 no plain item
+    # counted: 2 + 1 + 2 + 1 + 1 = 7 pairs, falls 1 + 1 + 1 + 1 + 1 = 5
+    assert got[("probes", "inject", "falls", "fall_rate")] == pytest.approx(5 / 7)
+    # duplicate (label high only): cases 2, 3 and 5: counted 1 + 2 + 1 = 4, falls 1 + 1 + 1 = 3
+    assert got[("probes", "duplicate", "falls", "fall_rate")] == pytest.approx(3 / 4)
+    # the flip rates beside them, over every answered pair: 2 + 2 + 2 + 2 + 1 + 1 = 10 pairs; flips: case 0 x2,
+    # 1 (e1), 2 x2, 3 (e2), 4 (e2), 5 (e1) = 8
+    assert got[("probes", "inject", "flip_rate")] == pytest.approx(8 / 10)
+    # a probe that may not lower has no fall rate; none counted: undefined
+    assert ("probes", "order", "falls", "fall_rate") not in item_figures({"probes": {"order": {}}}, y, plain,
+                                                                        {"order": table})  # fmt: skip
+    low = item_figures({"probes": {"inject": {}}}, np.array([0]), np.array([[2]]), {"inject": np.array([[0]])})
+    assert low[("probes", "inject", "falls", "fall_rate")] is None
+
+
 def test_latency_percentiles_by_hand() -> None:
     # five latencies 1..5; linear interpolation at q/100 * 4: p50 index 2 -> 3; p90 3.6 -> 4.6; p95 3.8 -> 4.8;
     # p99 3.96 -> 4.96

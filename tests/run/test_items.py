@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,31 @@ def test_one_epoch_and_the_order_probe(scanned: Scan) -> None:
         ItemKey("FCB-0003"), ItemKey("FCB-0003", 1, "order"),
     ]  # fmt: skip
     assert plan.not_possible == {"order": 1}
+
+
+def test_inject_is_planned_only_on_cases_labelled_high_or_medium(scanned: Scan) -> None:
+    """All three cases are labelled low: no inject item, each counted apart; relabelled high, medium and low (the
+    harness reads the label to plan; the variant itself is built from the request alone), 1 and 2 get one."""
+    plan = plan_items(_settings(probes=("inject",)), scanned.labels, scanned)
+    assert [key.variant for _, key in plan.items] == [None, None, None] and plan.not_possible == {"inject": 3}
+    relabelled = [
+        replace(lab, expected_risk=r) for lab, r in zip(scanned.labels, ("high", "medium", "low"), strict=True)
+    ]
+    plan = plan_items(_settings(probes=("inject", "tone")), relabelled, scanned)
+    assert [(key.case_id[-1], key.variant) for _, key in plan.items] == [
+        ("1", None), ("1", "tone"), ("1", "inject"), ("2", None), ("2", "tone"), ("2", "inject"), ("3", None),
+        ("3", "tone")]  # fmt: skip
+    assert plan.not_possible == {"inject": 1, "tone": 0}
+
+
+def test_a_rewriting_variant_s_item_fields_carry_its_rewrite(scanned: Scan) -> None:
+    case = scanned.case(scanned.labels[0].line)
+    request, fields = build_item(_settings(probes=("tone",), probe_seed=4), case, ItemKey("FCB-0001", 1, "tone"))
+    assert fields["variant"] == "tone" and "permutation" not in fields and "epoch" not in fields
+    tone = fields["rewrite"]["kind"]
+    assert tone in ("confident", "hedging") and fields["rewrite"]["answers"] == [0, 1]
+    opening = request["answers"][0]["text"].removesuffix("\n\na")
+    assert request["answers"][1]["text"] == f"{opening}\n\nb"  # one phrase for both answers
 
 
 def test_a_variant_that_does_not_exist_is_an_internal_error(scanned: Scan) -> None:
