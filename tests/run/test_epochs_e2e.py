@@ -56,8 +56,8 @@ def test_an_epochs_run_killed_and_resumed_ends_as_an_uninterrupted_one(tmp_path:
     record = tmp_path / "seen.jsonl"
     server = detector_server("--delay", "0.005", "--record", str(record))
     concurrency = 3
-    common = ["-d", server.url, "-q", "--epochs", "3", "--probe", "order", "--concurrency", str(concurrency),
-              "--retries", "0", "--bootstrap", "200"]  # fmt: skip
+    common = ["-d", server.url, "-q", "--epochs", "3", "--probe", "order,tone,inject,duplicate", "--concurrency",
+              str(concurrency), "--retries", "0", "--bootstrap", "200"]  # fmt: skip
     reference = tmp_path / "reference"
     assert run_cli("eval", str(cases), "--out", str(reference), *common).returncode == 0
     items = len(read_jsonl(reference / "predictions.jsonl"))
@@ -82,12 +82,17 @@ def test_an_epochs_run_killed_and_resumed_ends_as_an_uninterrupted_one(tmp_path:
     ref = json.loads((reference / "metrics.json").read_text())
     assert doc["complete"] and _without_timing(doc) == _without_timing(ref)
     assert doc["metrics"]["epochs"] == ref["metrics"]["epochs"] and doc["metrics"]["probes"] == ref["metrics"]["probes"]
+    # each item's variant is the same on --resume: the same permutation or rewrite as the uninterrupted run's
+    made = {(r["id"], r["epoch"], r.get("variant")): (r.get("permutation"), r.get("rewrite")) for r in journal}
+    assert made == {(r["id"], r["epoch"], r.get("variant")): (r.get("permutation"), r.get("rewrite"))
+                    for r in read_jsonl(reference / "predictions.jsonl")}  # fmt: skip
+    assert {k[2] for k in made} == {None, "order", "tone", "inject", "duplicate"}
 
 
 def test_shards_of_an_epochs_run_merge_to_the_whole_run_s_figures(tmp_path: Path, detector_server) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", N)
     server = detector_server()
-    common = ["-d", server.url, "--epochs", "2", "--probe", "names"]
+    common = ["-d", server.url, "--epochs", "2", "--probe", "names,inject"]
     whole = _eval(cases, tmp_path / "whole", *common)
     for k in (1, 2):
         _eval(cases, tmp_path / f"s{k}", *common, "--shard", f"{k}/2")
@@ -95,7 +100,9 @@ def test_shards_of_an_epochs_run_merge_to_the_whole_run_s_figures(tmp_path: Path
     assert merged.returncode == 0, merged.stderr
     doc = json.loads((tmp_path / "merged" / "metrics.json").read_text())
     assert doc["complete"] and _without_timing(doc) == _without_timing(whole)
-    assert len(read_jsonl(tmp_path / "merged" / "predictions.jsonl")) == 4 * N
+    inject = sum(2 for c in read_jsonl(cases) if c["expected_risk"] != "low")  # 2 epochs of each high or medium
+    assert len(read_jsonl(tmp_path / "merged" / "predictions.jsonl")) == 4 * N + inject
+    assert whole["metrics"]["probes"]["inject"]["per_style"]  # the templates' figures, recomputed alike on merge
     board = run_cli("leaderboard", str(tmp_path / "whole"), "--format", "json")
     assert board.returncode == 0, board.stderr
     values = json.loads(board.stdout)[0]["rows"][0]["values"]
