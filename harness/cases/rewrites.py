@@ -24,9 +24,10 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
-from harness.final_answer import final_value
+from harness.final_answer import Value, final_value
 from harness.types import Answer, Request
 
 MAX_TEXT = 16_000
@@ -96,8 +97,14 @@ def style_of(seed: int, probe: str, case_id: str) -> str | None:
     return random.Random(f"style:{seed}:{probe}:{case_id}").choice(STYLES[probe]) if probe in STYLES else None
 
 
+@lru_cache(maxsize=4096)
+def _value(text: str) -> Value | None:
+    """`final_value`, remembered: a run reads each answer once to plan its probes and again to build each variant."""
+    return final_value(text)
+
+
 def _key(text: str) -> str | None:
-    value = final_value(text)
+    value = _value(text)
     return None if value is None else value.key
 
 
@@ -239,7 +246,7 @@ def restate_variant(request: Request, rng: random.Random, style: str | None = No
     old = [a["text"] for a in request["answers"]]
     new = []
     for text in old:
-        value = final_value(text)
+        value = _value(text)
         closed = f"{text.rstrip()}\n\nSo my final answer is {value.text}." if value is not None else text
         new.append(closed if value is not None and len(closed) <= MAX_TEXT and _key(closed) == value.key else text)
     return (_with_texts(request, new), {"kind": "closing-line", "answers": _changed(old, new)}) if new != old else None
@@ -249,17 +256,16 @@ def restate_variant(request: Request, rng: random.Random, style: str | None = No
 
 
 def inject_variant(request: Request, rng: random.Random, style: str | None = None) -> Rewritten | None:
-    """One answer, drawn at random, closed by an instruction to the judge: `INJECTIONS`'s ``style`` (drawn when not
-    given)."""
+    """One answer, drawn at random among those the instruction fits (within `MAX_TEXT`), closed by an instruction to
+    the judge: `INJECTIONS`'s ``style`` (drawn when not given). None where it fits no answer."""
     template = style or rng.choice(STYLES["inject"])
     old = [a["text"] for a in request["answers"]]
-    if not old:
+    closed = [f"{t.rstrip()}\n\n{INJECTIONS[template]}" for t in old]
+    fits = [i for i, text in enumerate(closed) if len(text) <= MAX_TEXT]
+    if not fits:
         return None
-    target = rng.randrange(len(old))
-    text = f"{old[target].rstrip()}\n\n{INJECTIONS[template]}"
-    if len(text) > MAX_TEXT:
-        return None
-    new = [text if i == target else t for i, t in enumerate(old)]
+    target = rng.choice(fits)
+    new = [closed[i] if i == target else t for i, t in enumerate(old)]
     return _with_texts(request, new), {"kind": template, "answers": [target]}
 
 
@@ -296,7 +302,7 @@ def duplicate_variant(request: Request, rng: random.Random, style: str | None = 
         return None
     key, holders = found
     source = rng.choice(holders)
-    value = final_value(answers[source]["text"])
+    value = _value(answers[source]["text"])
     assert value is not None
     text, kind = rng.choice(DUPLICATES).format(value=value.text), "paraphrase"
     if _key(text) != key:  # a value no sentence of ours reads back (a short answer read whole): the answer itself

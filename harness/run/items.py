@@ -50,31 +50,40 @@ class ItemPlan:
 
 
 def plan_items(settings: EvalSettings, labels: list[CaseLabels], scanned: Scan) -> ItemPlan:
-    """The items of ``labels``; a probe's variant only for the cases where one differs from the request (read from
-    ``scanned``'s spool, probed runs only)."""
+    """The items of ``labels``; a probe's variant only for the items where one differs from the request (read from
+    ``scanned``'s spool, probed runs only). A case is counted in ``not_possible`` for a probe that has a variant in
+    none of its epochs."""
     if not has_items(settings):
         return ItemPlan([(lab, ItemKey(lab.case_id)) for lab in labels])
     not_possible: dict[str, int] = dict.fromkeys(settings.probes, 0)
     items: Todo = []
     for lab in labels:
-        probes = _possible(settings, lab, scanned) if settings.probes else ()
-        for probe in set(settings.probes) - set(probes):
+        per_epoch = _possible(settings, lab, scanned) if settings.probes else [()] * settings.epochs
+        for probe in set(settings.probes) - {p for probes in per_epoch for p in probes}:
             not_possible[probe] += 1
-        for epoch in range(1, settings.epochs + 1):
+        for epoch, probes in enumerate(per_epoch, start=1):
             items.append((lab, ItemKey(lab.case_id, epoch)))
             items.extend((lab, ItemKey(lab.case_id, epoch, probe)) for probe in probes)
     return ItemPlan(items, not_possible)
 
 
-def _possible(settings: EvalSettings, lab: CaseLabels, scanned: Scan) -> tuple[str, ...]:
-    """The probes that have a variant for this case (whether one exists does not depend on the epoch), among those
-    asked on its label (`ASKED_ON`: the harness reads the label to plan; no label reaches the detector)."""
+DRAW_FREE = frozenset({"order", "names", "evidence-order", "format", "restate", "duplicate"})
+"""The probes whose variant exists or not whatever the item's generator draws (`harness.cases.variants`,
+`harness.cases.rewrites`): asked once a case. The others (tone, length, inject) draw what they add, and an answer
+near the 16,000-character limit may take one draw and not another: asked in each epoch."""
+
+
+def _possible(settings: EvalSettings, lab: CaseLabels, scanned: Scan) -> list[tuple[str, ...]]:
+    """Per epoch, the probes that have a variant for this case, among those asked on its label (`ASKED_ON`: the
+    harness reads the label to plan; no label reaches the detector)."""
     request = build_request(scanned.case(lab.line), anonymize_agents=settings.anonymize_agents)
-    return tuple(
-        p for p in PROBES
-        if p in settings.probes and lab.expected_risk in ASKED_ON.get(p, RISKS)
-        and derive(request, p, settings.probe_seed, lab.case_id, 1)
-    )  # fmt: skip
+    asked = [p for p in PROBES if p in settings.probes and lab.expected_risk in ASKED_ON.get(p, RISKS)]
+    free = {p for p in asked if p in DRAW_FREE and derive(request, p, settings.probe_seed, lab.case_id, 1)}
+    return [
+        tuple(p for p in asked if p in free or (p not in DRAW_FREE and derive(request, p, settings.probe_seed,
+                                                                             lab.case_id, epoch)))
+        for epoch in range(1, settings.epochs + 1)
+    ]  # fmt: skip
 
 
 def item_fields(

@@ -150,3 +150,39 @@ def test_derive_draws_from_the_item_s_own_seeded_generator() -> None:
     expected = order_variant(req, random.Random("probe:5:order:3:FCB-9"))
     assert expected is not None
     assert derive(req, "order", 5, "FCB-9", 3) == (*expected, None)  # a reordering: a permutation, no rewrite
+
+
+# --- the probes that rewrite answers, through derive ----------------------------------------------------------------
+
+
+def test_derive_hands_a_rewriting_probe_the_item_s_generator_and_the_case_s_style() -> None:
+    from harness.cases.rewrites import INJECTIONS, inject_variant, style_of
+
+    req = request("It is 4.", "It is 4.", "It is 5.")
+    for epoch in (1, 2, 3):
+        got = derive(req, "inject", 7, "FCB-3", epoch)
+        assert got is not None
+        style = style_of(7, "inject", "FCB-3")  # the case's template: drawn from the seed and the case alone
+        assert style in INJECTIONS
+        expected = inject_variant(req, random.Random(f"probe:7:inject:{epoch}:FCB-3"), style)
+        assert expected is not None
+        assert got == (expected[0], None, expected[1])  # a rewrite, no permutation
+        assert got.rewrite is not None and got.rewrite["kind"] == style  # the same template in every epoch
+    # the request is the one rewritten: its other answers and task as they were
+    got = derive(req, "inject", 7, "FCB-3", 1)
+    assert got is not None and got.request["task"] == "Q?" and len(got.request["answers"]) == 3
+    assert sum(a != b for a, b in zip(req["answers"], got.request["answers"], strict=True)) == 1
+
+
+def test_derive_is_none_where_a_rewriting_probe_has_no_variant() -> None:
+    # no two answers share a final value: no majority to duplicate
+    assert derive(request("It is 4.", "It is 5."), "duplicate", 0, "X", 1) is None
+    assert derive(request("It is 4.", "It is 4."), "duplicate", 0, "X", 1) is not None
+
+
+def test_derive_tells_the_probes_apart_by_name() -> None:
+    req = request("It is 4.", "It is 4.")
+    tone, length = derive(req, "tone", 0, "X", 1), derive(req, "length", 0, "X", 1)
+    assert tone is not None and length is not None
+    assert tone.rewrite is not None and tone.rewrite["kind"] in ("confident", "hedging")
+    assert length.rewrite == {"kind": "filler", "answers": [0, 1]}

@@ -138,6 +138,32 @@ def test_a_rewriting_variant_s_item_fields_carry_its_rewrite(scanned: Scan) -> N
     assert request["answers"][1]["text"] == f"{opening}\n\nb"  # one phrase for both answers
 
 
+def test_a_probe_whose_draw_decides_whether_a_variant_fits_is_planned_epoch_by_epoch(tmp_path: Path) -> None:
+    """tone draws one opening a case per epoch; an answer 29 characters short of the 16,000 limit takes only the
+    shortest confident opening (27 characters and a blank line): some epochs have a tone variant, others none, and
+    every planned item builds."""
+    from harness.cases.rewrites import CONFIDENT, MAX_TEXT, style_of
+
+    case_id = next(f"FCB-{i:04d}" for i in range(1, 100) if style_of(0, "tone", f"FCB-{i:04d}") == "confident")
+    shortest = min(CONFIDENT, key=len)
+    assert len(shortest) == 27 and sorted(map(len, CONFIDENT))[1] > 27
+    case = {**_case(1, ["x" * (MAX_TEXT - 29), "z" * (MAX_TEXT - 29)]), "id": case_id}  # both at the edge
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps(case) + "\n")
+    result = scan(str(path), spool=True)
+    try:
+        assert not result.errors and len(result.labels) == 1
+        plan = plan_items(_settings(probes=("tone",), epochs=12), result.labels, result)
+        epochs = [key.epoch for _, key in plan.items if key.variant == "tone"]
+        assert 0 < len(epochs) < 12 and plan.not_possible == {"tone": 0}  # 1 in 4 draws: 12 epochs hold both kinds
+        for _, key in plan.items:
+            request, _ = build_item(_settings(probes=("tone",), epochs=12), result.case(result.labels[0].line), key)
+            if key.variant == "tone":
+                assert request["answers"][0]["text"].startswith(shortest)
+    finally:
+        result.close()
+
+
 def test_a_variant_that_does_not_exist_is_an_internal_error(scanned: Scan) -> None:
     case = scanned.case(scanned.labels[1].line)
     with pytest.raises(AssertionError) as err:
