@@ -12,6 +12,8 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from harness.repeats import (
     case_pairs,
+    falls_block,
+    transitions,
     category_counts,
     epoch_disagreement,
     epochs_block,
@@ -433,3 +435,41 @@ def test_a_probe_s_interval_is_the_flip_rate_bootstrap_over_its_cases_with_the_r
 def test_a_resample_of_exactly_one_pair_counts() -> None:
     # one case with one pair, flipped: every resample is that case, one pair of one flip, so the interval is [1, 1]
     assert flip_rate(np.array([1.0]), np.array([1.0]), n_boot=20, seed=0)["ci95"] == [1.0, 1.0]
+
+
+def test_falls_counted_on_their_labels_with_an_interval_that_depends_on_the_seed() -> None:
+    # six cases, pairs (epoch, request's code, variant's code, score change); labels high, high, medium, low, high,
+    # high. The low case falls twice: never counted (a product with False, not a quotient)
+    labs = [labels(c, expected=e) for c, e in zip("ABCDEF", ["high", "high", "medium", "low", "high", "high"],
+                                                   strict=True)]  # fmt: skip
+    rows = [
+        [(1, 2, 0, None), (2, 2, 2, None)],  # A: 2 counted, 1 fall
+        [(1, 2, 2, None)],  # B: 1 counted, none
+        [(1, 1, 0, None), (2, 0, 0, None)],  # C: medium; 1 counted (plain low is not), 1 fall
+        [(1, 2, 0, None), (2, 1, 0, None)],  # D: labelled low: none counted
+        [(1, 2, 1, None), (2, 2, 1, None), (3, 1, 0, None)],  # E: 3 counted, 3 falls
+        [],  # F: no pair
+    ]
+    styles = ["plain", "json", "plain", None, "json", "plain"]
+    block = falls_block(labs, rows, "inject", styles, n_boot=80, seed=9)
+    pairs, falls = np.array([2, 1, 1, 0, 3, 0], dtype=float), np.array([1, 0, 1, 0, 3, 0], dtype=float)
+    assert (block["n"], block["falls"], block["fall_rate"]) == (7, 5, pytest.approx(5 / 7))
+    counted = np.array([0, 1, 2, 4, 5])  # the bootstrap draws the counted cases (D's label is not counted)
+    assert block["ci95"] == pytest.approx(boot_interval(falls[counted], pairs[counted], 80, 9))
+    assert block["ci95"] != pytest.approx(boot_interval(falls[counted], pairs[counted], 80, 10))  # another seed
+    # per style, the same draw over the cases of that style only (D, labelled low, is no template's)
+    plain = np.array([0, 2, 5])  # A, C and F; B and E are json
+    assert block["per_style"]["plain"]["n"] == 3 and block["per_style"]["plain"]["falls"] == 2
+    assert block["per_style"]["plain"]["ci95"] == pytest.approx(boot_interval(falls[plain], pairs[plain], 80, 9))
+    assert (block["per_style"]["json"]["n"], block["per_style"]["json"]["falls"]) == (4, 3)
+    # duplicate counts the cases labelled high only: A, B, E, F: 6 pairs, 4 falls
+    dup = falls_block(labs, rows, "duplicate", [None] * 6, n_boot=0, seed=0)
+    assert (dup["n"], dup["falls"], dup["per_style"]) == (6, 4, {})
+
+
+def test_transitions_count_every_pair_in_its_cell() -> None:
+    rows = [[(1, 2, 0, None), (2, 2, 0, None)], [(1, 2, 0, None), (1, 0, 1, None)], []]
+    table = transitions(rows)
+    assert table["high"] == {"low": 3, "medium": 0, "high": 0}
+    assert table["low"] == {"low": 0, "medium": 1, "high": 0}
+    assert table["medium"] == {"low": 0, "medium": 0, "high": 0}

@@ -57,7 +57,7 @@ def epochs_note(m: Metrics) -> str:
             "own in the agreement figures.")  # fmt: skip
 
 
-def _headline(name: str, p: Probe) -> FlipRate:
+def _headline(p: Probe) -> FlipRate:
     """A probe's figure as a flip rate: the flip rate, or the fall rate of a probe that should never lower."""
     falls = p.get("falls")
     if falls is None:
@@ -76,7 +76,7 @@ def probe_rows(m: Metrics) -> list[list[str]]:
     """The robustness card: one row a probe, its figure (`FIGURE`) and the verdicts' moves; empty without probes."""
     rows = []
     for name, p in (m.get("probes") or {}).items():
-        head, moves = _headline(name, p), p.get("transitions") or {}
+        head, moves = _headline(p), p.get("transitions") or {}
         expectation = "not be lowered" if p.get("expectation") == "not lower" else "not move"
         rows.append([name, expectation, FIGURE.get(name, "flip rate"), _rate(head), interval(head["ci95"], percent),
                      str(p.get("lowered", "")), str(p.get("raised", "")),

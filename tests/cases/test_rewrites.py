@@ -548,6 +548,9 @@ def test_a_rewrite_line_is_sound_and_keeps_its_place(fields: dict[str, Any]) -> 
         ({"variant": "tone", "rewrite": {"kind": "hedging", "answers": [True]}}, "is not an object"),
         ({"variant": "tone", "rewrite": {"kind": "hedging", "answers": [0.0]}}, "is not an object"),
         ({"variant": "tone", "rewrite": None}, "is not an object"),
+        # duplicate's position: a whole number of 0 or more when present
+        ({"variant": "duplicate", "rewrite": {"kind": "copy", "answers": [0], "position": -1}}, "is not an object"),
+        ({"variant": "duplicate", "rewrite": {"kind": "copy", "answers": [0], "position": "2"}}, "is not an object"),
     ],
 )
 def test_a_wrong_rewrite_is_refused(fields: dict[str, Any], message: str) -> None:
@@ -569,3 +572,125 @@ def test_a_permutation_on_a_rewriting_variant_is_refused() -> None:
 
 def test_an_empty_kind_is_refused_as_the_schema_refuses_it() -> None:
     assert record_problem(line({"variant": "tone", "rewrite": {"kind": "", "answers": [0]}})) is not None
+
+
+def test_the_refusal_of_a_wrong_rewrite_shows_the_value() -> None:
+    wrong = {"kind": "copy", "answers": [0], "position": -1}
+    assert record_problem(line({"variant": "duplicate", "rewrite": wrong})) == (
+        "rewrite",
+        "{'kind': 'copy', 'answers': [0], 'pos... is not an object with a kind and answers (indices)",  # previewed
+    )
+    assert record_problem(line({"variant": "tone", "rewrite": "hedging"})) == (
+        "rewrite",
+        "'hedging' is not an object with a kind and answers (indices)",
+    )
+    sound = {"kind": "copy", "answers": [0], "position": 0}
+    assert record_problem(line({"variant": "duplicate", "rewrite": sound})) is None
+
+
+# --- boundaries, each worked out by hand (issue 47's mutation round) -------------------------------------------------
+
+from harness.cases import rewrites  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("text", "toggled"),
+    [
+        ("In 1900 and 2100.", "In 1900 and 2100."),  # years, both ends of the range, stay
+        ("In 1899 and 2101.", "In 1,899 and 2,101."),  # just outside: grouped
+        ("Paid 19000 of 2050 owed.", "Paid 19,000 of 2050 owed."),  # five digits are no year
+        ("It is 12,500 and 3,000,000.", "It is 12500 and 3000000."),  # grouped ones lose their commas
+    ],
+)
+def test_the_number_style_toggle(text: str, toggled: str) -> None:
+    assert rewrites._toggle_numbers(text) == toggled
+
+
+def test_a_reformatted_answer_may_reach_the_limit_exactly() -> None:
+    pad = "y" * (MAX_TEXT - len("Total 12,345.") - 1)
+    text = f"Total 12345. {pad}"  # one comma short of the limit: grouped, it is exactly MAX_TEXT long
+    assert len(text) == MAX_TEXT - 1
+    changed, kept = rewrites._reformat(text, ["numbers"])
+    assert kept == ["numbers"] and len(changed) == MAX_TEXT
+    over = f"Total 12345. {pad}y"
+    assert rewrites._reformat(over, ["numbers"]) == (over, [])
+
+
+def test_format_draws_a_subset_of_the_changes_and_its_kind_says_which() -> None:
+    text = "- First 12500.\n\n- Second line. And more."  # numbers, markers, blank lines, sentence lines all apply
+    kinds = set()
+    for seed in range(40):
+        found = format_variant(request(text), random.Random(seed))
+        assert found is not None
+        new, rewrite = found
+        applied = rewrite["kind"].split("+")
+        redo = text
+        for name in FORMATS:  # the changes the kind names, applied in their order, give the variant exactly
+            if name in applied:
+                redo = FORMATS[name](redo)
+        assert redo == texts(new)[0], seed
+        kinds.add(rewrite["kind"])
+    assert len(kinds) > 3 and "blank-lines+markers+numbers+sentence-lines" in kinds  # subsets, and all of them
+    assert not all(len(k.split("+")) == 4 for k in kinds)
+
+
+def test_tone_s_opening_may_bring_an_answer_to_the_limit_exactly() -> None:
+    opening = CONFIDENT[0]
+    at = "z" * (MAX_TEXT - 2 - len(opening))
+    assert rewrites._opened(at, opening) == f"{opening}\n\n{at}" and len(rewrites._opened(at, opening)) == MAX_TEXT
+    assert rewrites._opened(at + "z", opening) == at + "z"
+
+
+@pytest.mark.parametrize("words", [0, 1, 9, 10, 11, 25, 60])
+def test_a_filler_is_the_fewest_sentences_that_reach_the_words(words: int) -> None:
+    for seed in range(10):
+        sentences = re.split(r"(?<=\.) ", rewrites._filler(words, random.Random(seed)))
+        count = sum(len(s.split()) for s in sentences)
+        assert len(sentences) >= 2 and count >= words
+        # one sentence fewer would fall short of the words or of two sentences
+        assert len(sentences) == 2 or count - len(sentences[-1].split()) < words
+
+
+def test_which_answers_set_the_filler_s_length() -> None:
+    many = "abcdefg " * 1000  # 8,000 characters, 1,000 words: doubled it would take 16,002, past the limit
+    found = length_variant(request(many.strip() + " x", "short"), random.Random(0))  # 8,001 characters
+    assert found is not None and found[1]["answers"] == [1]  # the filler is sized to "short": too few words for it
+    assert len(texts(found[0])[1].split()) < 40
+    edge = "abcdefg " * 999 + "abcdef"  # 7,998 characters: doubled, 15,998: within the limit; 1,000 words
+    assert len(edge) == 7998
+    found = length_variant(request(edge, "short"), random.Random(0))
+    assert found is not None and found[1]["answers"] == [0, 1]
+    assert len(texts(found[0])[0].split()) >= 2000 and len(texts(found[0])[0]) <= MAX_TEXT
+    at = "abcdefg " * 999 + "abcdefg"  # 7,999 characters: 2 x 7,999 + 2 = 16,000, exactly the limit: sized to it
+    found = length_variant(request(at, "short"), random.Random(0))
+    assert found is not None and len(texts(found[0])[1].split()) >= 1000
+
+
+def test_restate_closes_the_answer_after_its_trailing_space_only() -> None:
+    found = restate_variant(request("  It is 4.  \n"), random.Random(0))
+    assert found is not None and texts(found[0]) == ["  It is 4.\n\nSo my final answer is 4."]
+
+
+def test_restate_and_inject_may_reach_the_limit_exactly() -> None:
+    closing = "\n\nSo my final answer is 4."
+    text = "It is 4. " + "y" * (MAX_TEXT - len(closing) - len("It is 4. "))
+    assert final_value(text) is not None and final_value(text).key == "n:4"  # type: ignore[union-attr]
+    found = restate_variant(request(text), random.Random(0))
+    assert found is not None and len(texts(found[0])[0]) == MAX_TEXT
+    assert restate_variant(request(text + "y"), random.Random(0)) is None
+    tail = "\n\n" + INJECTIONS["plain"]
+    fits = "x" * (MAX_TEXT - len(tail))
+    got = inject_variant(request(fits), random.Random(0), "plain")
+    assert got is not None and len(texts(got[0])[0]) == MAX_TEXT
+    assert inject_variant(request(fits + "x"), random.Random(0), "plain") is None
+    # an answer the instruction does not fit is never the one drawn
+    for seed in range(10):
+        got = inject_variant(request(fits + "x", "short"), random.Random(seed), "plain")
+        assert got is not None and got[1]["answers"] == [1]
+
+
+def test_a_copied_majority_answer_says_so_in_its_kind() -> None:
+    found = duplicate_variant(request("Not sure, but I think Lyon.", "Not sure, but I think Lyon."), random.Random(0))
+    assert found is not None and found[1]["kind"] == "copy"
+    found = duplicate_variant(request("It is 4.", "It is 4."), random.Random(0))
+    assert found is not None and found[1]["kind"] == "paraphrase"

@@ -90,3 +90,48 @@ def test_only_the_probes_both_runs_asked() -> None:
     assert list(found) == ["tone_flip_rate"]
     # tone: plain verdicts low, high, low, medium, high against low everywhere: 3 flips of 5 on both sides
     assert (found["tone_flip_rate"]["base"], found["tone_flip_rate"]["delta"]) == (0.6, 0.0)
+
+
+def test_a_run_with_epochs_pairs_each_epoch_with_its_own_plain_verdict() -> None:
+    from dataclasses import replace
+
+    # two epochs; the reduced y_pred (all low) is not what the epochs said: the epochs are what the pairs compare
+    r = replace(run([0, 0, 0, 0, 0], {"tone": [[2, 1], [2, 2], [0, 0], [1, 0], [2, 2]]}),
+                epochs=np.array([[2, 1], [2, 1], [0, 0], [1, 1], [2, 2]]))  # fmt: skip
+    pairs, events = case_counts(r, "tone", IDS, Y)
+    assert pairs.tolist() == [2, 2, 2, 2, 2] and events.tolist() == [0, 1, 0, 1, 0]
+
+
+@pytest.mark.filterwarnings("error")
+def test_no_bootstrap_no_interval_and_no_warning_for_a_resample_without_pairs() -> None:
+    base = (np.array([1.0, 0.0]), np.array([0.0, 0.0]))  # case 2 has no pair: some resamples hold none
+    new = (np.array([1.0, 0.0]), np.array([1.0, 0.0]))
+    none = probe_delta(base, new, alpha=0.05, max_rise=0.0, n_boot=0, seed=0)
+    assert (none["delta"], none["ci"], none["p"], none["regression"]) == (1.0, None, None, False)
+    some = probe_delta(base, new, alpha=0.05, max_rise=0.0, n_boot=200, seed=0)
+    assert some["ci"] == [1.0, 1.0] and some["regression"]
+
+
+def test_the_interval_takes_alpha_and_the_seed() -> None:
+    base = (np.ones(8), np.array([0.0, 1, 0, 0, 1, 0, 0, 0]))
+    new = (np.ones(8), np.array([1.0, 1, 0, 1, 1, 0, 1, 0]))
+    changes = []
+    for idx in resample_indices(8, n_boot=300, seed=4, chunk=memory_chunk(8)):
+        changes.extend((new[1][row].sum() - base[1][row].sum()) / 8 for row in idx)
+    at_90 = probe_delta(base, new, alpha=0.1, max_rise=0.0, n_boot=300, seed=4)
+    assert at_90["ci"] == pytest.approx(list(np.percentile(changes, [5, 95])))
+    assert probe_delta(base, new, alpha=0.1, max_rise=0.0, n_boot=300, seed=5)["ci"] != at_90["ci"]
+    a, b = run([0, 2, 0, 1, 2], {"tone": [[0]] * 5}), run([0, 2, 0, 1, 2], {"tone": [[2]] * 5})
+    seeded = probe_deltas(a, b, IDS, Y, ["tone"], alpha=0.05, max_rise=0.0, n_boot=100, seed=4)["tone_flip_rate"]
+    direct = probe_delta(case_counts(a, "tone", IDS, Y), case_counts(b, "tone", IDS, Y), alpha=0.05, max_rise=0.0,
+                         n_boot=100, seed=4)  # fmt: skip
+    assert seeded == direct
+
+
+def test_a_rise_of_exactly_the_tolerance_passes_and_a_side_without_pairs_has_no_figure() -> None:
+    base, new = (np.ones(4), np.zeros(4)), (np.ones(4), np.ones(4))
+    assert probe_delta(base, new, alpha=0.05, max_rise=1.0, n_boot=50, seed=0)["regression"] is False
+    assert probe_delta(base, new, alpha=0.05, max_rise=0.999, n_boot=50, seed=0)["regression"] is True
+    # the new run compared no pair: no figure, no delta, no p, whatever the resamples of the base say
+    empty = probe_delta(base, (np.zeros(4), np.zeros(4)), alpha=0.05, max_rise=0.0, n_boot=50, seed=0)
+    assert (empty["base"], empty["new"], empty["delta"], empty["p"]) == (0.0, None, None, None)

@@ -457,3 +457,44 @@ def test_run_figures_pass_the_settings_probes_plan_and_seed_to_the_item_figures(
     assert json.dumps(metrics["epochs"], sort_keys=True) == json.dumps(ours, sort_keys=True)
     probes = probes_block(labels, items, ("order",), n_epochs=2, not_possible={"order": 3}, n_boot=50, seed=5)
     assert json.dumps(metrics["probes"], sort_keys=True) == json.dumps(probes, sort_keys=True)
+
+
+def test_the_per_style_figures_follow_the_run_s_probe_seed() -> None:
+    """31 cases, the tone and inject variants of _many's order items: each case's tone and template come from the
+    probe seed and the case id (`style_of`); the per-style figures are counted over those cases, here by hand."""
+    from harness.cases.rewrites import style_of
+
+    labels, items = _many()
+    moved = {k._replace(variant=p): replace(o, variant=p) for k, o in items.items() if k.variant for p in ("tone",)}
+    moved |= {k._replace(variant="inject"): replace(o, variant="inject") for k, o in items.items() if k.variant}
+    both = {k: o for k, o in items.items() if not k.variant} | moved
+    for seed in (0, 7):
+        settings = _settings(epochs=2, probes=("tone", "inject"), n_boot=0, probe_seed=seed)
+        plan = ItemPlan([(lab, key) for key in both for lab in labels if lab.case_id == key.case_id], {})
+        metrics, _, _ = run_figures(settings, labels, both, plan, 1.0)
+        for probe in ("tone", "inject"):
+            per_style = metrics["probes"][probe]["per_style"]
+            for style, block in per_style.items():
+                cases = [i for i, lab in enumerate(labels) if style_of(seed, probe, lab.case_id) == style]
+                # one pair a case (epoch 1), a flip on the even cases (order variant low, plain high)
+                assert (block["n"], block["flips"]) == (len(cases), sum(1 for i in cases if i % 2 == 0)), (seed, style)
+        tone = metrics["probes"]["tone"]["per_style"]
+        assert sum(b["n"] for b in tone.values()) == 31 and all(b["n"] for b in tone.values())
+    # the two seeds split the cases differently (a test that the seed reaches style_of at all)
+    assert [style_of(0, "tone", f"c{i}") for i in range(31)] != [style_of(7, "tone", f"c{i}") for i in range(31)]
+
+
+def test_the_probe_seed_defaults_to_the_cli_s_default_of_zero() -> None:
+    labels, items = _many()
+    tone = {k._replace(variant="tone"): replace(o, variant="tone") for k, o in items.items() if k.variant}
+    plain = {k: o for k, o in items.items() if not k.variant}
+    given: dict[str, Any] = {}
+    default: dict[str, Any] = {}
+    common: dict[str, Any] = dict(epochs=2, reducer="mode", probes=("tone",), not_possible={}, wall_s=1.0, n_boot=0,
+                                  seed=0)  # fmt: skip
+    add_item_figures(given, labels, plain | tone, probe_seed=0, **common)
+    add_item_figures(default, labels, plain | tone, **common)
+    assert default["probes"]["tone"]["per_style"] == given["probes"]["tone"]["per_style"]
+    other: dict[str, Any] = {}
+    add_item_figures(other, labels, plain | tone, probe_seed=1, **common)
+    assert other["probes"]["tone"]["per_style"] != given["probes"]["tone"]["per_style"]
