@@ -245,8 +245,7 @@ def falls_block(
     """How often a probe that should never lower the verdict lowers it (`LOWERING`): pairs on the cases it counts
     whose plain verdict is above low."""
     counted = np.array([lab.expected_risk in LOWERING[probe] for lab in labels], dtype=bool)
-    n, k = _counts(rows, _fell, _above_low)
-    n, k = n * counted, k * counted
+    n, k = _counts(rows, _fell, _above_low)  # every figure below draws from the counted cases alone
 
     def rate(mask: np.ndarray) -> FallRate:
         return fall_rate(n[mask], k[mask], n_boot=n_boot, seed=seed)

@@ -12,17 +12,17 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from harness.repeats import (
     case_pairs,
-    falls_block,
-    transitions,
     category_counts,
     epoch_disagreement,
     epochs_block,
+    falls_block,
     fleiss_kappa,
     flip_rate,
     pairwise_agreement,
     probes_block,
     self_agreement,
     spread,
+    transitions,
     verdict_matrix,
 )
 from harness.types import ItemKey, Outcome
@@ -462,9 +462,23 @@ def test_falls_counted_on_their_labels_with_an_interval_that_depends_on_the_seed
     assert block["per_style"]["plain"]["n"] == 3 and block["per_style"]["plain"]["falls"] == 2
     assert block["per_style"]["plain"]["ci95"] == pytest.approx(boot_interval(falls[plain], pairs[plain], 80, 9))
     assert (block["per_style"]["json"]["n"], block["per_style"]["json"]["falls"]) == (4, 3)
+    # the same figures reached through probes_block: the run's seed reaches the falls' bootstrap
+    items: dict[ItemKey, Outcome] = {}
+    for lab, pairs_of in zip(labs, rows, strict=True):
+        for epoch, plain_code, variant_code, _ in pairs_of:
+            items[ItemKey(lab.case_id, epoch)] = out(lab.case_id, epoch, RISK_NAMES[plain_code])
+            items[ItemKey(lab.case_id, epoch, "inject")] = out(lab.case_id, epoch, RISK_NAMES[variant_code],
+                                                               variant="inject")  # fmt: skip
+    styled = {lab.case_id: s for lab, s in zip(labs, styles, strict=True) if s}
+    through = probes_block(labs, items, ["inject"], n_epochs=3, not_possible={}, n_boot=80, seed=9,
+                           styles={"inject": styled})["inject"]["falls"]  # fmt: skip
+    assert through == block
     # duplicate counts the cases labelled high only: A, B, E, F: 6 pairs, 4 falls
     dup = falls_block(labs, rows, "duplicate", [None] * 6, n_boot=0, seed=0)
     assert (dup["n"], dup["falls"], dup["per_style"]) == (6, 4, {})
+
+
+RISK_NAMES = ("low", "medium", "high")
 
 
 def test_transitions_count_every_pair_in_its_cell() -> None:

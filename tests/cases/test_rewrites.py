@@ -694,3 +694,9 @@ def test_a_copied_majority_answer_says_so_in_its_kind() -> None:
     assert found is not None and found[1]["kind"] == "copy"
     found = duplicate_variant(request("It is 4.", "It is 4."), random.Random(0))
     assert found is not None and found[1]["kind"] == "paraphrase"
+
+
+def test_a_fresh_id_follows_the_panel_s_numbering_only_when_every_id_is_numbered_alike() -> None:
+    assert fresh_id(["agent-1", "bob"]) == "agent-3"  # "bob" has no number: agent-K past the two answers
+    assert fresh_id(["agent-1", "agent-7"]) == "agent-8"
+    assert fresh_id(["a1", "b2"]) == "agent-3"  # two prefixes

@@ -186,3 +186,8 @@ def test_derive_tells_the_probes_apart_by_name() -> None:
     assert tone is not None and length is not None
     assert tone.rewrite is not None and tone.rewrite["kind"] in ("confident", "hedging")
     assert length.rewrite == {"kind": "filler", "answers": [0, 1]}
+
+
+def test_derive_is_none_where_a_reordering_probe_has_no_variant() -> None:
+    assert derive(request("same", "same"), "order", 0, "X", 1) is None
+    assert derive(request("a", "b", evidence=["only"]), "evidence-order", 0, "X", 1) is None
