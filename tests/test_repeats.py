@@ -399,6 +399,14 @@ def test_the_epochs_block_passes_the_run_s_seed_to_the_agreement_interval() -> N
     block = epochs_block(LABS, three_epochs(), n_epochs=3, reducer="mode", n_boot=30, seed=4)
     agree = np.array([1, 0, 0], dtype=float)  # A agrees; B and C do not; D lacks epoch 3
     assert block["self_agreement"]["all_agree_ci95"] == pytest.approx(boot_interval(agree, np.ones(3), 30, 4))
+    # 40 cases, a third of them disagreeing across two epochs: enough for the interval to depend on the seed
+    labs = [labels(f"c{i}", expected="high") for i in range(40)]
+    items = items_of(*(o for i in range(40) for o in (out(f"c{i}", 1, "high"),
+                                                      out(f"c{i}", 2, "low" if i % 3 == 0 else "high"))))  # fmt: skip
+    agree = np.array([0.0 if i % 3 == 0 else 1.0 for i in range(40)])
+    got = epochs_block(labs, items, n_epochs=2, reducer="mode", n_boot=60, seed=4)["self_agreement"]["all_agree_ci95"]
+    assert got == pytest.approx(boot_interval(agree, np.ones(40), 60, 4))
+    assert got != pytest.approx(boot_interval(agree, np.ones(40), 60, 5))
 
 
 @pytest.mark.filterwarnings("error")

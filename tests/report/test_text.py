@@ -686,3 +686,23 @@ def test_no_error_table_without_error_messages(fmt: str) -> None:
     m = metrics()
     (got,) = text._error_table(m, fmt)  # type: ignore[arg-type]
     assert ("c\\|1" in got) == (fmt == "github")  # Markdown escapes the pipe; the terminal shows it as it is
+
+
+def test_report_md_shows_the_figures_per_tone_and_per_template() -> None:
+    m = repeats(metrics())
+    m["probes"]["tone"] = {**m["probes"]["order"], "per_style": {
+        "confident": {"n": 8, "flips": 2, "flip_rate": 0.25, "ci95": [0.0, 0.5]},
+        "hedging": {"n": 4, "flips": 0, "flip_rate": 0.0, "ci95": None}}}  # fmt: skip
+    report = render_markdown(document(m))  # type: ignore[arg-type]
+    assert_blocks(report)
+    lines = report.splitlines()
+    at = lines.index("Per tone and per injected template:")
+    assert lines[at + 1] == "" and lines[at + 2].startswith("| probe")
+    card, styles = [t for t in md_tables(report) if t[0][0] == "probe"]  # the card comes first
+    assert card[0][1] == "the verdict should" and [row[0] for row in card[1:]] == ["order", "tone"]
+    assert styles == [["probe", "style", "figure", "rate", "95% CI"],
+                      ["tone", "confident", "flip rate", "25.0% (2/8)", "[0.0%, 50.0%]"],
+                      ["tone", "hedging", "flip rate", "0.0% (0/4)", ""]]  # fmt: skip
+    # the card, then this table, then the per-category one, then the next section
+    assert at < lines.index("Each probe's figure per category:") < lines.index("## Per category")
+    assert "Per tone and per injected template:" not in render_markdown(document(repeats(metrics())))  # type: ignore[arg-type]
