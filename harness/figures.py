@@ -49,6 +49,7 @@ from harness.metrics import (
     roc_auc,
     wilson_interval,
 )
+from harness.operating import operating_points
 from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome, Risk
 from harness.vocabulary import ORIGINS, Origin
 
@@ -343,6 +344,12 @@ def headline_real(
     }
 
 
+def _scores(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> np.ndarray:
+    """risk_score of each case with an outcome, in `encode`'s order; NaN where it has none."""
+    return np.array([o.score if (o := outcomes[lab.case_id]).score is not None else np.nan
+                     for lab in labels if lab.case_id in outcomes], dtype=float)  # fmt: skip
+
+
 class _Repeats(TypedDict, total=False):
     epochs: Epochs
     probes: Probes
@@ -378,6 +385,7 @@ def compute(
         "headline_real": headline_real(labels, outcomes, n_boot=n_boot, seed=seed),
         "headline_natural": headline_real(labels, outcomes, n_boot=n_boot, seed=seed, origins=NATURAL_ONLY),
         "consensus": consensus(labels, outcomes, n_boot=n_boot, seed=seed),
+        "operating_points": operating_points(y_true, y_pred, _scores(labels, outcomes), n_boot=n_boot, seed=seed),
         "scores": score_metrics(labels, outcomes, n_bins=ece_bins, n_boot=n_boot, seed=seed),
         "per_category": per_category(labels, outcomes),
         "breakdowns": breakdowns(labels, outcomes),

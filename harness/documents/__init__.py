@@ -63,6 +63,7 @@ from harness.documents.case_analysis import (
     CaseAnalysisSuspect,
 )
 from harness.documents.fields import Doc, Limits
+from harness.documents.operating import OperatingPoint, OperatingPoints, RiskCoverage, ScoreOperatingPoint
 from harness.documents.repeats import (
     EpochHeadline,
     Epochs,
@@ -155,15 +156,19 @@ __all__ = [  # the documents and their parts, imported from here
     "MetricDelta",
     "Metrics",
     "MetricsDocument",
+    "OperatingPoint",
+    "OperatingPoints",
     "Operational",
     "PerClass",
     "Predicted",
     "Probe",
     "Probes",
     "ReliabilityBin",
+    "RiskCoverage",
     "RunManifest",
     "ScopeDocument",
     "ScoreMetrics",
+    "ScoreOperatingPoint",
     "SelfAgreement",
     "Session",
     "Settings",

@@ -27,6 +27,7 @@ from harness.documents.fields import (
     configure,
     titled,
 )
+from harness.documents.operating import OperatingPoints
 from harness.documents.repeats import Epochs, Probes
 from harness.vocabulary import Engine, ErrorKind, Origin, ProbeName, Reducer, Risk
 
@@ -249,6 +250,7 @@ class Metrics(Headline):
         Doc("the headline on the origin_natural cases alone (null without origin tags; absent from older documents)"),
     ]
     consensus: NotRequired[Consensus | None]  # absent before it was reported; null without a consensus case
+    operating_points: NotRequired[OperatingPoints]  # absent before it was reported
     scores: NotRequired[ScoreMetrics | None]  # absent from documents of version 1 without scores
     per_category: dict[str, CategoryAccuracy]
     breakdowns: dict[str, dict[str, GroupAccuracy]]

@@ -32,6 +32,7 @@ from harness.documents import (
 )
 from harness.errors import ReportError  # noqa: F401 - importable from here as before
 from harness.files import atomic_write
+from harness.report.operating import OPERATING_HEADER, operating_note, operating_rows, review_svg
 from harness.report.repeats import (
     AGREEMENT_HEADER,
     EPOCH_HEADER,
@@ -270,6 +271,10 @@ def run_sections(doc: MetricsDocument) -> str:
             f"origin_assembled, the {esc(NATURAL_LABEL)} column the origin_natural ones; read the columns "
             "together.</p>"
         )
+    if rows := operating_rows(m):
+        points = table(OPERATING_HEADER, rows, "num operating")
+        out.append(f"<h2>Operating points</h2><p class='note'>{esc(operating_note(m))}</p><div class='row'>"
+                   f"<div>{review_svg(m)}</div><div>{points}</div></div>")  # fmt: skip
     out.append('<div class="row"><div>')
     out.append(f"<h2>Confusion matrix</h2>{heatmap(m['confusion_matrix']['counts'])}")
     out.append("<p class='note'>Click a cell to list its cases below.</p></div><div>")

@@ -11,6 +11,7 @@ import orjson
 from harness.documents import Calibration, GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
 from harness.files import atomic_write
 from harness.report.markdown import md_text
+from harness.report.operating import OPERATING_HEADER, operating_note, operating_rows
 from harness.report.repeats import (
     AGREEMENT_HEADER,
     EPOCH_HEADER,
@@ -335,6 +336,8 @@ def render_markdown(doc: MetricsDocument) -> str:
             f"{boot['method']}); per-group intervals are Wilson score intervals. Errors count as wrong.",
             "",
         ]
+    if rows := operating_rows(m):
+        out += ["## Operating points", "", operating_note(m), "", table(rows, OPERATING_HEADER, fmt), ""]
     out += ["## Confusion matrix", "", table(cm_rows, headers=header, tablefmt=fmt), ""]
     out += [
         "## Per class",
