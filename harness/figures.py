@@ -27,6 +27,7 @@ from harness.documents import (
     PerClass,
     Probes,
     ScoreMetrics,
+    ThresholdCheck,
     Tokens,
 )
 from harness.metrics import (
@@ -353,6 +354,7 @@ def _scores(labels: Sequence[CaseLabels], outcomes: dict[str, Outcome]) -> np.nd
 class _Repeats(TypedDict, total=False):
     epochs: Epochs
     probes: Probes
+    threshold: ThresholdCheck
 
 
 _NO_REPEATS: _Repeats = {}

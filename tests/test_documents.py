@@ -94,7 +94,19 @@ def errors_of(validator: Draft202012Validator, doc: object) -> list[str]:
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in validator.iter_errors(doc)]
 
 
-NAMES = ["metrics", "journal", "run", "scope", "baseline", "leaderboard", "compare", "audit", "case-analysis", "suite"]
+NAMES = [
+    "metrics",
+    "journal",
+    "run",
+    "scope",
+    "baseline",
+    "leaderboard",
+    "compare",
+    "audit",
+    "case-analysis",
+    "suite",
+    "threshold",
+]
 
 
 def test_every_schema_is_printed_as_a_valid_json_schema(schemas: dict[str, dict]) -> None:

@@ -49,6 +49,7 @@ from harness.cli import (
     serve,
     stats,
     suite,
+    threshold,
     validate,
     view,
 )
@@ -65,6 +66,7 @@ COMMANDS = [
     serve,
     leaderboard,
     compare,
+    threshold,
     history,
     cases,
     board,

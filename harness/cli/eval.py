@@ -147,6 +147,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "evidence-order, format, tone, length, restate, inject, duplicate; robust (the last six) or all",
     )
     p.add_argument("--probe-seed", type=seed, metavar="S", help="seed of the probes' variants (default 0)")
+    p.add_argument("--threshold", metavar="FILE", help="report this threshold's miss and escalation rates (fcb "
+                   "threshold DEV_RUN writes one) beside its promise")  # fmt: skip
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument(

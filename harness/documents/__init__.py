@@ -63,7 +63,15 @@ from harness.documents.case_analysis import (
     CaseAnalysisSuspect,
 )
 from harness.documents.fields import Doc, Limits
-from harness.documents.operating import OperatingPoint, OperatingPoints, RiskCoverage, ScoreOperatingPoint
+from harness.documents.operating import (
+    OperatingPoint,
+    OperatingPoints,
+    RiskCoverage,
+    ScoreOperatingPoint,
+    ThresholdCheck,
+    ThresholdDev,
+    ThresholdDocument,
+)
 from harness.documents.repeats import (
     EpochHeadline,
     Epochs,
@@ -173,6 +181,9 @@ __all__ = [  # the documents and their parts, imported from here
     "Session",
     "Settings",
     "Subset",
+    "ThresholdCheck",
+    "ThresholdDev",
+    "ThresholdDocument",
     "Tokens",
     "check",
     "error_rate",
@@ -194,6 +205,7 @@ SCHEMAS: tuple[str, ...] = (
     "audit",
     "case-analysis",
     "suite",
+    "threshold",
 )
 """The documents that have a shipped JSON Schema, by the name ``fcb schema`` takes."""
 
@@ -210,6 +222,7 @@ DEFINITIONS: dict[str, Any] = {
     "compare": CompareDocument,
     "audit": AuditDocument,
     "case-analysis": CaseAnalysisDocument,
+    "threshold": ThresholdDocument,
 }
 """Each generated document's definition, by name."""
 

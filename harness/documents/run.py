@@ -27,7 +27,7 @@ from harness.documents.fields import (
     configure,
     titled,
 )
-from harness.documents.operating import OperatingPoints
+from harness.documents.operating import OperatingPoints, ThresholdCheck
 from harness.documents.repeats import Epochs, Probes
 from harness.vocabulary import Engine, ErrorKind, Origin, ProbeName, Reducer, Risk
 
@@ -251,6 +251,7 @@ class Metrics(Headline):
     ]
     consensus: NotRequired[Consensus | None]  # absent before it was reported; null without a consensus case
     operating_points: NotRequired[OperatingPoints]  # absent before it was reported
+    threshold: NotRequired[ThresholdCheck]  # only in runs with --threshold FILE
     scores: NotRequired[ScoreMetrics | None]  # absent from documents of version 1 without scores
     per_category: dict[str, CategoryAccuracy]
     breakdowns: dict[str, dict[str, GroupAccuracy]]
@@ -342,6 +343,7 @@ class Settings(TypedDict):
     epoch_reducer: NotRequired[Reducer]
     probes: NotRequired[list[ProbeName]]  # absent without --probe
     probe_seed: NotRequired[int]
+    threshold: NotRequired[str]  # the --threshold file; absent without it
     name: NotRequired[str | None]
     categories: NotRequired[list[str]]
     tags: NotRequired[list[str]]

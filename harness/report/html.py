@@ -32,7 +32,7 @@ from harness.documents import (
 )
 from harness.errors import ReportError  # noqa: F401 - importable from here as before
 from harness.files import atomic_write
-from harness.report.operating import OPERATING_HEADER, operating_note, operating_rows, review_svg
+from harness.report.operating import OPERATING_HEADER, operating_note, operating_rows, review_svg, threshold_lines
 from harness.report.repeats import (
     AGREEMENT_HEADER,
     EPOCH_HEADER,
@@ -273,8 +273,9 @@ def run_sections(doc: MetricsDocument) -> str:
         )
     if rows := operating_rows(m):
         points = table(OPERATING_HEADER, rows, "num operating")
+        held = "".join(f"<p class='threshold'>{esc(line)}</p>" for line in threshold_lines(m))
         out.append(f"<h2>Operating points</h2><p class='note'>{esc(operating_note(m))}</p><div class='row'>"
-                   f"<div>{review_svg(m)}</div><div>{points}</div></div>")  # fmt: skip
+                   f"<div>{review_svg(m)}</div><div>{points}{held}</div></div>")  # fmt: skip
     out.append('<div class="row"><div>')
     out.append(f"<h2>Confusion matrix</h2>{heatmap(m['confusion_matrix']['counts'])}")
     out.append("<p class='note'>Click a cell to list its cases below.</p></div><div>")

@@ -94,3 +94,23 @@ def review_svg(m: Metrics, size: int = 300) -> str:
     parts.append(f'<text x="10" y="{size / 2}" transform="rotate(-90 10 {size / 2})" text-anchor="middle">'
                  "false consensus caught</text></svg>")  # fmt: skip
     return "".join(parts)
+
+
+def threshold_lines(m: Metrics) -> list[str]:
+    """A run asked with --threshold: the promise, and what this run's cases show beside it; none otherwise."""
+    t = m.get("threshold")
+    if not t:
+        return []
+    shown = "every case" if t["threshold"] is None else f"{t['basis'].replace('_', ' ')} >= {t['threshold']:g}"
+    lines = [f"Promise ({t['file']}): {t['promise']}."]
+    if t["miss_rate"] is None:
+        lines.append(f"This run has no case labelled high: nothing to hold the promise to ({shown}).")
+        return lines
+    verdict = "within the promise" if t["within"] else "above the promise's target"
+    lines.append(
+        f"This run, escalating {shown}: {t['missed']} of {t['n_false_consensus']} false consensus missed, "
+        f"{percent(t['miss_rate'])} {interval(t['miss_rate_ci95'], percent)} against a target of "
+        f"{percent(t['miss_rate_target'])} ({verdict}); {t['escalated']} of {t['n_cases']} cases escalated "
+        f"({percent(t['escalation_rate'])})."
+    )
+    return lines

@@ -11,7 +11,7 @@ import orjson
 from harness.documents import Calibration, GroupAccuracy, Headline, Metrics, MetricsDocument, Tokens, error_rate
 from harness.files import atomic_write
 from harness.report.markdown import md_text
-from harness.report.operating import OPERATING_HEADER, operating_note, operating_rows
+from harness.report.operating import OPERATING_HEADER, operating_note, operating_rows, threshold_lines
 from harness.report.repeats import (
     AGREEMENT_HEADER,
     EPOCH_HEADER,
@@ -318,6 +318,7 @@ def _repeats_summary(m: Metrics, fmt: str) -> list[str]:
     if rows := probe_rows(m):
         out.append(table(rows, headers=PROBE_HEADER, tablefmt=fmt))
         out += noise_lines(m)
+    out += threshold_lines(m)
     return out
 
 
@@ -338,6 +339,7 @@ def render_markdown(doc: MetricsDocument) -> str:
         ]
     if rows := operating_rows(m):
         out += ["## Operating points", "", operating_note(m), "", table(rows, OPERATING_HEADER, fmt), ""]
+        out += [*(f"- {md_text(line)}" for line in threshold_lines(m)), ""] if threshold_lines(m) else []
     out += ["## Confusion matrix", "", table(cm_rows, headers=header, tablefmt=fmt), ""]
     out += [
         "## Per class",

@@ -13,16 +13,20 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from harness.cases.reader import Scan
 from harness.cases.request import build_request
 from harness.cases.rewrites import STYLES, style_of
 from harness.cases.variants import derive
-from harness.documents import Metrics
+from harness.documents import Metrics, ThresholdCheck, ThresholdDocument
 from harness.epochs import reduce_items
 from harness.figures import compute, operational
+from harness.metrics import CODE
 from harness.repeats import epochs_block, probes_block
 from harness.run.cache import EPOCH
 from harness.run.settings import EvalSettings
+from harness.threshold import check
 from harness.types import PROBES, RISKS, CaseLabels, ItemKey, Outcome, ProbeName, Reducer, Request
 from harness.vocabulary import ASKED_ON
 
@@ -175,5 +179,21 @@ def run_figures(
     add_item_figures(metrics, labels, items, epochs=settings.epochs, reducer=settings.epoch_reducer,
                      probes=settings.probes, not_possible=plan.not_possible, wall_s=wall_s, prices=prices,
                      n_boot=settings.n_boot, seed=settings.seed, probe_seed=settings.probe_seed)  # fmt: skip
+    if (held := settings.held_threshold()) is not None:
+        metrics["threshold"] = threshold_figures(held, str(settings.threshold), labels, reduced)
     unasked = sum(1 for _, key in plan.items if key not in items)
     return metrics, reduced, unasked
+
+
+def threshold_figures(
+    held: ThresholdDocument, file: str, labels: Sequence[CaseLabels], outcomes: Mapping[str, Outcome]
+) -> ThresholdCheck:
+    """The threshold's figures on the run's cases in scope (`harness.threshold.check`), each case's score on the
+    threshold's basis: its risk_score, or its verdict's code; none for a case not run or without one."""
+    done = [(lab, outcomes.get(lab.case_id)) for lab in labels]
+    y_true = np.array([CODE[lab.expected_risk] for lab, _ in done], dtype=np.int64)
+    if held["basis"] == "risk_score":
+        values = [o.score if o is not None and o.score is not None else np.nan for _, o in done]
+    else:
+        values = [float(CODE[o.risk]) if o is not None and o.risk is not None else np.nan for _, o in done]
+    return check(held, file, y_true, np.array(values, dtype=float))

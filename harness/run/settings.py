@@ -11,7 +11,7 @@ from typing import Any, cast
 from harness.calibration import DEFAULT_BINS
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_risk_field
-from harness.documents import RunManifest, Settings
+from harness.documents import RunManifest, Settings, ThresholdDocument
 from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
@@ -45,6 +45,7 @@ class EvalSettings:
     epoch_reducer: Reducer = "mode"  # how a case's epochs reduce to that verdict (harness.epochs)
     probes: tuple[ProbeName, ...] = ()  # variants asked besides each request (harness.cases.variants), in PROBES order
     probe_seed: int = 0  # the seed of the variants' generator
+    threshold: str | None = None  # a threshold file (fcb threshold) whose promise the run's figures are held to
     name: str | None = None  # shown in reports and leaderboards instead of the spec
     categories: tuple[str, ...] = ()  # only cases of these categories (a subset: its own data set)
     tags: tuple[str, ...] = ()  # only cases with one of these tags
@@ -75,6 +76,23 @@ class EvalSettings:
             raise UsageError(f"probe {unknown[0]!r}: one of {', '.join(PROBES)}")
         if len(set(self.probes)) != len(self.probes):
             raise UsageError(f"probes {list(self.probes)}: each probe once")
+        if self.threshold is not None:
+            self.held_threshold()
+
+    def held_threshold(self) -> ThresholdDocument | None:
+        """The ``--threshold`` file, read and checked (`UsageError` naming the file and field), for this detector
+        alone: a threshold chosen on another detector's scores promises nothing here."""
+        if self.threshold is None:
+            return None
+        from harness.threshold import read_threshold
+
+        doc = read_threshold(self.threshold)
+        if doc["detector"] != self.detector.display:
+            raise UsageError(
+                f"--threshold {self.threshold}: chosen for {doc['detector']}, not {self.detector.display}; a "
+                "threshold holds for the detector whose dev run chose it"
+            )
+        return doc
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(self.engine, self.workers, self.ray_address, self.num_cpus, self.num_gpus)
@@ -150,6 +168,8 @@ def settings_record(settings: EvalSettings) -> Settings:
         run = {k: v for k, v in run.items() if k not in ("epochs", "epoch_reducer")}
     if not settings.probes:
         run = {k: v for k, v in run.items() if k not in ("probes", "probe_seed")}
+    if settings.threshold is None:
+        run.pop("threshold", None)
     values = {**run, **asdict(settings.options), "shard": shard_text(settings.shard)}
     values["risk_field"] = ".".join(settings.options.risk_field)
     record = {STORED_AS.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in values.items()}
