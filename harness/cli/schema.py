@@ -14,8 +14,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "document",
         metavar="NAME",
-        help="metrics, journal, run, scope, baseline, leaderboard, compare, audit, case-analysis (items, its old name), "
-        "suite (fcb suite's file) or threshold (fcb threshold's file)",
+        help="metrics, journal, run, scope, baseline, leaderboard, compare, audit, case-analysis (items, its old "
+        "name), suite (fcb suite's file) or threshold (fcb threshold's file)",
     )
     p.set_defaults(func=run)
 

@@ -126,6 +126,14 @@ class MetricDelta(TypedDict):
                                         "the gate tests each metric alone (runs of one epoch) or this one is not "
                                         "tested")]  # fmt: skip
     regression: bool
+    mde: NotRequired[
+        Annotated[
+            float | None,
+            Doc("the smallest worsening this comparison could detect with 80% power: (z(1 - alpha) + z(0.8)) x the "
+                "bootstrap sd of the change (alpha / m, Holm's first step, for a metric gated in a family of m); "
+                "null without two finite resamples"),
+        ]
+    ]  # fmt: skip
 
 
 class CategoryDelta(TypedDict):

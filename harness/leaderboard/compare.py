@@ -10,13 +10,14 @@ its plain verdicts (`harness.leaderboard.probe_compare`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from statistics import NormalDist
 
 import numpy as np
 
 from harness.documents import CategoryDelta, CompareDocument, Flipped, FlippedCase, Gate, MetricDelta
 from harness.errors import IncomparableRuns
 from harness.leaderboard.calibration_delta import ece_delta
-from harness.leaderboard.noise import POOLED, hierarchical_headline, holm, regression_p
+from harness.leaderboard.noise import POOLED, POWER, detectable, hierarchical_headline, holm, regression_p
 from harness.leaderboard.probe_rates import probe_deltas
 from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
 from harness.metrics import ERROR, HEADLINE_METRICS, finite_interval, paired_headline
@@ -58,6 +59,7 @@ def deltas(figures: Figures, *, alpha: float, max_drop: float) -> dict[str, Metr
             "p": None if delta is None else regression_p(-change if higher_better else change),
             "p_holm": None,
             "regression": bool(worse is not None and worse > max_drop and significant),
+            "mde": detectable(change, alpha),
         }
     return out
 
@@ -81,11 +83,19 @@ def apply_holm(metrics: dict[str, MetricDelta], family: list[str], *, alpha: flo
     """Gate the ``family`` together: Holm-adjusted p (`holm`) of each, and a regression where a metric got worse by
     more than ``max_drop`` and its adjusted p is below ``alpha``. A metric outside the family never regresses."""
     adjusted = holm({name: p for name in family if (p := metrics[name]["p"]) is not None})
+    strictest = _z_sum(alpha / max(len(adjusted), 1)) / _z_sum(alpha)  # Holm's first step tests at alpha / m
     for name, m in metrics.items():
         m["p_holm"] = adjusted.get(name)
+        if name in adjusted and m.get("mde") is not None:
+            m["mde"] = m["mde"] * strictest  # type: ignore[operator]
         worse = None if m["delta"] is None else (-m["delta"] if m["higher_is_better"] else m["delta"])
         p = adjusted.get(name)
         m["regression"] = bool(worse is not None and worse > max_drop and p is not None and p < alpha)
+
+
+def _z_sum(alpha: float) -> float:
+    z = NormalDist()
+    return z.inv_cdf(1 - alpha) + z.inv_cdf(POWER)
 
 
 _null = {"hierarchical": "a pair of runs of identical code", "probe-pairs": "a detector the probe does not change"}

@@ -73,7 +73,21 @@ def _epoch(flip: FlippedCase) -> str:
 def _summary(cmp: CompareDocument) -> str:
     verdict = "REGRESSION" if cmp["regression"] else "no significant regression"
     statement = cmp["gate"]["statement"].replace("max_drop", f"max_drop = {cmp['settings']['max_drop']}", 1)
-    return f"{verdict}. {statement}"
+    return f"{verdict}. {statement}{_detectable(cmp)}"
+
+
+def _detectable(cmp: CompareDocument) -> str:
+    """How large a worsening this comparison could have told (each metric's ``mde``); empty when none is stated."""
+    sizes = [f"{name} {figure(m['mde'])}" for name, m in cmp["metrics"].items() if m.get("mde") is not None]
+    if not sizes:
+        return ""
+    holm = " (Holm's first step for the metrics gated together)" if cmp["gate"]["multiple_testing"] == "holm" else ""
+    return (f" With {cases(cmp)} cases it could detect, with 80% power at alpha = {cmp['settings']['alpha']:g}{holm}, "
+            f"a worsening of at least: {', '.join(sizes)}; a smaller one may go unseen.")  # fmt: skip
+
+
+def cases(cmp: CompareDocument) -> int:
+    return int(cmp["dataset"]["cases"])
 
 
 def to_text(cmp: CompareDocument, fmt: str = "simple") -> str:

@@ -14,6 +14,7 @@ replacement is noisier than the run's own mode, which shifts the resampled chang
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -100,6 +101,21 @@ def regression_p(worse: np.ndarray) -> float | None:
     if not len(finite):
         return None
     return float(np.mean(finite <= 0))
+
+
+POWER = 0.8
+"""The power at which `detectable` states the smallest change a comparison could detect."""
+
+
+def detectable(change: np.ndarray, alpha: float, power: float = POWER) -> float | None:
+    """The minimum detectable effect of a paired comparison: (z(1 - alpha) + z(power)) x the bootstrap sd of the
+    change, the smallest worsening a one-sided test at ``alpha`` finds with probability ``power`` (the normal
+    approximation, the change's spread as its standard error). None with fewer than two finite resamples."""
+    finite = change[np.isfinite(change)]
+    if len(finite) < 2:
+        return None
+    z = NormalDist()
+    return float((z.inv_cdf(1 - alpha) + z.inv_cdf(power)) * finite.std(ddof=1))
 
 
 def holm(pvalues: Mapping[str, float]) -> dict[str, float]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from harness.documents import MetricDelta
-from harness.leaderboard.noise import regression_p
+from harness.leaderboard.noise import detectable, regression_p
 from harness.leaderboard.runs import Run
 from harness.metrics import finite_interval, memory_chunk, resample_indices
 from harness.types import RISKS
@@ -76,6 +76,7 @@ def probe_delta(
         "p": None if delta is None or not len(change) else regression_p(change),
         "p_holm": None,
         "regression": bool(delta is not None and delta > max_rise and interval is not None and interval[0] > 0),
+        "mde": detectable(change, alpha) if len(change) else None,
     }
 
 

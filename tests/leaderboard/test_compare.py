@@ -549,3 +549,22 @@ def test_the_probes_both_runs_asked_are_gated_on_a_rise() -> None:
     # without probes on either side, nothing of them
     assert not [k for k in compare_runs(_run(IDS, Y, Y), _run(IDS, Y, Y, name="b"), n_boot=10)["metrics"]
                 if "flip" in k or "attack" in k]  # fmt: skip
+
+
+def test_each_metric_states_the_smallest_worsening_it_could_detect() -> None:
+    from harness.leaderboard.noise import detectable
+
+    base, new = _run(IDS, Y, Y), _run(IDS, Y, [0, 0, 2, 1], name="b")
+    doc = compare_runs(base, new, n_boot=200, seed=5)
+    _, boots = paired_headline(np.array(Y), [np.array(Y), np.array([0, 0, 2, 1])], n_boot=200, seed=5)
+    change = boots["accuracy"][1] - boots["accuracy"][0]
+    assert doc["metrics"]["accuracy"]["mde"] == pytest.approx(detectable(change, 0.05))
+    # gated together (Holm): the first step tests at alpha / m, so the detectable size grows by the z ratio
+    metrics = {"a": {"p": 0.01, "delta": -0.1, "higher_is_better": True, "mde": 0.2},
+               "b": {"p": 0.2, "delta": 0.0, "higher_is_better": True, "mde": 0.3},
+               "c": {"p": None, "delta": None, "higher_is_better": True, "mde": None}}  # fmt: skip
+    apply_holm(metrics, ["a", "b", "c"], alpha=0.05, max_drop=0.0)  # type: ignore[arg-type]
+    # c has no p: the family tested is a and b, m = 2; z(1 - 0.05 / 2) over z(0.95), each plus z(0.8)
+    ratio = (1.9599640 + 0.8416212) / (1.6448536 + 0.8416212)
+    assert metrics["a"]["mde"] == pytest.approx(0.2 * ratio) and metrics["b"]["mde"] == pytest.approx(0.3 * ratio)
+    assert metrics["c"]["mde"] is None

@@ -322,3 +322,17 @@ def test_html_sections_read_back(monkeypatch: pytest.MonkeyPatch) -> None:
         ("p", None, "2 right to wrong, 0 wrong to right: listed in the explorer below."),
     ]  # fmt: skip
     assert "old&lt;x&gt;" not in given[0][1]  # the names are the page's (render_compare), not the sections'
+
+
+def test_the_summary_says_how_large_a_worsening_the_comparison_could_detect() -> None:
+    cmp = comparison()
+    names = list(cmp["metrics"])
+    cmp["metrics"][names[0]]["mde"] = 0.0312
+    cmp["metrics"][names[1]]["mde"] = None
+    text = to_text(cmp)
+    assert text.endswith(
+        f"With {cmp['dataset']['cases']} cases it could detect, with 80% power at alpha = "
+        f"{cmp['settings']['alpha']:g} (Holm's first step for the metrics gated together), a worsening of at least: "
+        f"{names[0]} 0.031; a smaller one may go unseen."
+    )
+    assert "a worsening of at least" in to_markdown(cmp)

@@ -232,3 +232,14 @@ def test_the_resamples_follow_the_seed() -> None:
 
     np.testing.assert_array_equal(draw(3), draw(3))
     assert not np.array_equal(draw(3), draw(4))
+
+
+def test_the_minimum_detectable_effect_by_hand() -> None:
+    from harness.leaderboard.noise import detectable
+
+    change = np.array([0.0, 0.1, 0.2, 0.3, np.nan, np.inf])  # the finite four: sd (n - 1) = 0.1291
+    sd = np.std([0.0, 0.1, 0.2, 0.3], ddof=1)
+    assert detectable(change, 0.05) == pytest.approx((1.6448536 + 0.8416212) * sd)
+    assert detectable(change, 0.01) == pytest.approx((2.3263479 + 0.8416212) * sd)
+    assert detectable(change, 0.05, power=0.5) == pytest.approx(1.6448536 * sd)
+    assert detectable(np.array([0.2, np.nan]), 0.05) is None
