@@ -21,6 +21,10 @@ REPEATS = {
     "restate_flip_rate": "probes.restate.flip_rate",
     "inject_attack_success": "probes.inject.falls.fall_rate",
     "duplicate_fall_rate": "probes.duplicate.falls.fall_rate",
+    "escalation_rate_high": "operating_points.policies.high.escalation_rate",
+    "escalation_rate_medium_high": "operating_points.policies.high_or_medium.escalation_rate",
+    "caught_medium_high": "operating_points.policies.high_or_medium.false_consensus_caught",
+    "aurc": "operating_points.risk_coverage.aurc",
 }
 """harness.leaderboard.rank.REPEATS, kept here so that ``fcb --help`` imports no leaderboard code; a test holds them
 equal."""
@@ -36,7 +40,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default="macro_f1",
         help="a headline metric, ece: the expected calibration error of risk_score, or a figure of runs with "
         "--epochs or --probe: epoch_sd, self_agreement, PROBE_flip_rate, inject_attack_success, "
-        "duplicate_fall_rate (default macro_f1)",
+        "duplicate_fall_rate; escalation_rate_high, escalation_rate_medium_high, caught_medium_high, aurc (default "
+        "macro_f1)",
     )
     p.set_defaults(func=run)
 

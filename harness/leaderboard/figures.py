@@ -21,6 +21,7 @@ from harness.calibration import ece
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.errors import RunLoadError
 from harness.metrics import confusion, defined, headline_batch, present_classes
+from harness.operating import operating_point, operating_points
 from harness.types import RISKS
 from harness.vocabulary import LOWERING
 
@@ -108,6 +109,25 @@ def item_figures(metrics: Mapping[str, Any], y_true: np.ndarray, plain: np.ndarr
             counted = answered & np.isin(y_true, [RISKS.index(r) for r in LOWERING[probe]])[:, None] & (plain > 0)
             n, falls = int(counted.sum()), int((counted & (table < plain)).sum())
             figures[("probes", probe, "falls", "fall_rate")] = falls / n if n else None
+    return figures
+
+
+def operating_figures(
+    metrics: Mapping[str, Any], y_true: np.ndarray, y_pred: np.ndarray, scores: np.ndarray | None
+) -> dict[Path, Any]:
+    """The operating points a leaderboard shows (`harness.operating`), when the document has the block: each
+    policy's escalation rate, false consensus caught and right consensus escalated, and, from a run folder's scores
+    (``scores`` None for a baseline file, which keeps none), the AURC."""
+    if not _lookup(metrics, ("operating_points",))[0]:
+        return {}
+    figures: dict[Path, Any] = {}
+    for name, escalated in (("high", y_pred == 2), ("high_or_medium", (y_pred == 1) | (y_pred == 2))):
+        point = operating_point(escalated, y_true, n_boot=0, seed=0)
+        for figure in ("escalation_rate", "false_consensus_caught", "right_consensus_escalated"):
+            figures[("operating_points", "policies", name, figure)] = point[figure]
+    if scores is not None:
+        full = operating_points(y_true, y_pred, scores, n_boot=0, seed=0)
+        figures[("operating_points", "risk_coverage", "aurc")] = full["risk_coverage"]["aurc"]
     return figures
 
 

@@ -39,10 +39,18 @@ REPEATS: dict[str, str] = {
     "restate_flip_rate": "probes.restate.flip_rate",
     "inject_attack_success": "probes.inject.falls.fall_rate",
     "duplicate_fall_rate": "probes.duplicate.falls.fall_rate",
+    "escalation_rate_high": "operating_points.policies.high.escalation_rate",
+    "escalation_rate_medium_high": "operating_points.policies.high_or_medium.escalation_rate",
+    "caught_medium_high": "operating_points.policies.high_or_medium.false_consensus_caught",
+    "aurc": "operating_points.risk_coverage.aurc",
 }
 """Row values from runs with --epochs or --probe (checked against their journals): the sd of macro-F1 over a run's
 epochs, the share of cases whose epochs all agree, each probe's figure (the robustness card: a flip rate, inject's
-attack success rate, duplicate's fall rate on high); medians over the runs."""
+attack success rate, duplicate's fall rate on high); and every run's operating points: escalating the verdicts
+called high, the share of cases escalated; called medium or high, the share escalated and of false consensus caught;
+and the AURC (`harness.operating`; a
+baseline file keeps no scores: no AURC); medians over the runs. Escalating high catches high_risk_recall of the
+false consensus and escalates false_alarm_rate of the right: those columns already show it."""
 RUNS_MIN, RUNS_MAX = "runs_min", "runs_max"
 """Row values: the lowest and highest ranking metric over a detector's runs (None for one run): the spread that
 repeated runs show beside their median."""
@@ -124,7 +132,8 @@ def make_row(detector: str, runs: list[Run], metric: str, incomplete: bool) -> R
     names = (*metric_pair(metric), natural_of(metric), *COLUMNS, LATENCY, CONSENSUS)
     values = {name: _median([r.metric(name) for r in runs]) for name in names}
     values |= _ece_values(runs)
-    values |= {key: _median([r.metric(path) for r in runs]) for key, path in REPEATS.items()}
+    values |= {key: _median([r.metric(path) for r in runs if key != "aurc" or r.scores is not None])
+               for key, path in REPEATS.items()}  # fmt: skip  # a baseline's AURC is not checked (no scores): none
     values |= _run_spread(runs, metric)
     values[VOTE_MARGIN] = None  # set by `_rank` when the board holds a builtin:vote run
     higher_better = HEADLINE_METRICS.get(metric_pair(metric)[0], True)

@@ -70,6 +70,10 @@ REPEAT_HEADERS = {
     "restate_flip_rate": "restate flip rate",
     "inject_attack_success": "inject attack success",
     "duplicate_fall_rate": "duplicate fall rate on high",
+    "escalation_rate_high": "escalate high: share escalated",
+    "escalation_rate_medium_high": "escalate medium or high: share escalated",
+    "caught_medium_high": "escalate medium or high: false consensus caught",
+    "aurc": "AURC",
 }
 """The columns of runs with --epochs or --probe (`harness.leaderboard.rank.REPEATS`), each shown when a row has it."""
 
@@ -98,7 +102,9 @@ def _extra_cells(row: Row, board: Board) -> list[str]:
     if shows_run_spread(board):
         lo, hi = v.get(RUNS_MIN), v.get(RUNS_MAX)
         cells.append("n/a" if lo is None or hi is None else f"{lo:.3f}-{hi:.3f}")
-    cells += [figure(v.get(key)) if key == "epoch_sd" else percent(v.get(key)) for key in repeat_columns(board)]
+    cells += [
+        figure(v.get(key)) if key in ("epoch_sd", "aurc") else percent(v.get(key)) for key in repeat_columns(board)
+    ]
     if shows_ece(board):
         cells.append(_ece_cell(row))
     return cells
@@ -216,9 +222,19 @@ def _origin_text(board: Board) -> str:
     return text
 
 
+OPERATING_KEYS = ("escalation_rate_high", "escalation_rate_medium_high", "caught_medium_high", "aurc")
+
+
 def _spread_text(board: Board) -> str:
     text = ", the lowest and highest beside it" if shows_run_spread(board) else ""
-    if repeat_columns(board):
+    shown = repeat_columns(board)
+    if set(shown) & set(OPERATING_KEYS):
+        text += (
+            "; the escalate columns are the share of cases a person reviews when the cases the detector calls high "
+            "(or medium or high) are escalated, and the false consensus that catches; AURC the area under its "
+            "risk-coverage curve (lower is better; runs' medians)"
+        )
+    if set(shown) - set(OPERATING_KEYS):
         text += (
             "; runs with --epochs show the sd of macro-F1 over their epochs and the share of cases whose epochs all "
             "agree, runs with --probe the share of verdicts a probe changed, or for inject and duplicate lowered "

@@ -25,6 +25,7 @@ from harness.leaderboard.figures import (
     item_figures,
     journal_figures,
     latency_figures,
+    operating_figures,
     score_figures,
 )
 from harness.metrics import CODE, ERROR
@@ -165,6 +166,7 @@ def read_run(path: str | Path) -> Run:
     )
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
     figures |= score_figures(doc["metrics"], run.y_true, scores)
+    figures |= operating_figures(doc["metrics"], run.y_true, run.y_pred, scores)
     figures |= _item_operational(items) if has_items else {}
     figures |= item_figures(doc["metrics"], run.y_true, epochs, variants)
     asked = [float(r.get("latency_s", 0.0)) for r in (items.values() if has_items else rows)
@@ -326,6 +328,7 @@ def read_baseline_run(path: Path) -> Run:
         origins=origins if "origins" in doc["cases"] else None,
     )
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
+    figures |= operating_figures(doc["doc"]["metrics"], run.y_true, run.y_pred, None)
     check_figures(f"{path}: doc.metrics", "its cases (the letters of cases.expected and cases.predicted)",
                   doc["doc"]["metrics"], figures)  # fmt: skip
     return run

@@ -88,3 +88,23 @@ def test_every_run_reports_its_operating_points(dev: Path) -> None:
     report = (dev / "report.md").read_text()
     assert "## Operating points" in report and "| verdict medium or high |" in report
     assert '<svg class="review"' in (dev / "report.html").read_text()
+
+
+def test_the_leaderboard_shows_the_operating_points_and_refuses_an_edited_one(dev: Path, tmp_path: Path) -> None:
+    import csv
+    import io
+    import shutil
+
+    proc = run_cli("leaderboard", str(dev), "--format", "csv", "--bootstrap", "20")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = list(csv.DictReader(io.StringIO(proc.stdout)))
+    block = json.loads((dev / "metrics.json").read_text())["metrics"]["operating_points"]
+    assert float(row["escalation_rate_high"]) == pytest.approx(block["policies"]["high"]["escalation_rate"])
+    assert float(row["aurc"]) == pytest.approx(block["risk_coverage"]["aurc"])
+    edited = tmp_path / "edited"
+    shutil.copytree(dev, edited)
+    doc = json.loads((edited / "metrics.json").read_text())
+    doc["metrics"]["operating_points"]["policies"]["high"]["escalation_rate"] = 0.01
+    (edited / "metrics.json").write_text(json.dumps(doc))
+    refused = run_cli("leaderboard", str(edited))
+    assert refused.returncode == 2 and "metrics.operating_points.policies.high.escalation_rate: 0.01" in refused.stderr

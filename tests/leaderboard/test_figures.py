@@ -310,3 +310,24 @@ def test_check_figures_names_the_file_the_figure_and_both_values() -> None:
         "b.json: doc.metrics.accuracy: '(missing)', but its cases gives 0.5; refusing a run whose figures do not "
         "follow from its cases"
     )
+
+
+def test_operating_figures_from_the_verdicts_and_scores() -> None:
+    from harness.leaderboard.figures import operating_figures
+
+    y = np.array([2, 2, 0, 1])
+    p = np.array([2, 1, 2, 3])  # the error (case 4) is never escalated
+    s = np.array([0.9, 0.4, 0.8, np.nan])
+    got = operating_figures({"operating_points": {}}, y, p, s)
+    # high: cases 1 and 3 escalated (2 of 4); of the highs (1, 2) case 1 caught; of the low (3) escalated
+    assert got[("operating_points", "policies", "high", "escalation_rate")] == 0.5
+    assert got[("operating_points", "policies", "high", "false_consensus_caught")] == 0.5
+    assert got[("operating_points", "policies", "high", "right_consensus_escalated")] == 1.0
+    # medium or high: 1, 2, 3 (3 of 4); both highs caught
+    assert got[("operating_points", "policies", "high_or_medium", "escalation_rate")] == 0.75
+    assert got[("operating_points", "policies", "high_or_medium", "false_consensus_caught")] == 1.0
+    # AURC: let through case 4 (unscored, medium: risk 0), 2 (0.4, high: 1/2), 3 (0.8, low: 1/3), 1 (0.9: 2/4)
+    assert got[("operating_points", "risk_coverage", "aurc")] == pytest.approx(0.25 * (0 + 1 / 2 + 1 / 3 + 2 / 4))
+    # a baseline file (no scores): no AURC; a document without the block: nothing checked
+    assert ("operating_points", "risk_coverage", "aurc") not in operating_figures({"operating_points": {}}, y, p, None)
+    assert operating_figures({}, y, p, s) == {}

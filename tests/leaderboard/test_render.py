@@ -65,7 +65,8 @@ def values(**given: float | None) -> dict[str, float | None]:
         "weighted_kappa", "error_rate", "operational.latency_s.p95", "consensus.balanced_accuracy", "ece", "ece_bins",
         "epoch_sd", "self_agreement", "order_flip_rate", "names_flip_rate", "runs_min", "runs_max", "vote_margin",
         "evidence_order_flip_rate", "format_flip_rate", "tone_flip_rate", "length_flip_rate", "restate_flip_rate",
-        "inject_attack_success", "duplicate_fall_rate",
+        "inject_attack_success", "duplicate_fall_rate", "escalation_rate_high", "escalation_rate_medium_high",
+        "caught_medium_high", "aurc",
     ]  # fmt: skip
     out: dict[str, float | None] = dict.fromkeys(keys)
     for key, value in given.items():
@@ -471,7 +472,8 @@ CSV_HEADER = [
     "all_cases_value", "all_cases_ci_low", "all_cases_ci_high", "real_cases", "real_value", "real_ci_low",
     "real_ci_high", "runs_min", "runs_max", "epoch_sd", "self_agreement", "order_flip_rate", "names_flip_rate",
     "evidence_order_flip_rate", "format_flip_rate", "tone_flip_rate", "length_flip_rate", "restate_flip_rate",
-    "inject_attack_success", "duplicate_fall_rate", "ece", "ece_bins", "vote_margin", "vote_margin_ci_low",
+    "inject_attack_success", "duplicate_fall_rate", "escalation_rate_high", "escalation_rate_medium_high",
+    "caught_medium_high", "aurc", "ece", "ece_bins", "vote_margin", "vote_margin_ci_low",
     "vote_margin_ci_high", "consensus_balanced_accuracy",
     "natural_cases", "natural_value", "natural_ci_low", "natural_ci_high",
 ]  # fmt: skip
@@ -496,6 +498,7 @@ def test_csv_every_column_of_a_full_row_and_empty_cells_for_what_is_missing() ->
         "runs_max": "0.65", "epoch_sd": "0.021", "self_agreement": "0.85", "order_flip_rate": "0.1",
         "names_flip_rate": "0.05", "evidence_order_flip_rate": "", "format_flip_rate": "", "tone_flip_rate": "",
         "length_flip_rate": "", "restate_flip_rate": "", "inject_attack_success": "0.25", "duplicate_fall_rate": "",
+        "escalation_rate_high": "", "escalation_rate_medium_high": "", "caught_medium_high": "", "aurc": "",
         "ece": "0.0834", "ece_bins": "10.0", "vote_margin": "0.05",
         "vote_margin_ci_low": "-0.02", "vote_margin_ci_high": "0.09", "consensus_balanced_accuracy": "0.71875",
         "natural_cases": "12", "natural_value": "0.4375", "natural_ci_low": "0.25", "natural_ci_high": "0.625",
@@ -663,3 +666,12 @@ def test_a_sort_key_is_the_cells_first_number_or_the_cell() -> None:
     assert _sort_key("12.5%") == "12.5" and _sort_key("3=") == "3.0" and _sort_key("0.500 [0.375, 0.625]") == "0.5"
     assert _sort_key("2\tfast") == "2\tfast"  # one token up to the first space: "2\tfast" is no number
     assert _sort_key("3X") == "3X" and _sort_key("n/a") == "n/a" and _sort_key("-") == "-"
+
+
+def test_the_method_text_says_what_the_escalate_columns_are() -> None:
+    rows = plain_rows()
+    rows[0].values["aurc"] = 0.3
+    text = method_text(board(rows))
+    assert "; the escalate columns are the share of cases a person reviews" in text
+    assert "runs with --epochs" not in text  # no epochs or probe column on this board
+    assert [h for h in header(board(rows)) if h == "AURC"] == ["AURC"]
