@@ -71,9 +71,10 @@ def mlflow_metrics(doc: MetricsDocument) -> dict[str, float]:
     """The figures of a metrics document as MLflow metrics: the headline (and ``NAME_real`` on the natural and
     assembled cases), per-class scores, the score metrics with the expected calibration error (``ece``,
     ``ece_ci95_low``...), accuracy per category (``per_category.CATEGORY.accuracy``; not ``accuracy/CATEGORY``, which
-    MLflow's file store cannot hold beside ``accuracy``), latency, and a run's repeats, probes and consensus figures
-    under their metrics.json paths (``epochs.self_agreement.all_agree``, ``probes.order.flip_rate``,
-    ``consensus.balanced_accuracy``...). Undefined figures are left out."""
+    MLflow's file store cannot hold beside ``accuracy``), latency, and a run's repeats, probes, consensus, operating
+    points and threshold figures under their metrics.json paths (``epochs.self_agreement.all_agree``,
+    ``probes.order.flip_rate``, ``consensus.balanced_accuracy``, ``operating_points.policies.high.escalation_rate``,
+    ``threshold.miss_rate``...; curves are left out). Undefined figures are left out."""
     metrics: Mapping[str, Any] = doc["metrics"]
     out = _headline(metrics, "")
     if isinstance(real := metrics.get("headline_real"), dict):
@@ -83,7 +84,7 @@ def mlflow_metrics(doc: MetricsDocument) -> dict[str, float]:
             out[name] = float(value)
     calibration = flattened((metrics.get("scores") or {}).get("calibration") or {}, "calibration")
     out |= {CALIBRATION_NAMES.get(name, name.removeprefix("calibration.")): v for name, v in calibration.items()}
-    for block in ("epochs", "probes", "consensus"):
+    for block in ("epochs", "probes", "consensus", "operating_points", "threshold"):
         if isinstance(metrics.get(block), Mapping):
             out |= flattened(metrics[block], block)
     for category, block in metrics["per_category"].items():

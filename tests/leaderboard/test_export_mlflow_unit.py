@@ -438,3 +438,19 @@ def test_blocks_that_are_absent_or_null_add_nothing() -> None:
         assert added <= {"roc_auc", "n_cases_real"}, extra
         if "per_class" in extra:
             assert not any(k.startswith(("precision_", "recall_", "f1_")) for k in got)
+
+
+def test_the_operating_points_and_threshold_are_logged_without_their_curves() -> None:
+    block = {"n_cases": 10, "policies": {"high": {"escalation_rate": 0.4, "escalation_rate_ci95": [0.2, 0.6],
+                                                  "false_consensus_caught": None}},
+             "risk_coverage": {"by": "risk_score", "aurc": 0.3, "curve": [[0.1, 0.5], [1.0, 0.4]]},
+             "by_score": [{"threshold": 0.9, "escalation_rate": 0.1}]}  # fmt: skip
+    got = mlflow_metrics(
+        document(operating_points=block, threshold={"miss_rate": 0.05, "within": True, "promise": "text"})
+    )  # type: ignore[arg-type]
+    assert got["operating_points.policies.high.escalation_rate"] == 0.4
+    assert got["operating_points.policies.high.escalation_rate_ci95_low"] == 0.2
+    assert got["operating_points.risk_coverage.aurc"] == 0.3 and got["operating_points.n_cases"] == 10
+    assert "operating_points.policies.high.false_consensus_caught" not in got
+    assert not [k for k in got if "curve" in k or "by_score" in k]
+    assert got["threshold.miss_rate"] == 0.05 and "threshold.within" not in got
