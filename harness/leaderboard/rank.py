@@ -1,8 +1,9 @@
 """Rank detectors from their runs: one board per data set, medians over repeated runs, ranks the data supports.
 
 A detector's rank is 1 + the number of detectors that are significantly better on a paired bootstrap over the
-shared cases. Two detectors that no test separates can therefore share a rank (shown as ``2=``), and the table
-never claims an order the data does not support.
+shared cases, the pairs' p-values adjusted by Holm's step-down over every pair on the board (`assign_ranks`). Two
+detectors that no test separates can therefore share a rank (shown as ``2=``), and the table never claims an order
+the data does not support.
 
 When the cases carry origin tags, every board also shows the ranking metric on the natural and assembled cases
 alone (``macro_f1_real``), with its own paired-bootstrap interval, so constructed cases never carry a ranking on
@@ -19,6 +20,7 @@ import numpy as np
 
 from harness.documents import BoardCard, BoardDataset, BoardMethod
 from harness.errors import UsageError
+from harness.leaderboard.noise import holm
 from harness.leaderboard.runs import NATURAL_SUFFIX, REAL_SUFFIX, Run, align, aligned_origins, natural_mask, real_mask
 from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
 
@@ -162,17 +164,39 @@ def _ece_values(runs: list[Run]) -> dict[str, float | None]:
     return {ECE: statistics.median(e for e, _ in found), ECE_BINS: bins.pop()}
 
 
+def pair_p(diff: np.ndarray) -> float | None:
+    """The two-sided bootstrap p-value of a difference (row j - row i, signed so that positive is better for j):
+    twice the smaller share of finite resamples on either side of zero (a resample at zero counts on both), at most
+    1; None without a finite resample."""
+    finite = diff[np.isfinite(diff)]
+    if not len(finite):
+        return None
+    return float(min(1.0, 2 * min(np.mean(finite <= 0), np.mean(finite >= 0))))
+
+
 def assign_ranks(rows: list[Row], boot: np.ndarray, *, higher_better: bool, alpha: float) -> None:
-    """Rank rows from their bootstrap metric values (shape rows x resamples, drawn on the same case resamples)."""
+    """Rank rows from their bootstrap metric values (shape rows x resamples, drawn on the same case resamples): row j
+    is significantly better than row i when the pair's two-sided p-value (`pair_p`), adjusted by Holm's step-down
+    over every pair compared, is below ``alpha`` and the resamples favour j. Holm holds the chance of any false
+    separation on the board at ``alpha`` whatever the pairs' dependence."""
     sign = 1.0 if higher_better else -1.0
     k = len(rows)
-    better = np.zeros((k, k), dtype=bool)  # better[i, j]: row j is significantly better than row i
+    pvalues: dict[str, float] = {}
+    favoured: dict[str, int] = {}
     for i in range(k):
-        for j in range(k):
-            if i != j:
-                diff = sign * (boot[j] - boot[i])
-                diff = diff[np.isfinite(diff)]
-                better[i, j] = bool(len(diff)) and np.percentile(diff, 100 * alpha / 2) > 0
+        for j in range(i + 1, k):
+            diff = sign * (boot[j] - boot[i])
+            if (p := pair_p(diff)) is not None:
+                pvalues[f"{i},{j}"] = p
+                finite = diff[np.isfinite(diff)]
+                favoured[f"{i},{j}"] = j if np.mean(finite > 0) > np.mean(finite < 0) else i
+    adjusted = holm(pvalues)
+    better = np.zeros((k, k), dtype=bool)  # better[i, j]: row j is significantly better than row i
+    for pair, p in adjusted.items():
+        i, j = map(int, pair.split(","))
+        if p < alpha:
+            winner = favoured[pair]
+            better[i + j - winner, winner] = True
     for i, row in enumerate(rows):
         row.rank = 1 + int(better[i].sum())
     counts: defaultdict[int | None, int] = defaultdict(int)

@@ -21,6 +21,7 @@ from harness.leaderboard.rank import (
     make_row,
     metric_pair,
     natural_of,
+    pair_p,
 )
 from harness.leaderboard.runs import Run
 from harness.metrics import finite_interval, paired_headline
@@ -220,23 +221,38 @@ def _rows(k: int) -> list[Row]:
     return [Row(f"d{i}", [r], {}, r, incomplete=False) for i in range(k)]
 
 
-def test_better_only_when_the_lower_percentile_of_the_difference_is_above_zero() -> None:
-    # 101 resampled differences (row 1 - row 0): five zeros, then ones; np.percentile at q sits at index q exactly.
-    # alpha 0.08: q = 100 * 0.08 / 2 = 4, the last zero: not above zero, no rank between them (both 1=)
+def test_better_only_when_the_pairs_holm_adjusted_p_is_below_alpha() -> None:
+    # 101 resampled differences (row 1 - row 0): five zeros, then ones. Two-sided p: 2 x min(share <= 0, share >= 0)
+    # = 2 x 5/101 = 0.0990 (one pair: Holm leaves it as it is)
     boot = np.stack([np.zeros(101), np.r_[np.zeros(5), np.ones(96)]])
     rows = _rows(2)
-    assert 100 * 0.08 / 2 == 4.0
-    assert 100 * 0.1 / 2 == 5.0
+    assert pair_p(boot[1] - boot[0]) == pytest.approx(10 / 101)
     assign_ranks(rows, boot, higher_better=True, alpha=0.08)
     assert [(r.rank, r.shared_rank, r.rank_label) for r in rows] == [(1, True, "1="), (1, True, "1=")]
-    # alpha 0.1: q = 5, the first one: above zero, row 1 is better: ranks 2 and 1, neither shared
     assign_ranks(rows, boot, higher_better=True, alpha=0.1)
     assert [(r.rank, r.shared_rank, r.rank_label) for r in rows] == [(2, False, "2"), (1, False, "1")]
-    # one step under alpha 0.08 (q 3.99: a zero) and just over it (q 4.01: 0 + 0.01 * 1 > 0)
-    assign_ranks(rows, boot, higher_better=True, alpha=0.0798)
+    # just under and just over 10/101 = 0.09901
+    assign_ranks(rows, boot, higher_better=True, alpha=0.0990)
     assert [r.rank for r in rows] == [1, 1]
-    assign_ranks(rows, boot, higher_better=True, alpha=0.0802)
+    assign_ranks(rows, boot, higher_better=True, alpha=0.0991)
     assert [r.rank for r in rows] == [2, 1]
+
+
+def test_holm_counts_every_pair_on_the_board() -> None:
+    # three rows; rows 1 and 2 beat row 0 with p = 2 x 3/101 = 0.0594 each, and tie each other (p = 1). Holm over the
+    # three pairs: sorted 0.0594, 0.0594, 1: adjusted 3 x 0.0594 = 0.178, max(0.178, 2 x 0.0594) = 0.178, 1
+    separated = np.r_[np.zeros(3), np.ones(98)]
+    boot = np.stack([np.zeros(101), separated, separated])
+    rows = _rows(3)
+    assign_ranks(rows, boot, higher_better=True, alpha=0.1)  # 0.178 > 0.1: no separation
+    assert [r.rank_label for r in rows] == ["1=", "1=", "1="]
+    assign_ranks(rows, boot, higher_better=True, alpha=0.18)
+    assert [r.rank_label for r in rows] == ["3", "1=", "1="]
+    # the same pair alone (two rows) separates at 0.1: the family is what made the difference
+    two = _rows(2)
+    assign_ranks(two, boot[:2], higher_better=True, alpha=0.1)
+    assert [r.rank for r in two] == [2, 1]
+    assert pair_p(np.array([np.nan])) is None and pair_p(np.array([0.0, 0.0])) == 1.0
 
 
 def test_lower_is_better_turns_the_difference_round() -> None:
