@@ -1,0 +1,72 @@
+"""``fcb power`` (`harness.leaderboard.power`): the standard error of a difference, the minimum detectable effect
+and the cases needed, each worked out here from the same paired bootstrap and the normal quantiles."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import EMBEDDED, run_cli
+
+from harness.leaderboard.power import power_table
+from harness.leaderboard.runs import Run
+from harness.metrics import paired_headline
+
+Z = 1.6448536 + 0.8416212  # z(0.95) + z(0.8)
+
+
+def run(pred: list[int], name: str = "a") -> Run:
+    doc = {"detector": {"spec": name}, "dataset": {"name": "toy", "sha256": "f" * 64}, "created": "", "complete": True,
+           "metrics": {}}  # fmt: skip
+    ids = np.array([f"c{i:02d}" for i in range(len(pred))], dtype=object)
+    y = np.array([i % 3 for i in range(len(pred))])
+    return Run(Path(name), doc, ids, np.array(["x"] * len(pred), dtype=object), y, np.array(pred))  # type: ignore[arg-type]
+
+
+PRED_A = [i % 3 if i % 4 else (i + 1) % 3 for i in range(40)]  # right on 3 cases of 4
+PRED_B = [i % 3 if i % 5 else (i + 2) % 3 for i in range(40)]
+
+
+def test_one_run_estimates_the_difference_as_sqrt_2_times_its_own_spread() -> None:
+    table = power_table([run(PRED_A)], effect=0.05, alpha=0.05, power=0.8, n_boot=300, seed=3)
+    y = np.array([i % 3 for i in range(40)])
+    _, boots = paired_headline(y, [np.array(PRED_A)], n_boot=300, seed=3)
+    sd = boots["accuracy"][0].std(ddof=1)
+    acc = table["metrics"]["accuracy"]
+    assert acc["se"] == pytest.approx(math.sqrt(2) * sd) and acc["mde"] == pytest.approx(Z * math.sqrt(2) * sd)
+    assert acc["cases_needed"] == math.ceil(40 * (acc["mde"] / 0.05) ** 2)
+    assert table["metrics"]["error_rate"] == {"se": 0.0, "mde": None, "cases_needed": None}  # no error: no spread
+    assert (table["cases"], table["paired"]) == (40, False)
+
+
+def test_two_runs_use_their_paired_difference() -> None:
+    table = power_table([run(PRED_A), run(PRED_B, "b")], effect=0.1, alpha=0.1, power=0.9, n_boot=300, seed=4)
+    y = np.array([i % 3 for i in range(40)])
+    _, boots = paired_headline(y, [np.array(PRED_A), np.array(PRED_B)], n_boot=300, seed=4)
+    sd = (boots["macro_f1"][1] - boots["macro_f1"][0]).std(ddof=1)
+    f1 = table["metrics"]["macro_f1"]
+    assert f1["se"] == pytest.approx(sd)
+    assert f1["mde"] == pytest.approx((1.2815516 + 1.2815516) * sd)  # z(0.9) twice
+    assert f1["cases_needed"] == math.ceil(40 * (f1["mde"] / 0.1) ** 2) and table["paired"] is True
+
+
+@pytest.mark.slow
+def test_the_command(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    assert (
+        run_cli("eval", str(EMBEDDED), "-d", "builtin:vote", "--out", str(out), "-q", "--bootstrap", "20").returncode
+        == 0
+    )
+    proc = run_cli("power", str(out), "--effect", "0.02", "--bootstrap", "200", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["cases"] == 240 and doc["metrics"]["accuracy"]["cases_needed"] > 240
+    text = run_cli("power", str(out), "--effect", "0.02", "--bootstrap", "200")
+    assert "cases to detect 0.02" in text.stdout and "sqrt(2) x this run's own spread" in text.stdout
+    bad = run_cli("power", str(out), "--effect", "2")
+    assert bad.returncode == 2
+    three = run_cli("power", str(out), str(out), str(out), "--effect", "0.1")
+    assert three.returncode == 2 and "one run or two" in three.stderr
