@@ -123,3 +123,144 @@ def test_the_report_rows_note_and_plot() -> None:
     svg = review_svg(m)  # type: ignore[arg-type]
     assert svg.count('class="policy"') == 2 and 'class="score-curve"' in svg
     assert operating_rows({}) == [] and operating_note({}) == "" and review_svg({}) == ""  # type: ignore[typeddict-item]
+
+
+def test_a_run_s_figures_hold_its_operating_points_with_its_scores_and_seed() -> None:
+    from harness.figures import compute
+    from harness.types import Outcome
+    from tests.runfolder.test_journal import labels
+
+    labs = [labels(f"c{i}", expected=("high", "low", "medium")[i % 3]) for i in range(30)]
+    outcomes = {lab.case_id: Outcome(lab.case_id, lab.content_hash, ("high", "low", "high")[i % 3] if i % 7 else None,
+                                     None if i % 5 == 0 else (i % 10) / 10, None if i % 7 else "timeout", 1, 0.1)
+                for i, lab in enumerate(labs)}  # fmt: skip
+    got = compute(labs, outcomes, wall_s=1.0, n_boot=40, seed=6)["operating_points"]
+    y = np.array([2 if i % 3 == 0 else 0 if i % 3 == 1 else 1 for i in range(30)])
+    p = np.array([(2, 0, 2)[i % 3] if i % 7 else 3 for i in range(30)])
+    s = np.array([np.nan if i % 5 == 0 else (i % 10) / 10 for i in range(30)])
+    assert got == operating_points(y, p, s, n_boot=40, seed=6)
+    assert got != operating_points(y, p, s, n_boot=40, seed=7)
+    assert got["by_score"] and got["risk_coverage"]["by"] == "risk_score"
+
+
+def point(t: float, rate: float, caught: float) -> dict:
+    return {
+        "threshold": t,
+        "escalation_rate": rate,
+        "false_consensus_caught": caught,
+        "right_consensus_escalated": None,
+    }
+
+
+@pytest.mark.filterwarnings("error")
+def test_the_whole_block_by_hand_and_no_warning_for_an_empty_label() -> None:
+    # four cases, none labelled low: right_consensus_escalated undefined, with no division warning
+    y, p, s = np.array([2, 2, 1, 1]), np.array([2, 0, 1, 3]), np.array([0.8, 0.2, 0.5, np.nan])
+    block = operating_points(y, p, s, n_boot=0, seed=0)
+    assert block == {
+        "n_cases": 4, "n_false_consensus": 2, "n_right_consensus": 0, "n_errors": 1,
+        "policies": {
+            "high": {"escalated": 1, "escalation_rate": 0.25, "escalation_rate_ci95": None,
+                     "false_consensus_caught": 0.5, "false_consensus_caught_ci95": None,
+                     "right_consensus_escalated": None, "right_consensus_escalated_ci95": None},
+            "high_or_medium": {"escalated": 2, "escalation_rate": 0.5, "escalation_rate_ci95": None,
+                               "false_consensus_caught": 0.5, "false_consensus_caught_ci95": None,
+                               "right_consensus_escalated": None, "right_consensus_escalated_ci95": None},
+        },
+        # let through: the unscored (medium) 0, then 0.2 (high) 1/2, 0.5 (medium) 1/3, 0.8 (high) 2/4
+        "risk_coverage": {"by": "risk_score", "aurc": pytest.approx(0.25 * (0 + 1 / 2 + 1 / 3 + 2 / 4)),
+                          "curve": [[0.25, 0.0], [0.5, 0.5], [0.75, pytest.approx(1 / 3)], [1.0, 0.5]]},
+        "by_score": [point(0.8, 0.25, 0.5), point(0.5, 0.5, 0.5), point(0.2, 0.75, 1.0)],
+    }  # fmt: skip
+
+
+def test_one_resample_gives_an_interval_and_a_label_absent_from_the_sample_gives_none() -> None:
+    y, escalated = np.array([2, 2, 1, 0]), np.array([True, False, True, False])
+    one = operating_point(escalated, y, n_boot=1, seed=0)
+    assert one["escalation_rate_ci95"] is not None and one["escalation_rate_ci95"][0] == one["escalation_rate_ci95"][1]
+    # no case labelled low: the right consensus interval is None while the others are defined
+    point = operating_point(np.array([True, False, True]), np.array([2, 2, 1]), n_boot=50, seed=0)
+    assert point["escalation_rate_ci95"] is not None and point["false_consensus_caught_ci95"] is not None
+    assert point["right_consensus_escalated_ci95"] is None
+    # no case labelled high: the catch's interval is None, the review's defined
+    other = operating_point(np.array([True, False, True]), np.array([0, 0, 1]), n_boot=50, seed=0)
+    assert other["false_consensus_caught_ci95"] is None and other["right_consensus_escalated_ci95"] is not None
+
+
+def test_a_curve_of_exactly_the_limit_is_kept_whole() -> None:
+    y, scores = np.zeros(CURVE_POINTS, dtype=int), np.arange(CURVE_POINTS, dtype=float)
+    assert len(risk_coverage(y, scores)["curve"]) == CURVE_POINTS
+    assert [p[0] for p in risk_coverage(y, scores)["curve"]][:2] == [pytest.approx(1 / 101), pytest.approx(2 / 101)]
+
+
+def test_a_run_with_scores_ranks_by_them_not_by_its_verdicts() -> None:
+    # verdicts say case 0 is the safest and case 1 the riskiest; the scores say the opposite
+    y, p, s = np.array([2, 0]), np.array([0, 2]), np.array([0.9, 0.1])
+    rc = operating_points(y, p, s, n_boot=0, seed=0)["risk_coverage"]
+    assert rc["curve"] == [[0.5, 0.0], [1.0, 0.5]] and rc["by"] == "risk_score"  # the low-labelled case first
+    by_verdict = operating_points(y, p, np.full(2, np.nan), n_boot=0, seed=0)["risk_coverage"]
+    assert by_verdict["curve"] == [[0.5, 1.0], [1.0, 0.5]] and by_verdict["by"] == "verdict"
+
+
+def held(**more: object) -> dict:
+    base = {"file": "t.json", "promise": "Escalating X misses at most 10.0%", "miss_rate_target": 0.1,
+            "basis": "risk_score", "threshold": 0.67, "n_cases": 40, "n_false_consensus": 20, "missed": 3,
+            "miss_rate": 0.15, "miss_rate_ci95": [0.05, 0.36], "escalated": 22, "escalation_rate": 0.55,
+            "within": False}  # fmt: skip
+    return base | more
+
+
+def test_the_threshold_lines_word_by_word() -> None:
+    from harness.report.operating import threshold_lines
+
+    assert threshold_lines({"threshold": held()}) == [  # type: ignore[typeddict-item]
+        "Promise (t.json): Escalating X misses at most 10.0%.",
+        "This run, escalating risk score >= 0.67: 3 of 20 false consensus missed, 15.0% [5.0%, 36.0%] against a "
+        "target of 10.0% (above the promise's target); 22 of 40 cases escalated (55.0%).",
+    ]
+    within = threshold_lines({"threshold": held(within=True, basis="verdict", threshold=1.0)})  # type: ignore[typeddict-item]
+    assert within[1].startswith("This run, escalating verdict >= 1: ") and "(within the promise)" in within[1]
+    everything = threshold_lines({"threshold": held(threshold=None)})  # type: ignore[typeddict-item]
+    assert everything[1].startswith("This run, escalating every case: ")
+    empty = threshold_lines({"threshold": held(miss_rate=None, within=None, threshold=None)})  # type: ignore[typeddict-item]
+    assert empty == ["Promise (t.json): Escalating X misses at most 10.0%.",
+                     "This run has no case labelled high: nothing to hold the promise to (every case)."]  # fmt: skip
+    assert threshold_lines({}) == []  # type: ignore[typeddict-item]
+
+
+def test_the_review_curve_s_coordinates() -> None:
+    # size 300, margin 36, side 228: x(v) = 36 + 228 v, y(v) = 36 + 228 (1 - v)
+    block = operating_points(np.array([2, 0]), np.array([2, 0]), np.array([0.9, 0.1]), n_boot=0, seed=0)
+    svg = review_svg({"operating_points": block})  # type: ignore[typeddict-item]
+    assert svg.startswith('<svg class="review" width="300" height="300" role="img" aria-label="review curve">')
+    assert '<rect x="36" y="36" width="228" height="228" fill="#fff" stroke="#999"/>' in svg
+    assert '<path d="M36 264L264 36" stroke="#999" stroke-dasharray="4 3"/>' in svg  # the diagonal
+    # by_score: t 0.9 escalates half and catches all (x 150, y 36); t 0.1 everything (264, 36); from (0, 0)
+    assert 'class="score-curve" d="M36.0 264.0L150.0 36.0L264.0 36.0"' in svg
+    # policy high: half escalated, all caught; medium or high: the same cases
+    assert svg.count('cx="150.0" cy="36.0"') == 2
+    assert "<title>escalate verdict high: 50.0% escalated, 100.0% of false consensus caught</title>" in svg
+    assert '<text class="tick" x="150.0" y="278" text-anchor="middle">0.5</text>' in svg
+    assert '<text class="tick" x="32" y="154.0" text-anchor="end">0.5</text>' in svg
+    assert svg.endswith('text-anchor="middle">false consensus caught</text></svg>')
+    # no score: no curve, the dots only
+    flat = operating_points(np.array([2, 0]), np.array([2, 0]), np.full(2, np.nan), n_boot=0, seed=0)
+    assert "score-curve" not in review_svg({"operating_points": flat})  # type: ignore[typeddict-item]
+
+
+def test_the_rows_and_note_word_by_word() -> None:
+    block = operating_points(np.array([2, 0, 1, 2]), np.array([2, 1, 0, 3]), np.array([0.9, 0.5, 0.2, np.nan]),
+                             n_boot=0, seed=0)  # fmt: skip
+    rows = operating_rows({"operating_points": block})  # type: ignore[typeddict-item]
+    assert rows == [["verdict high", "1", "25.0%", "", "50.0%", "", "0.0%", ""],
+                    ["verdict medium or high", "2", "50.0%", "", "50.0%", "", "100.0%", ""]]  # fmt: skip
+    note = operating_note({"operating_points": block})  # type: ignore[typeddict-item]
+    aurc = block["risk_coverage"]["aurc"]
+    assert note == (
+        "Of 4 cases, 2 are false consensus (labelled high) and 1 right consensus (labelled low). A case escalated goes "
+        "to a person; an error is never escalated (1 here). Risk-coverage by risk score: letting cases through from "
+        f"the lowest risk up, the area under the share of false consensus among them is {aurc:.3f} (AURC; a ranking "
+        f"that knows nothing: 0.500; a perfect one: {best_aurc(4, 2):.3f}; lower is better)."
+    )
+    empty = operating_points(np.array([], dtype=int), np.array([], dtype=int), np.array([]), n_boot=0, seed=0)
+    assert operating_note({"operating_points": empty}).endswith("(0 here). ")  # type: ignore[typeddict-item]

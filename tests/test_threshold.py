@@ -5,6 +5,10 @@ threshold is known exactly, the promise fails no more often than the method allo
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.stats import beta as beta_dist
@@ -131,3 +135,63 @@ def test_the_promise_in_expectation_holds_on_average_and_on_new_cases() -> None:
     assert np.mean(true) <= 0.15 + 3 * np.std(true) / 20  # the mean over dev sets, with its Monte Carlo slack
     assert np.mean(observed) <= 0.15 + 3 * np.std(observed) / 20
     assert np.mean(true) > 0.1  # close to the target: not a promise kept by escalating everything
+
+
+def test_every_field_of_the_document_and_of_its_check() -> None:
+    y = np.array([2, 2, 2, 2, 0, 1, 0])
+    s = np.array([0.9, 0.8, 0.3, np.nan, 0.5, 0.2, 0.1])
+    doc = calibrate(y, s, target=0.5, method="probable", confidence=0.5, basis="risk_score", run="r", dataset="d",
+                    sha256="f" * 64, detector="builtin:x", fingerprint="ab12")  # fmt: skip
+    # probable at confidence 0.5: the upper bound of k misses in 4 is the median of Beta(k + 1, 4 - k); k = 1 gives
+    # 0.3857 <= 0.5, k = 2 gives 0.6143: the largest t with k(t) <= 1 is 0.3, as in expectation above
+    created = doc.pop("created")  # type: ignore[misc]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", created)
+    assert doc == {
+        "fcb_threshold": 1, "basis": "risk_score", "threshold": 0.3, "miss_rate_target": 0.5, "method": "probable",
+        "confidence": 0.5, "detector": "builtin:x", "fingerprint": "ab12",
+        "dev": {"run": "r", "dataset": "d", "sha256": "f" * 64, "n_cases": 7, "n_false_consensus": 4, "missed": 1,
+                "miss_rate": 0.25, "bound": pytest.approx(beta_dist.ppf(0.5, 2, 3)), "escalated": 4,
+                "escalation_rate": pytest.approx(4 / 7)},
+        "promise": "Escalating the cases with risk score 0.3 or more misses at most 50.0% of the false consensus on "
+                   "new cases like the dev run's (with 50% confidence; 4 dev cases labelled high, 1 missed)",
+    }  # fmt: skip
+    none = calibrate(y, s, target=1.0, method="expected", confidence=0.9, basis="verdict", run="r", dataset="d",
+                     sha256="f" * 64, detector="x", fingerprint="")  # fmt: skip
+    assert none["threshold"] is None and none["confidence"] is None
+    assert (
+        none["promise"].startswith("Escalating no case misses at most 100.0%") and "(in expectation;" in none["promise"]
+    )
+    assert (none["dev"]["escalated"], none["dev"]["escalation_rate"]) == (0, 0.0)
+    got = check(doc, "t.json", np.array([2, 2, 0, 0]), np.array([0.3, 0.1, 0.5, np.nan]))
+    assert got == {
+        "file": "t.json", "promise": doc["promise"], "miss_rate_target": 0.5, "basis": "risk_score", "threshold": 0.3,
+        "n_cases": 4, "n_false_consensus": 2, "missed": 1, "miss_rate": 0.5, "miss_rate_ci95": interval(1, 2),
+        "escalated": 2, "escalation_rate": 0.5, "within": True,  # 0.5 is at most the target of 0.5: within
+    }  # fmt: skip
+    assert check(doc, "t.json", np.array([], dtype=int), np.array([]))["escalation_rate"] is None
+
+
+def test_no_threshold_escalates_nothing_and_an_interval_of_all_missed_reaches_one() -> None:
+    assert escalated(np.array([0.9, np.nan, 0.1]), None).tolist() == [False, False, False]
+    assert escalated(np.array([]), None).tolist() == []
+    low, high = interval(3, 3)  # type: ignore[misc]
+    assert high == 1.0 and binom.sf(2, 3, low) == pytest.approx(0.025)
+
+
+def test_reading_a_threshold_file(tmp_path: Path) -> None:
+    from harness.threshold import read_threshold
+
+    y = np.array([2, 2, 0])
+    doc = calibrate(y, np.array([0.9, 0.8, 0.1]), target=0.5, method="expected", confidence=None, basis="risk_score",
+                    run="r", dataset="d", sha256="f" * 64, detector="x", fingerprint="")  # fmt: skip
+    good = tmp_path / "t.json"
+    good.write_text(json.dumps(doc))
+    assert read_threshold(good) == doc and read_threshold(str(good)) == doc
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**doc, "basis": "vibes"}))
+    with pytest.raises(UsageError) as err:
+        read_threshold(bad)
+    assert str(err.value).startswith(f"--threshold {bad}: basis: ")
+    with pytest.raises(UsageError) as err:
+        read_threshold(tmp_path / "none.json")
+    assert str(err.value) == f"--threshold {tmp_path / 'none.json'}: no such file; fcb threshold DEV_RUN writes one"

@@ -568,3 +568,7 @@ def test_each_metric_states_the_smallest_worsening_it_could_detect() -> None:
     ratio = (1.9599640 + 0.8416212) / (1.6448536 + 0.8416212)
     assert metrics["a"]["mde"] == pytest.approx(0.2 * ratio) and metrics["b"]["mde"] == pytest.approx(0.3 * ratio)
     assert metrics["c"]["mde"] is None
+    # a family of one: Holm's first step is alpha itself, the size unchanged
+    alone = {"a": {"p": 0.01, "delta": -0.1, "higher_is_better": True, "mde": 0.2}}
+    apply_holm(alone, ["a"], alpha=0.05, max_drop=0.0)  # type: ignore[arg-type]
+    assert alone["a"]["mde"] == pytest.approx(0.2)

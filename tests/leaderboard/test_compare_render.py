@@ -336,3 +336,14 @@ def test_the_summary_says_how_large_a_worsening_the_comparison_could_detect() ->
         f"{names[0]} 0.031; a smaller one may go unseen."
     )
     assert "a worsening of at least" in to_markdown(cmp)
+
+
+def test_the_detectable_sizes_of_a_one_epoch_gate_are_listed_with_commas() -> None:
+    cmp = comparison()
+    cmp["gate"]["multiple_testing"] = "none"
+    names = list(cmp["metrics"])
+    cmp["metrics"][names[0]]["mde"] = 0.0312
+    cmp["metrics"][names[1]]["mde"] = 0.05
+    text = to_text(cmp)
+    assert f"a worsening of at least: {names[0]} 0.031, {names[1]} 0.050; a smaller" in text
+    assert "Holm's first step" not in text

@@ -243,3 +243,4 @@ def test_the_minimum_detectable_effect_by_hand() -> None:
     assert detectable(change, 0.01) == pytest.approx((2.3263479 + 0.8416212) * sd)
     assert detectable(change, 0.05, power=0.5) == pytest.approx(1.6448536 * sd)
     assert detectable(np.array([0.2, np.nan]), 0.05) is None
+    assert detectable(np.array([0.1, 0.3]), 0.05) == pytest.approx((1.6448536 + 0.8416212) * np.std([0.1, 0.3], ddof=1))

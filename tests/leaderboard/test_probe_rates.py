@@ -135,3 +135,16 @@ def test_a_rise_of_exactly_the_tolerance_passes_and_a_side_without_pairs_has_no_
     # the new run compared no pair: no figure, no delta, no p, whatever the resamples of the base say
     empty = probe_delta(base, (np.zeros(4), np.zeros(4)), alpha=0.05, max_rise=0.0, n_boot=50, seed=0)
     assert (empty["base"], empty["new"], empty["delta"], empty["p"]) == (0.0, None, None, None)
+
+
+def test_the_minimum_detectable_rise_of_a_probe_figure() -> None:
+    from harness.leaderboard.noise import detectable
+
+    base = (np.ones(8), np.array([0.0, 1, 0, 0, 1, 0, 0, 0]))
+    new = (np.ones(8), np.array([1.0, 1, 0, 1, 1, 0, 1, 0]))
+    changes = []
+    for idx in resample_indices(8, n_boot=300, seed=4, chunk=memory_chunk(8)):
+        changes.extend((new[1][row].sum() - base[1][row].sum()) / 8 for row in idx)
+    got = probe_delta(base, new, alpha=0.05, max_rise=0.0, n_boot=300, seed=4)
+    assert got["mde"] == pytest.approx(detectable(np.array(changes), 0.05))
+    assert probe_delta(base, new, alpha=0.05, max_rise=0.0, n_boot=0, seed=4)["mde"] is None

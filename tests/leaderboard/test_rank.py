@@ -231,7 +231,9 @@ def test_better_only_when_the_pairs_holm_adjusted_p_is_below_alpha() -> None:
     assert [(r.rank, r.shared_rank, r.rank_label) for r in rows] == [(1, True, "1="), (1, True, "1=")]
     assign_ranks(rows, boot, higher_better=True, alpha=0.1)
     assert [(r.rank, r.shared_rank, r.rank_label) for r in rows] == [(2, False, "2"), (1, False, "1")]
-    # just under and just over 10/101 = 0.09901
+    # exactly at alpha: not below it, no separation; just under and just over 10/101 = 0.09901
+    assign_ranks(rows, boot, higher_better=True, alpha=10 / 101)
+    assert [r.rank for r in rows] == [1, 1]
     assign_ranks(rows, boot, higher_better=True, alpha=0.0990)
     assert [r.rank for r in rows] == [1, 1]
     assign_ranks(rows, boot, higher_better=True, alpha=0.0991)

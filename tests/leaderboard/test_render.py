@@ -384,9 +384,9 @@ PLAIN_METHOD = (
     "A detector's rank is 1 + the number of detectors significantly better than it: a paired bootstrap over the "
     "shared cases (200 resamples, seed 7), each pair's two-sided p-value adjusted by Holm's step-down over every pair "
     "on the board and compared with 0.05, so that the chance of any false separation stays under it. Detectors that "
-    "no test separates share a rank (`2=`). Cases a run did not finish count as errors. Incomplete runs are listed without a "
-    "rank (use --include-incomplete). Run builtin:vote on this data set (fcb eval CASES -d builtin:vote) to see each "
-    "detector's margin over it."
+    "no test separates share a rank (`2=`). Cases a run did not finish count as errors. Incomplete runs are listed "
+    "without a rank (use --include-incomplete). Run builtin:vote on this data set (fcb eval CASES -d builtin:vote) to "
+    "see each detector's margin over it."
 )
 
 
@@ -417,17 +417,17 @@ def test_the_method_text_with_every_optional_column() -> None:
         "median, the lowest and highest beside it; runs with --epochs show the sd of macro-F1 over their epochs and "
         "the share of cases whose epochs all agree, runs with --probe the share of verdicts a probe changed, or for "
         "inject and duplicate lowered (medians over the runs). A detector's rank is 1 + the number of detectors "
-        "significantly better than it: a paired "
-        "bootstrap over the shared cases (200 resamples, seed 7), each pair's two-sided p-value adjusted by Holm's "
-        "step-down over every pair on the board and compared with 0.05, so that the chance of any false separation "
-        "stays under it. Detectors that no test separates share a rank (`2=`). Cases a run did not finish count as errors. "
-        "Incomplete runs are listed without a rank (use --include-incomplete). macro_f1_real is macro_f1 on the "
-        "natural + assembled cases. The natural + assembled column is macro_f1 on the cases tagged origin_natural or "
-        "origin_assembled alone (real answers; origin_constructed cases hold text written for the benchmark); it is "
-        "always shown next to the all-cases figure, so constructed cases cannot carry a ranking on their own. The "
-        "natural only column is macro_f1 on the origin_natural cases alone (not a ranking). Not ranked: only one "
-        "detector. Over builtin:vote: a detector's macro_f1 on all cases less that of builtin:vote (counting votes, "
-        "the floor a detector is read against), the representative runs on the same paired resamples."
+        "significantly better than it: a paired bootstrap over the shared cases (200 resamples, seed 7), each "
+        "pair's two-sided p-value adjusted by Holm's step-down over every pair on the board and compared with 0.05, "
+        "so that the chance of any false separation stays under it. Detectors that no test separates share a rank "
+        "(`2=`). Cases a run did not finish count as errors. Incomplete runs are listed without a rank (use "
+        "--include-incomplete). macro_f1_real is macro_f1 on the natural + assembled cases. The natural + assembled "
+        "column is macro_f1 on the cases tagged origin_natural or origin_assembled alone (real answers; "
+        "origin_constructed cases hold text written for the benchmark); it is always shown next to the all-cases "
+        "figure, so constructed cases cannot carry a ranking on their own. The natural only column is macro_f1 on "
+        "the origin_natural cases alone (not a ranking). Not ranked: only one detector. Over builtin:vote: a "
+        "detector's macro_f1 on all cases less that of builtin:vote (counting votes, the floor a detector is read "
+        "against), the representative runs on the same paired resamples."
     )
 
 
@@ -674,7 +674,15 @@ def test_a_sort_key_is_the_cells_first_number_or_the_cell() -> None:
 def test_the_method_text_says_what_the_escalate_columns_are() -> None:
     rows = plain_rows()
     rows[0].values["aurc"] = 0.3
+    rows[0].values["escalation_rate_high"] = 0.25
     text = method_text(board(rows))
-    assert "; the escalate columns are the share of cases a person reviews" in text
+    assert text.startswith(
+        "Ranked by macro_f1. Several runs of one detector (same name and code fingerprint) count by their median; the "
+        "escalate columns are the share of cases a person reviews when the cases the detector calls high (or medium or "
+        "high) are escalated, and the false consensus that catches; AURC the area under its risk-coverage curve (lower "
+        "is better; runs' medians). A detector's rank"
+    )
     assert "runs with --epochs" not in text  # no epochs or probe column on this board
-    assert [h for h in header(board(rows)) if h == "AURC"] == ["AURC"]
+    b = board(rows)
+    cells = dict(zip(header(b), row_cells(b.rows[0], b), strict=True))
+    assert cells["AURC"] == "0.300" and cells["escalate high: share escalated"] == "25.0%"  # a figure, a share
