@@ -264,3 +264,49 @@ def test_the_rows_and_note_word_by_word() -> None:
     )
     empty = operating_points(np.array([], dtype=int), np.array([], dtype=int), np.array([]), n_boot=0, seed=0)
     assert operating_note({"operating_points": empty}).endswith("(0 here). ")  # type: ignore[typeddict-item]
+
+
+def test_more_edges_of_the_figures_and_their_drawing() -> None:
+    # one high of three: the count of false consensus is the highs, not the others
+    block = operating_points(np.array([2, 0, 1]), np.array([2, 2, 0]), np.array([0.5, 0.5, 0.5]), n_boot=0, seed=0)
+    assert (block["n_false_consensus"], block["n_right_consensus"]) == (1, 1)
+    assert risk_coverage(np.array([2, 0]), np.array([0.1, 0.2]))["by"] == "risk_score"
+    # one distinct score: one point, still a curve from the origin
+    svg = review_svg({"operating_points": block})  # type: ignore[typeddict-item]
+    assert 'class="score-curve" d="M36.0 264.0L264.0 36.0"' in svg
+    # no case labelled high: no policy can be placed, and nothing breaks
+    none = operating_points(np.array([0, 1]), np.array([2, 0]), np.array([0.9, 0.1]), n_boot=0, seed=0)
+    assert 'class="policy"' not in review_svg({"operating_points": none})  # type: ignore[typeddict-item]
+    # the axis labels and the ticks at both ends
+    assert '<text x="150.0" y="296" text-anchor="middle">share of cases escalated</text>' in svg
+    assert '<text x="10" y="150.0" transform="rotate(-90 10 150.0)" text-anchor="middle">false consensus' in svg
+    assert '<text class="tick" x="36.0" y="278" text-anchor="middle">0</text>' in svg
+    assert '<text class="tick" x="32" y="268.0" text-anchor="end">0</text>' in svg
+    assert '<text class="tick" x="264.0" y="278" text-anchor="middle">1</text>' in svg
+    assert '<text class="tick" x="32" y="40.0" text-anchor="end">1</text>' in svg
+    assert 'stroke="#999"/><path d="M36 264L264 36"' in svg  # parts joined with nothing between
+    assert best_aurc(3, 3) == pytest.approx((1 / 1 + 2 / 2 + 3 / 3) / 3)  # every case false consensus
+
+
+def test_the_review_of_right_consensus_is_resampled_like_the_rest() -> None:
+    y_all, escalated = np.tile(Y, 5), np.tile(P == 2, 5)
+    point = operating_point(escalated, y_all, n_boot=200, seed=7)
+    alarmed = []
+    for idx in resample_indices(50, n_boot=200, seed=7, chunk=memory_chunk(50)):
+        for row in idx:
+            e, y = escalated[row], y_all[row]
+            if (y == 0).any():
+                alarmed.append((e & (y == 0)).sum() / (y == 0).sum())
+    assert point["right_consensus_escalated_ci95"] == pytest.approx(list(np.percentile(alarmed, [2.5, 97.5])))
+    no_high = operating_point(np.array([True, False, True]), np.array([0, 0, 1]), n_boot=50, seed=0)
+    assert no_high["escalation_rate_ci95"] is not None and no_high["false_consensus_caught_ci95"] is None
+
+
+def test_the_rows_show_each_interval_as_shares() -> None:
+    block = operating_points(np.tile(Y, 5), np.tile(P, 5), np.tile(S, 5), n_boot=100, seed=2)
+    rows = operating_rows({"operating_points": block})  # type: ignore[typeddict-item]
+    high = block["policies"]["high"]
+    lo, hi = high["escalation_rate_ci95"]  # type: ignore[misc]
+    assert rows[0][3] == f"[{lo:.1%}, {hi:.1%}]"
+    lo, hi = high["right_consensus_escalated_ci95"]  # type: ignore[misc]
+    assert rows[0][7] == f"[{lo:.1%}, {hi:.1%}]"

@@ -530,3 +530,15 @@ def test_a_rows_cases_are_its_representatives_even_when_it_is_not_the_first_run(
     b = run("d", created="2026-11-09T00:00:00Z", metrics={"n_cases": 9})
     row = Row("d", [a, b], {}, b, incomplete=False)
     assert (row.cases, row.date) == (9, "2026-11-09T00:00:00Z")
+
+
+def test_a_baseline_file_has_no_aurc_and_a_run_folder_its_median() -> None:
+    from dataclasses import replace
+
+    folder = run("d")
+    doc = {**folder.doc, "metrics": {**folder.doc["metrics"], "operating_points": {"risk_coverage": {"aurc": 0.3}}}}
+    with_scores = replace(folder, doc=doc, scores=np.zeros(len(folder.ids)))  # type: ignore[arg-type]
+    baseline = replace(with_scores, scores=None)
+    assert make_row("d", [with_scores], "macro_f1", False).values["aurc"] == 0.3
+    assert make_row("d", [baseline], "macro_f1", False).values["aurc"] is None
+    assert make_row("d", [with_scores, baseline], "macro_f1", False).values["aurc"] == 0.3  # the folder's alone

@@ -686,3 +686,10 @@ def test_the_method_text_says_what_the_escalate_columns_are() -> None:
     b = board(rows)
     cells = dict(zip(header(b), row_cells(b.rows[0], b), strict=True))
     assert cells["AURC"] == "0.300" and cells["escalate high: share escalated"] == "25.0%"  # a figure, a share
+
+
+def test_the_run_spread_and_the_escalate_columns_are_both_said() -> None:
+    rows = every_extra_row()
+    rows[0].values["aurc"] = 0.3
+    text = method_text(board(rows))
+    assert "count by their median, the lowest and highest beside it; the escalate columns are" in text
