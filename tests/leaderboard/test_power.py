@@ -70,3 +70,24 @@ def test_the_command(tmp_path: Path) -> None:
     assert bad.returncode == 2
     three = run_cli("power", str(out), str(out), str(out), "--effect", "0.1")
     assert three.returncode == 2 and "one run or two" in three.stderr
+
+
+def test_the_whole_table_its_spread_boundary_and_a_refusal() -> None:
+    from dataclasses import replace
+
+    from harness.errors import IncomparableRuns
+    from harness.leaderboard.power import spread
+
+    assert spread(np.array([0.1, 0.3, np.nan])) == pytest.approx(np.std([0.1, 0.3], ddof=1))
+    assert spread(np.array([0.1, np.nan])) is None
+    table = power_table([run(PRED_A)], effect=0.05, alpha=0.1, power=0.9, n_boot=50, seed=2)
+    assert {k: v for k, v in table.items() if k != "metrics"} == {
+        "cases": 40, "runs": ["a"], "paired": False, "effect": 0.05, "alpha": 0.1, "power": 0.9,
+        "bootstrap_resamples": 50, "seed": 2}  # fmt: skip
+    other = replace(run(PRED_B, "b"), doc={**run(PRED_B, "b").doc, "dataset": {"name": "toy", "sha256": "0" * 64}})
+    with pytest.raises(IncomparableRuns) as err:
+        power_table([run(PRED_A), other], effect=0.05, alpha=0.1, power=0.9, n_boot=50, seed=2)
+    assert str(err.value) == "a and b are on different data sets; compare runs on the same cases"
+    # one resample: no spread, no figure (one run)
+    single = power_table([run(PRED_A)], effect=0.05, alpha=0.1, power=0.9, n_boot=1, seed=2)
+    assert single["metrics"]["accuracy"] == {"se": None, "mde": None, "cases_needed": None}
