@@ -3,13 +3,11 @@ and the cases needed, each worked out here from the same paired bootstrap and th
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EMBEDDED, run_cli
 
 from harness.leaderboard.power import power_table
 from harness.leaderboard.runs import Run
@@ -51,25 +49,6 @@ def test_two_runs_use_their_paired_difference() -> None:
     assert f1["se"] == pytest.approx(sd)
     assert f1["mde"] == pytest.approx((1.2815516 + 1.2815516) * sd)  # z(0.9) twice
     assert f1["cases_needed"] == math.ceil(40 * (f1["mde"] / 0.1) ** 2) and table["paired"] is True
-
-
-@pytest.mark.slow
-def test_the_command(tmp_path: Path) -> None:
-    out = tmp_path / "r"
-    assert (
-        run_cli("eval", str(EMBEDDED), "-d", "builtin:vote", "--out", str(out), "-q", "--bootstrap", "20").returncode
-        == 0
-    )
-    proc = run_cli("power", str(out), "--effect", "0.02", "--bootstrap", "200", "--format", "json")
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
-    assert doc["cases"] == 240 and doc["metrics"]["accuracy"]["cases_needed"] > 240
-    text = run_cli("power", str(out), "--effect", "0.02", "--bootstrap", "200")
-    assert "cases to detect 0.02" in text.stdout and "sqrt(2) x this run's own spread" in text.stdout
-    bad = run_cli("power", str(out), "--effect", "2")
-    assert bad.returncode == 2
-    three = run_cli("power", str(out), str(out), str(out), "--effect", "0.1")
-    assert three.returncode == 2 and "one run or two" in three.stderr
 
 
 def test_the_whole_table_its_spread_boundary_and_a_refusal() -> None:
