@@ -346,4 +346,5 @@ def test_the_detectable_sizes_of_a_one_epoch_gate_are_listed_with_commas() -> No
     cmp["metrics"][names[1]]["mde"] = 0.05
     text = to_text(cmp)
     assert f"a worsening of at least: {names[0]} 0.031, {names[1]} 0.050; a smaller" in text
+    assert f"with 80% power at alpha = {cmp['settings']['alpha']:g}, a worsening" in text  # nothing between
     assert "Holm's first step" not in text
