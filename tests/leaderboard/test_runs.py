@@ -582,3 +582,40 @@ def test_a_fingerprints_digest_does_not_depend_on_the_order_of_its_keys() -> Non
     unsorted = plain_run({"detector": {"spec": "x.py:f", "fingerprint": {"sha256": "ab", "kind": "python"}}})
     ordered = plain_run({"detector": {"spec": "x.py:f", "fingerprint": {"kind": "python", "sha256": "ab"}}})
     assert unsorted.fingerprint_id == ordered.fingerprint_id == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [(("policies", "high", "escalation_rate"), 0.01), (("risk_coverage", "aurc"), 0.99)],
+)
+def test_an_operating_point_the_journal_does_not_give_is_refused(
+    made: dict[str, Path], tmp_path: Path, path: tuple[str, ...], value: float
+) -> None:
+    import shutil
+
+    copy = tmp_path / "edited"
+    shutil.copytree(made["plain"], copy)
+    doc = json.loads((copy / "metrics.json").read_text())
+    node = doc["metrics"]["operating_points"]
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    (copy / "metrics.json").write_text(json.dumps(doc))
+    with pytest.raises(RunLoadError) as info:
+        read_run(copy)
+    assert str(info.value).startswith(f"{copy / 'metrics.json'}: metrics.operating_points.{'.'.join(path)}: {value}")
+
+
+def test_a_baseline_s_operating_points_are_checked_against_its_letters(made: dict[str, Path], tmp_path: Path) -> None:
+    doc = baseline_document(read_run(made["plain"]), "b")
+    doc["doc"]["metrics"]["operating_points"]["policies"]["high_or_medium"]["escalation_rate"] = 0.01
+    target = tmp_path / "b.json"
+    target.write_text(json.dumps(doc))
+    with pytest.raises(RunLoadError) as info:
+        read_run(target)
+    assert "doc.metrics.operating_points.policies.high_or_medium.escalation_rate: 0.01" in str(info.value)
+    # an AURC a baseline cannot check (no scores) is not read: edited, the file still loads
+    fine = baseline_document(read_run(made["plain"]), "b")
+    fine["doc"]["metrics"]["operating_points"]["risk_coverage"]["aurc"] = 0.99
+    target.write_text(json.dumps(fine))
+    assert read_run(target).scores is None
