@@ -40,21 +40,23 @@ def bin_ids(scores: np.ndarray, n_bins: int) -> np.ndarray:
 
 def ece(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> float:
     """The ECE of ``scores`` (at least one) against ``y_high`` (1 for high risk, 0 for the rest)."""
-    return float(ece_resamples(y_high, scores, n_bins, [np.arange(len(scores))[None, :]])[0])
+    return float(ece_resamples(y_high, scores, n_bins, [np.ones((1, len(scores)), dtype=np.int64)])[0])
 
 
-def ece_resamples(y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: Iterable[np.ndarray]) -> np.ndarray:
-    """The ECE of each resample: ``draws`` yields at least one index array of shape (resamples, n), a resample a row
-    (the cases drawn, with replacement). n_b/N * |o_b - m_b| is |the sum of (y - s) over the bin| / N, so one
-    weighted count a bin and resample gives every ECE at once, without a loop over resamples."""
-    ids, gap = bin_ids(scores, n_bins), y_high - scores
-    out = []
-    for idx in draws:
-        rows = idx.shape[0]
-        offsets = n_bins * np.arange(rows)[:, None]
-        sums = np.bincount((ids[idx] + offsets).ravel(), weights=gap[idx].ravel(), minlength=n_bins * rows)
-        out.append(np.abs(sums.reshape(rows, n_bins)).sum(axis=1) / idx.shape[1])
-    return np.concatenate(out)
+def ece_resamples(
+    y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: Iterable[np.ndarray], clusters: np.ndarray | None = None
+) -> np.ndarray:
+    """The ECE of each resample: ``draws`` yields at least one array of shape (resamples, k), how often each of the
+    k ``clusters`` (each case's, 0..k-1; default: each case its own) was drawn
+    (`harness.metrics.resample_counts`). n_b/N * |o_b - m_b| is
+    |the sum of (y - s) over the bin| / N, so one weighted count a bin and cluster gives every ECE at once, without
+    a loop over resamples."""
+    groups = np.arange(len(scores)) if clusters is None else clusters
+    k = int(groups.max()) + 1
+    keys = groups * n_bins + bin_ids(scores, n_bins)
+    gaps = np.bincount(keys, weights=y_high - scores, minlength=k * n_bins).reshape(k, n_bins)
+    sizes = np.bincount(groups, minlength=k)
+    return np.concatenate([np.abs(counts @ gaps).sum(axis=1) / (counts @ sizes) for counts in draws])
 
 
 def reliability(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> list[ReliabilityBin]:
@@ -79,12 +81,16 @@ def reliability(y_high: np.ndarray, scores: np.ndarray, n_bins: int) -> list[Rel
     ]  # fmt: skip
 
 
-def calibration(y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: Iterable[np.ndarray] | None) -> Calibration:
+def calibration(
+    y_high: np.ndarray, scores: np.ndarray, n_bins: int, draws: Iterable[np.ndarray] | None,
+    clusters: np.ndarray | None = None,
+) -> Calibration:  # fmt: skip
     """The ``calibration`` block of the score metrics for at least one scored case: the bin count, the ECE, its
-    95% percentile interval over the resamples ``draws`` yields (none: no interval) and the diagram."""
+    95% percentile interval over the resamples ``draws`` yields (none: no interval; `ece_resamples`) and the
+    diagram."""
     error = ece(y_high, scores, n_bins)
     if draws is None:
         return {"bins": n_bins, "ece": error, "diagram": reliability(y_high, scores, n_bins)}
-    lo, hi = np.percentile(ece_resamples(y_high, scores, n_bins, draws), [2.5, 97.5])
+    lo, hi = np.percentile(ece_resamples(y_high, scores, n_bins, draws, clusters), [2.5, 97.5])
     return {"bins": n_bins, "ece": error, "ece_ci95": [float(lo), float(hi)],
             "diagram": reliability(y_high, scores, n_bins)}  # fmt: skip

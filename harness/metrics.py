@@ -20,7 +20,7 @@ Each figure has one implementation, here: the shortcut audit's macro-F1 over cat
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -162,13 +162,14 @@ def headline_batch(cm: np.ndarray, classes: np.ndarray) -> dict[str, np.ndarray]
     }
 
 
-def wilson_interval(k: int, n: int) -> tuple[float, float] | None:
-    """95% Wilson score interval for k successes in n trials; None when n is 0."""
+def wilson_interval(k: int, n: int, design_effect: float = 1.0) -> tuple[float, float] | None:
+    """95% Wilson score interval for k successes in n trials; None when n is 0. With a ``design_effect`` (at least
+    1), on Kish's effective sample size n / design_effect at the same share k / n."""
     if n == 0:
         return None
-    p, z2 = k / n, Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    p, z2, size = k / n, Z95 * Z95, n / design_effect
+    centre = (p + z2 / (2 * size)) / (1 + z2 / size)
+    half = Z95 * np.sqrt(p * (1 - p) / size + z2 / (4 * size * size)) / (1 + z2 / size)
     # At k = 0 or k = n the bound is exactly 0 or 1; rounding must not leave the observed rate outside
     lower = 0.0 if k == 0 else max(0.0, centre - half)
     upper = 1.0 if k == n else min(1.0, centre + half)
@@ -177,14 +178,15 @@ def wilson_interval(k: int, n: int) -> tuple[float, float] | None:
 
 def bootstrap_confusions(
     y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int = 1000, seed: int = 0, chunk: int = 100,
-    shape: tuple[int, int] = (3, 4),
+    shape: tuple[int, int] = (3, 4), clusters: np.ndarray | None = None,
 ) -> np.ndarray:  # fmt: skip
-    """Confusion matrices of ``n_boot`` resamples (with replacement) of the cases: shape (n_boot, *shape).
+    """Confusion matrices of ``n_boot`` resamples (with replacement) of the cases, or of their ``clusters``: shape
+    (n_boot, *shape).
 
-    Seeded, so the same inputs give the same intervals. Built in chunks to keep memory at chunk x n.
+    Seeded, so the same inputs give the same intervals. Built in chunks to keep memory at chunk x clusters.
     """
     result: np.ndarray = paired_bootstrap_confusions(
-        y_true, [y_pred], n_boot=n_boot, seed=seed, chunk=chunk, shape=shape
+        y_true, [y_pred], n_boot=n_boot, seed=seed, chunk=chunk, shape=shape, clusters=clusters
     )[0]
     return result
 
@@ -195,41 +197,81 @@ def memory_chunk(n: int, budget: int = 250_000) -> int:
 
 
 def resample_indices(n: int, *, n_boot: int, seed: int, chunk: int) -> Iterator[np.ndarray]:
-    """The bootstrap's draws: ``n_boot`` resamples of n cases (with replacement), as index arrays of ``chunk`` rows
-    (the last may have fewer). Every interval of a run draws from here: they depend only on (n, n_boot, seed,
-    chunk)."""
+    """The bootstrap's draws: ``n_boot`` resamples of n units (with replacement), as index arrays of ``chunk`` rows
+    (the last may have fewer). Every interval of a run draws from here, through `resample_counts`: they depend only
+    on (n, n_boot, seed, chunk)."""
     rng = np.random.default_rng(seed)
     for start in range(0, n_boot, chunk):
         yield rng.integers(0, n, size=(min(chunk, n_boot - start), n))
 
 
+def cluster_codes(keys: Iterable[Hashable]) -> np.ndarray:
+    """Each case's cluster, numbered 0, 1, ... in order of first appearance. Cases that are each their own cluster
+    get 0..n-1, their own positions, so that their cluster draws are the case bootstrap's draws."""
+    index: dict[Hashable, int] = {}
+    return np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.int64)
+
+
+def alone(n: int) -> np.ndarray:
+    """The clusters of n independent cases: each case its own."""
+    return np.arange(n, dtype=np.int64)
+
+
+def resample_counts(k: int, *, n_boot: int, seed: int, chunk: int | None = None) -> Iterator[np.ndarray]:
+    """The cluster bootstrap's draws: each of ``n_boot`` resamples draws k of the k clusters with replacement
+    (`resample_indices`), as arrays of shape (rows, k) counting how often each cluster was drawn. A figure that
+    sums over cases sums each drawn cluster's cases as many times: `cluster_totals`, then ``counts @ totals``.
+
+    ``chunk`` defaults to `memory_chunk` (k); a caller whose cases outnumber its clusters passes its own."""
+    step = memory_chunk(k) if chunk is None else chunk
+    for idx in resample_indices(k, n_boot=n_boot, seed=seed, chunk=step):
+        rows = len(idx)
+        flat = (idx + k * np.arange(rows)[:, None]).ravel()
+        yield np.bincount(flat, minlength=rows * k).reshape(rows, k)
+
+
+def cluster_totals(clusters: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The sums of ``values`` (one row a case: shape (n,) or (n, m)) within each cluster: shape (k,) or (k, m)."""
+    k = int(clusters.max()) + 1 if len(clusters) else 0
+    out = np.zeros((k, *values.shape[1:]), dtype=np.result_type(values.dtype, np.int64))
+    np.add.at(out, clusters, values)
+    return out
+
+
+def case_weights(counts: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """How often each case counts in each resample, (rows, n), from the clusters' counts (rows, k)."""
+    result: np.ndarray = counts[:, clusters]
+    return result
+
+
 def paired_bootstrap_confusions(
     y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int = 1000, seed: int = 0, chunk: int = 100,
-    shape: tuple[int, int] = (3, 4),
+    shape: tuple[int, int] = (3, 4), clusters: np.ndarray | None = None,
 ) -> np.ndarray:  # fmt: skip
     """Bootstrap confusion matrices of several prediction arrays on the *same* resamples: shape (k, n_boot, *shape).
 
     Pairing matters: the difference between two detectors is measured on identical case draws, so case
-    difficulty cancels out. The draws depend only on (n, n_boot, seed, chunk).
+    difficulty cancels out. ``clusters`` (`cluster_codes`; default: each case alone) are what is drawn: a drawn
+    cluster brings all its cases. The draws depend only on (clusters, n_boot, seed, chunk).
     """
     rows, cols = shape
+    groups = alone(len(y_true)) if clusters is None else clusters
+    k = int(groups.max()) + 1 if len(groups) else 0
     cells = rows * cols
-    codes = [y_true * cols + y_pred for y_pred in y_preds]
-    out = np.empty((len(codes), n_boot, rows, cols), dtype=np.int64)
+    # one row a cluster: its cases' confusion counts, so that a resample's matrix is its counts times these rows
+    tables = [np.bincount(groups * cells + y_true * cols + p, minlength=k * cells).reshape(k, cells) for p in y_preds]
+    out = np.empty((len(tables), n_boot, rows, cols), dtype=np.int64)
     start = 0
-    for idx in resample_indices(len(y_true), n_boot=n_boot, seed=seed, chunk=chunk):
-        b = len(idx)
-        offsets = cells * np.arange(b)[:, None]
-        for k, c in enumerate(codes):
-            out[k, start : start + b] = np.bincount((c[idx] + offsets).ravel(), minlength=cells * b).reshape(
-                b, rows, cols
-            )
+    for counts in resample_counts(k, n_boot=n_boot, seed=seed, chunk=chunk):
+        b = len(counts)
+        for k, table in enumerate(tables):
+            out[k, start : start + b] = (counts @ table).reshape(b, rows, cols)
         start += b
     return out
 
 
 def paired_headline(
-    y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int, seed: int
+    y_true: np.ndarray, y_preds: Sequence[np.ndarray], *, n_boot: int, seed: int, clusters: np.ndarray | None = None
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Every headline metric of several prediction arrays over the same cases: the point values (one per array)
     and the values on `paired_bootstrap_confusions`' resamples (arrays x resamples).
@@ -238,7 +280,9 @@ def paired_headline(
     """
     cms = np.stack([confusion(y_true, y_pred) for y_pred in y_preds])
     classes = present_classes(cms.sum(axis=0))
-    boots = paired_bootstrap_confusions(y_true, y_preds, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)))
+    boots = paired_bootstrap_confusions(
+        y_true, y_preds, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)), clusters=clusters
+    )
     return headline_batch(cms, classes), headline_batch(boots, classes)
 
 

@@ -25,7 +25,7 @@ from typing import TypeVar
 import numpy as np
 
 from harness.documents import OperatingPoint, OperatingPoints, RiskCoverage, ScoreOperatingPoint
-from harness.metrics import ERROR, finite_interval, memory_chunk, resample_indices
+from harness.metrics import ERROR, alone, cluster_totals, finite_interval, resample_counts
 
 HIGH, MEDIUM, LOW = 2, 1, 0
 T = TypeVar("T")
@@ -38,14 +38,19 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rates(escalated: np.ndarray, y_true: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Escalation rate, false consensus caught and right consensus escalated, row by row (rows: resamples)."""
+def _kinds(escalated: np.ndarray, y_true: np.ndarray) -> np.ndarray:
+    """Per case, 0 or 1 in each of the five counts `_rates` divides: case, escalated, labelled high, escalated and
+    labelled high, labelled low, escalated and labelled low (six columns)."""
     high, low = y_true == HIGH, y_true == LOW
-    n = np.full(escalated.shape[:-1], escalated.shape[-1], dtype=float)
-    rate = _ratio(escalated.sum(axis=-1).astype(float), n)
-    caught = _ratio((escalated & high).sum(axis=-1).astype(float), high.sum(axis=-1).astype(float))
-    alarmed = _ratio((escalated & low).sum(axis=-1).astype(float), low.sum(axis=-1).astype(float))
-    return rate, caught, alarmed
+    columns = [np.ones_like(escalated), escalated, high, escalated & high, low, escalated & low]
+    return np.stack(columns, axis=-1).astype(np.int64)
+
+
+def _rates(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Escalation rate, false consensus caught and right consensus escalated from `_kinds`' six counts summed
+    (the last axis), row by row (rows: resamples)."""
+    cases, escalated, high, caught, low, alarmed = np.moveaxis(counts.astype(float), -1, 0)
+    return _ratio(escalated, cases), _ratio(caught, high), _ratio(alarmed, low)
 
 
 def _value(x: np.ndarray) -> float | None:
@@ -53,13 +58,17 @@ def _value(x: np.ndarray) -> float | None:
     return None if np.isnan(v) else v
 
 
-def operating_point(escalated: np.ndarray, y_true: np.ndarray, *, n_boot: int, seed: int) -> OperatingPoint:
-    """One policy's figures, each with a percentile bootstrap interval over cases (`resample_indices`)."""
-    rate, caught, alarmed = _rates(escalated, y_true)
+def operating_point(escalated: np.ndarray, y_true: np.ndarray, *, n_boot: int, seed: int,
+                    clusters: np.ndarray | None = None) -> OperatingPoint:  # fmt: skip
+    """One policy's figures, each with a percentile bootstrap interval resampling the cases' ``clusters``
+    (`resample_counts`; default: each case alone)."""
+    kinds = _kinds(escalated, y_true)
+    rate, caught, alarmed = _rates(kinds.sum(axis=0))
     boots: list[list[np.ndarray]] = [[], [], []]
     if n_boot > 0 and len(y_true):
-        for idx in resample_indices(len(y_true), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true))):
-            for kept, figure in zip(boots, _rates(escalated[idx], y_true[idx]), strict=True):
+        totals = cluster_totals(alone(len(y_true)) if clusters is None else clusters, kinds)
+        for counts in resample_counts(len(totals), n_boot=n_boot, seed=seed):
+            for kept, figure in zip(boots, _rates(counts @ totals), strict=True):
                 kept.append(figure)
     intervals = [finite_interval(np.concatenate(b)) if b else None for b in boots]
     return {
@@ -102,16 +111,17 @@ def score_points(y_true: np.ndarray, scores: np.ndarray) -> list[ScoreOperatingP
     more; thinned to `CURVE_POINTS`."""
     rows: list[ScoreOperatingPoint] = []
     for t in np.unique(scores[np.isfinite(scores)])[::-1]:
-        rate, caught, alarmed = _rates(np.isfinite(scores) & (scores >= t), y_true)
+        rate, caught, alarmed = _rates(_kinds(np.isfinite(scores) & (scores >= t), y_true).sum(axis=0))
         rows.append({"threshold": float(t), "escalation_rate": float(rate), "false_consensus_caught": _value(caught),
                      "right_consensus_escalated": _value(alarmed)})  # fmt: skip
     return _thin(rows)
 
 
-def operating_points(y_true: np.ndarray, y_pred: np.ndarray, scores: np.ndarray, *, n_boot: int,
-                     seed: int) -> OperatingPoints:  # fmt: skip
+def operating_points(y_true: np.ndarray, y_pred: np.ndarray, scores: np.ndarray, *, n_boot: int, seed: int,
+                     clusters: np.ndarray | None = None) -> OperatingPoints:  # fmt: skip
     """The ``operating_points`` block. ``y_pred``: verdict codes (3 an error); ``scores``: risk_score, NaN where a
-    case has none."""
+    case has none; ``clusters``: each case's cluster (`harness.metrics.cluster_codes`; default: each case alone), what
+    the intervals draw."""
     answered = y_pred != ERROR
     scored = bool(np.isfinite(scores).any())
     rank = scores if scored else np.where(answered, y_pred.astype(float), np.nan)
@@ -123,8 +133,10 @@ def operating_points(y_true: np.ndarray, y_pred: np.ndarray, scores: np.ndarray,
         "n_right_consensus": int((y_true == LOW).sum()),
         "n_errors": int((~answered).sum()),
         "policies": {
-            "high": operating_point(y_pred == HIGH, y_true, n_boot=n_boot, seed=seed),
-            "high_or_medium": operating_point((y_pred == HIGH) | (y_pred == MEDIUM), y_true, n_boot=n_boot, seed=seed),
+            "high": operating_point(y_pred == HIGH, y_true, n_boot=n_boot, seed=seed, clusters=clusters),
+            "high_or_medium": operating_point(
+                (y_pred == HIGH) | (y_pred == MEDIUM), y_true, n_boot=n_boot, seed=seed, clusters=clusters
+            ),
         },
         "risk_coverage": curve,
         "by_score": score_points(y_true, scores) if scored else [],

@@ -9,8 +9,9 @@
   ``metadata.saw_other_answers`` true), the mean change of risk_score, and, with epochs, the detector's own
   disagreement between two epochs of the unchanged request on the same terms (pairs of answered epochs).
 
-Intervals are percentile bootstraps that resample cases, a case's epochs (and pairs) kept together, drawn by
-`harness.metrics.resample_indices` with the run's seed. docs/reports.md gives each formula.
+Intervals are percentile bootstraps that resample the cases' clusters (`harness.cases.clusters`), a case's epochs (and
+pairs) kept together, drawn by `harness.metrics.resample_counts` with the run's seed. docs/reports.md gives each
+formula.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from typing import Final, cast
 
 import numpy as np
 
+from harness.cases.clusters import DEFAULT_CLUSTER_BY
 from harness.cases.rewrites import STYLES
+from harness.design_effect import clusters_of
 from harness.documents import (
     EpochHeadline,
     Epochs,
@@ -36,14 +39,16 @@ from harness.documents import (
 from harness.metrics import (
     CODE,
     ERROR,
+    alone,
+    cluster_codes,
+    cluster_totals,
     confusion,
     defined,
     encode,
     finite_interval,
     headline_batch,
-    memory_chunk,
     present_classes,
-    resample_indices,
+    resample_counts,
 )
 from harness.types import RISKS, CaseLabels, ItemKey, Outcome, ProbeName, Reducer, Risk
 from harness.vocabulary import LOWERING
@@ -122,7 +127,8 @@ def fleiss_kappa(counts: np.ndarray) -> float | None:
     return None if p_e >= 1 - 1e-12 else (p_bar - p_e) / (1 - p_e)
 
 
-def self_agreement(verdicts: np.ndarray, *, n_boot: int, seed: int) -> SelfAgreement:
+def self_agreement(verdicts: np.ndarray, *, n_boot: int, seed: int,
+                   clusters: np.ndarray | None = None) -> SelfAgreement:  # fmt: skip
     """How far a case's N verdicts agree (`verdict_matrix` rows)."""
     n = len(verdicts)
     if not n:
@@ -131,8 +137,9 @@ def self_agreement(verdicts: np.ndarray, *, n_boot: int, seed: int) -> SelfAgree
     agree = (verdicts == verdicts[:, :1]).all(axis=1).astype(float)
     interval = None
     if n_boot > 0:
-        draws = resample_indices(n, n_boot=n_boot, seed=seed, chunk=memory_chunk(n))
-        boots = np.concatenate([agree[idx].mean(axis=1) for idx in draws])
+        totals = cluster_totals(alone(n) if clusters is None else clusters, np.stack([agree, np.ones(n)], axis=1))
+        boots = np.concatenate([_share(counts @ totals) for counts in resample_counts(len(totals), n_boot=n_boot,
+                                                                                       seed=seed)])  # fmt: skip
         interval = finite_interval(boots)
     return {
         "n_cases": n,
@@ -145,31 +152,43 @@ def self_agreement(verdicts: np.ndarray, *, n_boot: int, seed: int) -> SelfAgree
 
 def epochs_block(
     labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], *, n_epochs: int, reducer: Reducer, n_boot: int,
-    seed: int,
+    seed: int, cluster_by: str = DEFAULT_CLUSTER_BY,
 ) -> Epochs:  # fmt: skip
     """The ``epochs`` block of metrics.json."""
     per_epoch = [epoch_headline(labels, items, e) for e in range(1, n_epochs + 1)]
+    every = [lab for lab in labels if all(ItemKey(lab.case_id, e) in items for e in range(1, n_epochs + 1))]
     return {
         "n": n_epochs,
         "reducer": reducer,
         "per_epoch": per_epoch,
         "spread": {name: spread([e[name] for e in per_epoch]) for name in EPOCH_FIGURES},  # type: ignore[literal-required]
         "self_agreement": self_agreement(
-            verdict_matrix([lab.case_id for lab in labels], items, n_epochs), n_boot=n_boot, seed=seed
+            verdict_matrix([lab.case_id for lab in every], items, n_epochs),
+            n_boot=n_boot,
+            seed=seed,
+            clusters=clusters_of(every, cluster_by),
         ),
     }
 
 
-def flip_rate(pairs: np.ndarray, flips: np.ndarray, *, n_boot: int, seed: int) -> FlipRate:
-    """Flips over pairs, pooled, with a bootstrap interval resampling cases (one entry a case in both arrays)."""
+def _share(totals: np.ndarray) -> np.ndarray:
+    """Each row's first column over its second (rows: resamples), NaN where the second is 0."""
+    num, den = totals[:, 0], totals[:, 1]
+    result: np.ndarray = np.divide(num, den, out=np.full(den.shape, np.nan), where=den > 0)
+    return result
+
+
+def flip_rate(pairs: np.ndarray, flips: np.ndarray, *, n_boot: int, seed: int,
+              clusters: np.ndarray | None = None) -> FlipRate:  # fmt: skip
+    """Flips over pairs, pooled, with a bootstrap interval resampling the cases' ``clusters`` (one entry a case in
+    the three arrays; any codes, numbered afresh here; default: each case alone)."""
     n, k = int(pairs.sum()), int(flips.sum())
     interval = None
     if n and n_boot > 0:
-        chunks = []
-        for idx in resample_indices(len(pairs), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(pairs))):
-            den = pairs[idx].sum(axis=1)
-            chunks.append(np.divide(flips[idx].sum(axis=1), den, out=np.full(den.shape, np.nan), where=den > 0))
-        interval = finite_interval(np.concatenate(chunks))
+        groups = alone(len(pairs)) if clusters is None else cluster_codes(clusters.tolist())
+        totals = cluster_totals(groups, np.stack([flips, pairs], axis=1))
+        draws = resample_counts(len(totals), n_boot=n_boot, seed=seed)
+        interval = finite_interval(np.concatenate([_share(counts @ totals) for counts in draws]))
     return {"n": n, "flips": k, "flip_rate": k / n if n else None, "ci95": list(interval) if interval else None}
 
 
@@ -208,9 +227,10 @@ def _counts(
     return n, k
 
 
-def fall_rate(pairs: np.ndarray, falls: np.ndarray, *, n_boot: int, seed: int) -> FallRate:
+def fall_rate(pairs: np.ndarray, falls: np.ndarray, *, n_boot: int, seed: int,
+              clusters: np.ndarray | None = None) -> FallRate:  # fmt: skip
     """`flip_rate`'s figure under the names of a fall rate."""
-    rate = flip_rate(pairs, falls, n_boot=n_boot, seed=seed)
+    rate = flip_rate(pairs, falls, n_boot=n_boot, seed=seed, clusters=clusters)
     return {"n": rate["n"], "falls": rate["flips"], "fall_rate": rate["flip_rate"], "ci95": rate["ci95"]}
 
 
@@ -240,7 +260,7 @@ def transitions(rows: Sequence[list[Pair]]) -> dict[Risk, dict[Risk, int]]:
 
 def falls_block(
     labels: Sequence[CaseLabels], rows: Sequence[list[Pair]], probe: ProbeName, styles: Sequence[str | None], *,
-    n_boot: int, seed: int,
+    n_boot: int, seed: int, clusters: np.ndarray | None = None,
 ) -> Falls:  # fmt: skip
     """How often a probe that should never lower the verdict lowers it (`LOWERING`): pairs on the cases it counts
     whose plain verdict is above low."""
@@ -248,7 +268,8 @@ def falls_block(
     n, k = _counts(rows, _fell, _above_low)  # every figure below draws from the counted cases alone
 
     def rate(mask: np.ndarray) -> FallRate:
-        return fall_rate(n[mask], k[mask], n_boot=n_boot, seed=seed)
+        groups = alone(len(labels)) if clusters is None else clusters
+        return fall_rate(n[mask], k[mask], n_boot=n_boot, seed=seed, clusters=groups[mask])
 
     categories = np.array([lab.category for lab in labels], dtype=object)
     return {
@@ -266,6 +287,7 @@ def _styled(styles: Sequence[str | None], style: str) -> np.ndarray:
 def probe_block(
     labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probe: ProbeName, *, n_epochs: int,
     not_possible: int, noise: float | None, n_boot: int, seed: int, styles: Mapping[str, str] | None = None,
+    cluster_by: str = DEFAULT_CLUSTER_BY,
 ) -> Probe:  # fmt: skip
     """One probe's figures (see the module). ``styles``: each case's style for a probe with styles (tone, inject;
     `harness.cases.rewrites.style_of`), the same in every epoch."""
@@ -274,9 +296,10 @@ def probe_block(
     pairs, flips = _counts(rows, _flipped, _anything)
     changes = np.array([p[3] for r in rows for p in r if p[3] is not None], dtype=float)
     case_styles = [(styles or {}).get(lab.case_id) for lab in labels]
+    groups = clusters_of(labels, cluster_by)
 
     def rate(mask: np.ndarray) -> FlipRate:
-        return flip_rate(pairs[mask], flips[mask], n_boot=n_boot, seed=seed)
+        return flip_rate(pairs[mask], flips[mask], n_boot=n_boot, seed=seed, clusters=groups[mask])
 
     categories = np.array([lab.category for lab in labels], dtype=object)
     informative = np.array([lab.any_saw_other_answers for lab in labels], dtype=bool)
@@ -302,7 +325,7 @@ def probe_block(
         "per_style": {s: rate(_styled(case_styles, s)) for s in STYLES.get(probe, ())},
     }
     if probe in LOWERING:
-        block["falls"] = falls_block(labels, rows, probe, case_styles, n_boot=n_boot, seed=seed)
+        block["falls"] = falls_block(labels, rows, probe, case_styles, n_boot=n_boot, seed=seed, clusters=groups)
     return block
 
 
@@ -321,12 +344,12 @@ def epoch_disagreement(labels: Sequence[CaseLabels], items: Mapping[ItemKey, Out
 def probes_block(
     labels: Sequence[CaseLabels], items: Mapping[ItemKey, Outcome], probes: Sequence[ProbeName], *, n_epochs: int,
     not_possible: Mapping[str, int], n_boot: int, seed: int,
-    styles: Mapping[ProbeName, Mapping[str, str]] | None = None,
+    styles: Mapping[ProbeName, Mapping[str, str]] | None = None, cluster_by: str = DEFAULT_CLUSTER_BY,
 ) -> Probes:  # fmt: skip
     """The ``probes`` block of metrics.json, one entry a probe. ``styles``: per probe with styles, each case's."""
     noise = epoch_disagreement(labels, items, n_epochs)
     return {
         p: probe_block(labels, items, p, n_epochs=n_epochs, not_possible=not_possible.get(p, 0), noise=noise,
-                       n_boot=n_boot, seed=seed, styles=(styles or {}).get(p))
+                       n_boot=n_boot, seed=seed, styles=(styles or {}).get(p), cluster_by=cluster_by)
         for p in probes
     }  # fmt: skip

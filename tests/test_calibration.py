@@ -244,8 +244,8 @@ def test_the_interval_is_reproducible_and_equals_the_resamples_drawn_here() -> N
 def test_the_interval_of_a_larger_run_is_reproducible_and_holds_the_resample_values() -> None:
     rng = np.random.default_rng(0)
     y, s = (rng.random(400) < 0.4).astype(float), rng.random(400)
-    first = cal.calibration(y, s, 15, m.resample_indices(400, n_boot=300, seed=3, chunk=m.memory_chunk(400)))
-    again = cal.calibration(y, s, 15, m.resample_indices(400, n_boot=300, seed=3, chunk=m.memory_chunk(400)))
+    first = cal.calibration(y, s, 15, m.resample_counts(400, n_boot=300, seed=3))
+    again = cal.calibration(y, s, 15, m.resample_counts(400, n_boot=300, seed=3))
     assert first["ece_ci95"] == again["ece_ci95"]
     lo, hi = first["ece_ci95"]
     assert 0.0 < lo < hi < 1.0 and math.isfinite(hi)

@@ -27,6 +27,7 @@ from sklearn.metrics import (
 
 from harness import figures as fig
 from harness import metrics as m
+from harness.documents import Headline
 from harness.types import CATEGORIES, CATEGORY_RISK, ERROR_KINDS, RISKS, CaseLabels, Outcome
 
 FAST = settings(max_examples=200, deadline=None)
@@ -56,6 +57,11 @@ def binary_scores(draw: st.DrawFn, min_size: int = 1, max_size: int = 40) -> tup
     y = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
     s = draw(st.lists(TIED_SCORES, min_size=n, max_size=n))
     return np.array(y, dtype=int), np.array(s, dtype=float)
+
+
+def headline_of(cm: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, *, n_boot: int, seed: int) -> Headline:
+    """`harness.figures.headline` on the case bootstrap's resamples, as `compute` gives it cases that stand alone."""
+    return fig.headline(cm, fig.resampled(y_true, y_pred, n_boot=n_boot, seed=seed), n_boot=n_boot, seed=seed)
 
 
 def sk_confusion(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
@@ -148,7 +154,7 @@ def test_every_figure_of_an_empty_matrix_is_undefined_alike() -> None:
     for name, value in m.headline_batch(cm, m.present_classes(cm)).items():
         assert np.isnan(value), name
         assert m.defined(value) is None, name
-    assert all(fig.headline(cm, np.array([], dtype=np.int64), np.array([], dtype=np.int64), n_boot=0, seed=0)[name]
+    assert all(headline_of(cm, np.array([], dtype=np.int64), np.array([], dtype=np.int64), n_boot=0, seed=0)[name]
                is None for name in m.HEADLINE_METRICS)  # fmt: skip
 
 
@@ -803,7 +809,7 @@ def test_headline_figures_of_a_matrix_with_distinct_cells() -> None:
     assert float(figures["macro_f1"]) == pytest.approx((12 / 29 + 18 / 37 + 20 / 54) / 3)
     assert float(figures["weighted_kappa"]) == pytest.approx(_sk_kappa(y_true, y_pred))
     # the document's headline gives the same figures
-    doc = fig.headline(cm, y_true, y_pred, n_boot=0, seed=0)
+    doc = headline_of(cm, y_true, y_pred, n_boot=0, seed=0)
     assert doc["false_alarm_rate"] == pytest.approx(3 / 12)
     assert doc["high_risk_recall"] == pytest.approx(10 / 36)
     assert doc["error_rate"] == pytest.approx(12 / 66)
@@ -946,14 +952,14 @@ def test_headlines_draw_chunks_sized_by_memory(monkeypatch: pytest.MonkeyPatch) 
     idx = np.random.default_rng(9).integers(0, 5000, size=(120, 5000))
     made = record_generators(monkeypatch)
     _, boot = m.paired_headline(y_true, [y_pred], n_boot=120, seed=9)
-    fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=120, seed=9)
+    headline_of(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=120, seed=9)
     assert [r.sizes for r in made] == [[(50, 5000), (50, 5000), (20, 5000)]] * 2
     np.testing.assert_allclose(boot["accuracy"][0], (y_true[idx] == y_pred[idx]).mean(axis=1))
 
 
 def test_headline_intervals_come_from_the_seeded_resamples() -> None:
     y_true, y_pred = _typical(n=40, seed=8)
-    out = fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=150, seed=21)
+    out = headline_of(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=150, seed=21)
     # 40 cases: chunks of 100, so 150 resamples are drawn as 100 then 50 from default_rng(21)
     rng = np.random.default_rng(21)
     idx = np.concatenate([rng.integers(0, 40, size=(b, 40)) for b in (100, 50)])
@@ -963,7 +969,7 @@ def test_headline_intervals_come_from_the_seeded_resamples() -> None:
     assert out["accuracy_ci95"] == pytest.approx(list(np.percentile(acc, [2.5, 97.5])), abs=1e-12)
     assert out["macro_f1_ci95"] == pytest.approx(list(np.percentile(f1, [2.5, 97.5])), abs=1e-12)
     assert out["bootstrap"] == {"resamples": 150, "seed": 21, "method": "percentile"}
-    again = fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=150, seed=21)
+    again = headline_of(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=150, seed=21)
     assert again["accuracy_ci95"] == out["accuracy_ci95"] and again["macro_f1_ci95"] == out["macro_f1_ci95"]
 
 
@@ -1396,7 +1402,7 @@ def test_headline_interval_keeps_the_classes_of_all_cases() -> None:
     y_true = y_pred = np.array([0, 1], dtype=np.int64)
     degenerate = 0
     for seed in range(8):
-        out = fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=1, seed=seed)
+        out = headline_of(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=1, seed=seed)
         idx = np.random.default_rng(seed).integers(0, 2, size=(1, 2))[0]
         expected = reference_figures(y_true[idx], y_pred[idx], np.array([True, True, False]))["macro_f1"]
         assert out["macro_f1_ci95"] == pytest.approx([expected, expected]), seed
@@ -1406,7 +1412,7 @@ def test_headline_interval_keeps_the_classes_of_all_cases() -> None:
 
 def test_document_types() -> None:
     y_true, y_pred = cases_of(DISTINCT)
-    doc = fig.headline(DISTINCT, y_true, y_pred, n_boot=3, seed=0)
+    doc = headline_of(DISTINCT, y_true, y_pred, n_boot=3, seed=0)
     for r in RISKS:
         assert type(doc["per_class"][r]["support"]) is int, r  # JSON 12, not 12.0
         assert all(type(doc["per_class"][r][k]) is float for k in ("precision", "recall", "f1")), r
@@ -1419,7 +1425,7 @@ def test_document_types() -> None:
 def test_macro_f1_classes_lists_the_present_ones_in_risk_order() -> None:
     # high and low present, medium absent
     y_true, y_pred = np.array([2, 0, 2], dtype=np.int64), np.array([0, 3, 2], dtype=np.int64)
-    doc = fig.headline(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=0, seed=0)
+    doc = headline_of(m.confusion(y_true, y_pred), y_true, y_pred, n_boot=0, seed=0)
     assert doc["macro_f1_classes"] == ["low", "high"]
 
 

@@ -149,6 +149,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--probe-seed", type=seed, metavar="S", help="seed of the probes' variants (default 0)")
     p.add_argument("--threshold", metavar="FILE", help="report this threshold's miss and escalation rates (fcb "
                    "threshold DEV_RUN writes one) beside its promise")  # fmt: skip
+    p.add_argument("--cluster-by", metavar="KEY", help="what every interval resamples: source.item (default: the "
+                   "cases built from one source question together), source.dataset, tag:PREFIX (the cases whose first "
+                   "tag starting with PREFIX is the same) or none (each case alone)")  # fmt: skip
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no summary")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument(

@@ -25,6 +25,8 @@ class BaselineCases(TypedDict):
     expected: Annotated[str, Limits(pattern="^[lmh]*$"), Doc("one letter per case: l, m, h")]
     predicted: Annotated[str, Limits(pattern="^[lmhe]*$"), Doc("l, m, h, or e for an error")]
     origins: NotRequired[Annotated[str, Limits(pattern="^[nacu]*$"), Doc("n, a, c or u per case")]]
+    clusters: NotRequired[Annotated[list[Count], Doc("each case's cluster, a number: cases of one number are resampled "
+                                                     "together (absent: each case alone)")]]  # fmt: skip
 
 
 configure(BaselineCases, extra="forbid")

@@ -62,6 +62,8 @@ class JournalRecord(TypedDict):
     category: Text
     expected: Risk
     origin: NotRequired[Origin]  # only for cases with an origin_* tag
+    cluster: NotRequired[Annotated[Text, Doc("the case's cluster under the run's --cluster-by (source.item: "
+                                             "dataset:item); absent for a case alone")]]  # fmt: skip
     epoch: NotRequired[Annotated[Positive, Doc("which time the case was asked (1..N); only in runs with --epochs N "
                                                "> 1, where (id, epoch, variant) keys a line")]]  # fmt: skip
     variant: NotRequired[Annotated[ProbeName, Doc("the probe whose variant of the request was asked (fcb eval "
@@ -232,6 +234,32 @@ class Consensus(TypedDict):
     roc_auc_ci95: Interval | None
 
 
+class DesignEffects(TypedDict):
+    """Per headline figure: the variance of its cluster-bootstrap values over that of its case-bootstrap values
+    (null without resamples, or where the case bootstrap does not vary)."""
+
+    accuracy: Annotated[float, Limits(ge=0)] | None
+    macro_f1: Annotated[float, Limits(ge=0)] | None
+    weighted_kappa: Annotated[float, Limits(ge=0)] | None
+    high_risk_recall: Annotated[float, Limits(ge=0)] | None
+    false_alarm_rate: Annotated[float, Limits(ge=0)] | None
+    error_rate: Annotated[float, Limits(ge=0)] | None
+
+
+class Clusters(TypedDict):
+    """What every interval of the run resamples (`harness.cases.clusters`): clusters of cases, a drawn cluster bringing
+    all its cases."""
+
+    by: Annotated[Text, Doc("the --cluster-by setting: source.item, source.dataset, tag:PREFIX or none")]
+    n_cases: Annotated[Count, Doc("the cases with an outcome")]
+    n_clusters: Count
+    largest: Annotated[Count, Doc("the cases of the largest cluster")]
+    design_effect: DesignEffects
+
+
+configure(Clusters, extra="forbid")
+
+
 class HeadlineReal(Headline):
     origins: list[str]
     n_cases: Count
@@ -244,6 +272,7 @@ class Metrics(Headline):
     n_cases: Count
     n_not_run: Count
     confusion_matrix: ConfusionMatrix
+    clusters: NotRequired[Clusters]  # absent before intervals resampled clusters (they resampled cases then)
     headline_real: NotRequired[HeadlineReal | None]  # absent from documents of version 1
     headline_natural: Annotated[
         NotRequired[HeadlineReal | None],
@@ -325,6 +354,7 @@ class Identity(TypedDict):
     epochs: NotRequired[Annotated[Positive, Limits(ge=2)]]  # the items a run asks: absent for one epoch, no probe
     probes: NotRequired[list[ProbeName]]
     probe_seed: NotRequired[int]
+    cluster_by: NotRequired[Text]  # absent for source.item (the journal's cluster keys follow it)
 
 
 class Settings(TypedDict):
@@ -344,6 +374,7 @@ class Settings(TypedDict):
     probes: NotRequired[list[ProbeName]]  # absent without --probe
     probe_seed: NotRequired[int]
     threshold: NotRequired[str]  # the --threshold file; absent without it
+    cluster_by: NotRequired[Text]  # absent from documents written before --cluster-by (read as source.item)
     name: NotRequired[str | None]
     categories: NotRequired[list[str]]
     tags: NotRequired[list[str]]

@@ -23,8 +23,8 @@ import orjson
 from harness.errors import FcbError, RunLoadError
 from harness.leaderboard.case_analysis import LETTERS, SCORE, case_analysis
 from harness.leaderboard.rank import Board, assign_ranks, build_boards
-from harness.leaderboard.runs import Run, align, aligned_origins
-from harness.metrics import ERROR, finite_interval, paired_headline
+from harness.leaderboard.runs import Run, align, aligned_clusters, aligned_origins
+from harness.metrics import ERROR, cluster_codes, finite_interval, paired_headline
 from harness.runfolder.names import REPORT, REPORT_HTML
 from harness.runfolder.read import case_records
 
@@ -238,7 +238,9 @@ def natural_rows(board: Board, *, n_boot: int, seed: int) -> list[dict[str, Any]
     mask = origins == NATURAL
     if not mask.any():
         return []
-    points, boots = paired_headline(y_true[mask], [p[mask] for p in preds], n_boot=n_boot, seed=seed)
+    clusters = cluster_codes(aligned_clusters(reps, ids)[mask].tolist())
+    points, boots = paired_headline(y_true[mask], [p[mask] for p in preds], n_boot=n_boot, seed=seed,
+                                    clusters=clusters)  # fmt: skip
     ranks = [_Rank() for _ in ranked]  # as the board ranks (with no resample, every detector shares rank 1)
     assign_ranks(ranks, boots["macro_f1"], higher_better=True, alpha=board.method["alpha"])  # type: ignore[arg-type]
     return [

@@ -19,8 +19,8 @@ from harness.errors import IncomparableRuns
 from harness.leaderboard.calibration_delta import ece_delta
 from harness.leaderboard.noise import POOLED, POWER, detectable, hierarchical_headline, holm, regression_p
 from harness.leaderboard.probe_rates import probe_deltas
-from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_origins, real_mask
-from harness.metrics import ERROR, HEADLINE_METRICS, finite_interval, paired_headline
+from harness.leaderboard.runs import REAL_SUFFIX, Run, align, aligned_clusters, aligned_origins, real_mask
+from harness.metrics import ERROR, HEADLINE_METRICS, cluster_codes, finite_interval, paired_headline
 from harness.types import PROBES
 
 REAL_METRICS = ("macro_f1",)
@@ -203,20 +203,22 @@ def compare_runs(
             f"(sha256 {base.sha256[:12]} vs {new.sha256[:12]}); compare runs on the same cases"
         )
     ids, categories, y_true, (b, n) = align([base, new])
+    groups = aligned_clusters([base, new], ids)
     hierarchical = base.n_epochs >= 2 and new.n_epochs >= 2
     epoch_sets = [aligned_epochs(base, ids), aligned_epochs(new, ids)]
 
     def figures(mask: np.ndarray) -> Figures:
+        kept = cluster_codes(groups[mask].tolist())
         if not hierarchical:
-            return paired_headline(y_true[mask], [b[mask], n[mask]], n_boot=n_boot, seed=seed)
-        return hierarchical_headline(
-            y_true[mask], [e[mask] for e in epoch_sets], reducers=[POOLED, POOLED], n_boot=n_boot, seed=seed
-        )
+            return paired_headline(y_true[mask], [b[mask], n[mask]], n_boot=n_boot, seed=seed, clusters=kept)
+        return hierarchical_headline(y_true[mask], [e[mask] for e in epoch_sets], reducers=[POOLED, POOLED],
+                                     n_boot=n_boot, seed=seed, clusters=kept)  # fmt: skip
 
     metrics, family = gated_metrics(figures, categories, aligned_origins([base, new], ids), alpha=alpha,
                                     max_drop=max_drop)  # fmt: skip
     shared = [p for p in PROBES if p in base.variants and p in new.variants and (probes is None or p in probes)]
-    rates = probe_deltas(base, new, ids, y_true, shared, alpha=alpha, max_rise=max_drop, n_boot=n_boot, seed=seed)
+    rates = probe_deltas(base, new, ids, y_true, shared, alpha=alpha, max_rise=max_drop, n_boot=n_boot, seed=seed,
+                         clusters=groups)  # fmt: skip
     metrics |= rates
     family += [name for name, d in rates.items() if d["delta"] is not None]
     gate = gate_block(base, new, "hierarchical" if hierarchical else "paired", family)
@@ -241,7 +243,8 @@ def compare_runs(
         "flipped": flipped(ids, categories, y_true, b, n),
         "regression": any(m["regression"] for m in metrics.values()),
     }
-    if (found := ece_delta(base, new, ids, y_true=y_true, alpha=alpha, n_boot=n_boot, seed=seed)) is not None:
+    if (found := ece_delta(base, new, ids, y_true=y_true, alpha=alpha, n_boot=n_boot, seed=seed,
+                           clusters=groups)) is not None:  # fmt: skip
         doc["ece"] = found
     return doc
 

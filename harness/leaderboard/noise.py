@@ -18,7 +18,17 @@ from statistics import NormalDist
 
 import numpy as np
 
-from harness.metrics import ERROR, confusion, headline_batch, memory_chunk, present_classes, resample_indices
+from harness.metrics import (
+    ERROR,
+    alone,
+    case_weights,
+    confusion,
+    headline_batch,
+    memory_chunk,
+    paired_bootstrap_confusions,
+    present_classes,
+    resample_counts,
+)
 
 POOLED = "pooled"
 """Not a reducer: every epoch's verdict counts (the confusion matrix summed over the epochs)."""
@@ -49,42 +59,48 @@ def _confusions(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
 
 
 def hierarchical_confusions(
-    y_true: np.ndarray, epoch_sets: Sequence[np.ndarray], *, reducers: Sequence[str], n_boot: int, seed: int
-) -> np.ndarray:
+    y_true: np.ndarray, epoch_sets: Sequence[np.ndarray], *, reducers: Sequence[str], n_boot: int, seed: int,
+    clusters: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
     """Confusion matrices of several runs on the same resamples: shape (runs, n_boot, 3, 4).
 
     ``epoch_sets``: one (cases, N_k) array of verdict codes per run, rows aligned with ``y_true``, reduced by that
-    run's reducer (``reducers``). The cases are drawn
-    by `harness.metrics.resample_indices` (seed ``seed``); each run's epochs within each drawn case by a generator
-    of its own (seed ``[seed, 1]``), so that the case draws are those of the one-epoch paired bootstrap."""
+    run's reducer (``reducers``). The cases' ``clusters`` (default: each case alone) are drawn by
+    `harness.metrics.resample_counts` (seed ``seed``), a drawn cluster bringing all its cases; each copy of a drawn
+    case draws its run's epochs afresh, by a generator of its own (seed ``[seed, 1]``), so that the cluster draws
+    are those of the one-epoch paired bootstrap."""
     n = len(y_true)
+    groups = alone(n) if clusters is None else clusters
     epoch_rng = np.random.default_rng([seed, 1])
     out = np.empty((len(epoch_sets), n_boot, 3, 4), dtype=np.int64)
     start = 0
     chunk = max(1, memory_chunk(n * max(e.shape[1] for e in epoch_sets)))
-    for idx in resample_indices(n, n_boot=n_boot, seed=seed, chunk=chunk):
-        b = len(idx)
+    for counts in resample_counts(int(groups.max()) + 1, n_boot=n_boot, seed=seed, chunk=chunk):
+        b = len(counts)
+        weights = case_weights(counts, groups)  # (b, n): how often each case was drawn in each resample
+        copies = np.repeat(np.tile(np.arange(n), b), weights.ravel())  # every drawn copy of a case, row by row
+        base = 12 * np.repeat(np.arange(b), weights.sum(axis=1)) + 4 * y_true[copies]  # its resample and label
         for k, epochs in enumerate(epoch_sets):
-            picks = epoch_rng.integers(0, epochs.shape[1], size=(b, n, epochs.shape[1]))
-            drawn = epochs[idx[..., None], picks]  # (b, n, N_k)
-            if reducers[k] == POOLED:  # every drawn epoch's verdict counts, a row each
-                flat_true = np.repeat(y_true[idx], epochs.shape[1], axis=1)
-                out[k, start : start + b] = _confusions(flat_true, drawn.reshape(b, -1))
-            else:
-                out[k, start : start + b] = _confusions(y_true[idx], reduce_draws(drawn, reducers[k]))
+            picks = epoch_rng.integers(0, epochs.shape[1], size=(len(copies), epochs.shape[1]))
+            drawn = epochs[copies[:, None], picks]  # (copies, N_k)
+            # POOLED: every drawn epoch's verdict counts; otherwise the copy's reduced verdict
+            codes = base[:, None] + drawn if reducers[k] == POOLED else base + reduce_draws(drawn, reducers[k])
+            out[k, start : start + b] = np.bincount(codes.ravel(), minlength=12 * b).reshape(b, 3, 4)
         start += b
     return out
 
 
 def hierarchical_headline(
-    y_true: np.ndarray, epoch_sets: Sequence[np.ndarray], *, reducers: Sequence[str], n_boot: int, seed: int
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    y_true: np.ndarray, epoch_sets: Sequence[np.ndarray], *, reducers: Sequence[str], n_boot: int, seed: int,
+    clusters: np.ndarray | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
     """Every headline metric of the runs (the point values, one per run) and on the `hierarchical_confusions`
     resamples (runs x resamples), macro-F1 over the classes present in any run. The point value is the figure on
     every epoch's verdict (`POOLED`) or on the verdicts reduced over all of a case's epochs."""
     cms = np.stack([_point_confusion(y_true, e, r) for e, r in zip(epoch_sets, reducers, strict=True)])
     classes = present_classes(cms.sum(axis=0))
-    boots = hierarchical_confusions(y_true, epoch_sets, reducers=reducers, n_boot=n_boot, seed=seed)
+    boots = hierarchical_confusions(y_true, epoch_sets, reducers=reducers, n_boot=n_boot, seed=seed,
+                                    clusters=clusters)  # fmt: skip
     return headline_batch(cms, classes), headline_batch(boots, classes)
 
 
@@ -135,18 +151,10 @@ def cluster_headline(
     y_true: np.ndarray, y_preds: Sequence[np.ndarray], clusters: np.ndarray, *, n_boot: int, seed: int
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Every headline metric of several prediction arrays over the same rows (one row a (case, epoch) pair), the
-    point values and the values on resamples that draw cases (``clusters``: each row's case index, 0..n-1) with
-    replacement and keep all of a drawn case's rows: runs x resamples."""
-    n = int(clusters.max()) + 1  # at least one pair: a subset without any is never compared
-    per_case = [np.bincount(clusters * 12 + y_true * 4 + p, minlength=12 * n).reshape(n, 12) for p in y_preds]
-    cms = np.stack([c.sum(axis=0).reshape(3, 4) for c in per_case])
+    point values and the values on resamples that draw the rows' ``clusters`` (0..k-1: a case, or the cluster of
+    cases it belongs to) with replacement and keep all of a drawn cluster's rows: runs x resamples."""
+    cms = np.stack([confusion(y_true, p) for p in y_preds])
     classes = present_classes(cms.sum(axis=0))
-    boots = np.empty((len(y_preds), n_boot, 3, 4), dtype=np.int64)
-    start = 0
-    for idx in resample_indices(n, n_boot=n_boot, seed=seed, chunk=memory_chunk(n)):
-        b = len(idx)
-        weights = np.stack([np.bincount(row, minlength=n) for row in idx])  # (b, n): how often each case was drawn
-        for k, counts in enumerate(per_case):
-            boots[k, start : start + b] = (weights @ counts).reshape(b, 3, 4)
-        start += b
+    boots = paired_bootstrap_confusions(y_true, y_preds, n_boot=n_boot, seed=seed, chunk=memory_chunk(len(y_true)),
+                                        clusters=clusters)  # fmt: skip
     return headline_batch(cms, classes), headline_batch(boots, classes)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import IncomparableRuns
-from harness.leaderboard.runs import Run, align
+from harness.leaderboard.runs import Run, align, aligned_clusters
 from harness.metrics import HEADLINE_METRICS, paired_headline
 
 
@@ -35,8 +35,8 @@ def power_table(runs: list[Run], *, effect: float, alpha: float, power: float, n
     if len(runs) == 2 and runs[0].sha256 != runs[1].sha256:
         raise IncomparableRuns(f"{runs[0].path} and {runs[1].path} are on different data sets; compare runs on the "
                                "same cases")  # fmt: skip
-    _, _, y_true, preds = align(runs)
-    _, boots = paired_headline(y_true, preds, n_boot=n_boot, seed=seed)
+    ids, _, y_true, preds = align(runs)
+    _, boots = paired_headline(y_true, preds, n_boot=n_boot, seed=seed, clusters=aligned_clusters(runs, ids))
     z = NormalDist()
     factor = z.inv_cdf(1 - alpha) + z.inv_cdf(power)
     n = len(y_true)

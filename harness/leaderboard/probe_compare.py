@@ -23,7 +23,8 @@ from harness.leaderboard.compare import (
     statement,
 )
 from harness.leaderboard.noise import cluster_headline
-from harness.leaderboard.runs import Run
+from harness.leaderboard.runs import Run, aligned_clusters
+from harness.metrics import cluster_codes
 
 
 def probe_pairs(run: Run, probe: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -48,9 +49,11 @@ def compare_probe(
     cases, epochs, base, new = probe_pairs(run, probe)
     y_true, categories = run.y_true[cases], run.categories[cases]
 
+    groups = aligned_clusters([run], run.ids)  # each case's cluster: a pair is drawn with its case's cluster
+
     def figures(mask: np.ndarray) -> Figures:
         kept = np.flatnonzero(mask)
-        _, clusters = np.unique(cases[kept], return_inverse=True)
+        clusters = cluster_codes(groups[cases[kept]].tolist())
         return cluster_headline(y_true[kept], [base[kept], new[kept]], clusters, n_boot=n_boot, seed=seed)
 
     origins = run.origins[cases] if run.origins is not None else None

@@ -4,9 +4,9 @@ and a regression when the figure rose by more than the tolerated change and the 
 functions over `Run`s.
 
 Each run's figure is counted per case on the case list both share (`harness.leaderboard.runs.align`): the pairs it
-compared and the events among them (flips, or falls on the labels the figure counts). The bootstrap draws cases with
-`harness.metrics.resample_indices`, the same draw for both runs, a case's epochs kept together, and sets each run's
-figure to events / pairs of the draw.
+compared and the events among them (flips, or falls on the labels the figure counts). The bootstrap draws the cases'
+clusters (`harness.metrics.resample_counts`; the runs' journals name them), the same draw for both runs, a case's
+epochs kept together, and sets each run's figure to events / pairs of the draw.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from harness.documents import MetricDelta
 from harness.leaderboard.noise import detectable, regression_p
 from harness.leaderboard.runs import Run
-from harness.metrics import finite_interval, memory_chunk, resample_indices
+from harness.metrics import alone, cluster_totals, finite_interval, resample_counts
 from harness.types import RISKS
 from harness.vocabulary import LOWERING
 
@@ -49,6 +49,7 @@ def case_counts(run: Run, probe: str, ids: np.ndarray, y_true: np.ndarray) -> tu
 
 
 def _rate(pairs: np.ndarray, events: np.ndarray) -> np.ndarray:
+    """Events over pairs, summed over the last axis; NaN where there is no pair."""
     den = pairs.sum(axis=-1)
     result: np.ndarray = np.divide(events.sum(axis=-1), den, out=np.full(den.shape, np.nan), where=den > 0)
     return result
@@ -56,14 +57,18 @@ def _rate(pairs: np.ndarray, events: np.ndarray) -> np.ndarray:
 
 def probe_delta(
     base: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray, np.ndarray], *, alpha: float, max_rise: float,
-    n_boot: int, seed: int,
+    n_boot: int, seed: int, clusters: np.ndarray | None = None,
 ) -> MetricDelta:  # fmt: skip
     """One probe's figure for both runs (base first), the change (new - base), its (1 - alpha) interval, the
     one-sided p of a rise, and whether it is a regression (a rise above ``max_rise`` whose interval excludes 0)."""
     b, n = float(_rate(*base)), float(_rate(*new))
+    groups = alone(len(base[0])) if clusters is None else clusters
+    # per cluster: base pairs, base events, new pairs, new events; a resample weighs each cluster by its count
+    totals = cluster_totals(groups, np.stack([*base, *new], axis=1))
     changes = []
-    for idx in resample_indices(len(base[0]), n_boot=n_boot, seed=seed, chunk=memory_chunk(len(base[0]))):
-        changes.append(_rate(new[0][idx], new[1][idx]) - _rate(base[0][idx], base[1][idx]))
+    for counts in resample_counts(len(totals), n_boot=n_boot, seed=seed):
+        summed = counts @ totals
+        changes.append(_rate(summed[:, 2:3], summed[:, 3:4]) - _rate(summed[:, 0:1], summed[:, 1:2]))
     change = np.concatenate(changes) if changes else np.array([])
     interval = finite_interval(change, alpha) if len(change) else None
     delta = None if np.isnan(b) or np.isnan(n) else n - b
@@ -82,11 +87,11 @@ def probe_delta(
 
 def probe_deltas(
     base: Run, new: Run, ids: np.ndarray, y_true: np.ndarray, probes: Sequence[str], *, alpha: float,
-    max_rise: float, n_boot: int, seed: int,
+    max_rise: float, n_boot: int, seed: int, clusters: np.ndarray | None = None,
 ) -> dict[str, MetricDelta]:  # fmt: skip
     """The figure of each of ``probes`` that both runs asked, by `figure_name`."""
     return {
         figure_name(p): probe_delta(case_counts(base, p, ids, y_true), case_counts(new, p, ids, y_true),
-                                    alpha=alpha, max_rise=max_rise, n_boot=n_boot, seed=seed)
+                                    alpha=alpha, max_rise=max_rise, n_boot=n_boot, seed=seed, clusters=clusters)
         for p in probes if p in base.variants and p in new.variants
     }  # fmt: skip

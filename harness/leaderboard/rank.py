@@ -21,8 +21,17 @@ import numpy as np
 from harness.documents import BoardCard, BoardDataset, BoardMethod
 from harness.errors import UsageError
 from harness.leaderboard.noise import holm
-from harness.leaderboard.runs import NATURAL_SUFFIX, REAL_SUFFIX, Run, align, aligned_origins, natural_mask, real_mask
-from harness.metrics import HEADLINE_METRICS, finite_interval, paired_headline
+from harness.leaderboard.runs import (
+    NATURAL_SUFFIX,
+    REAL_SUFFIX,
+    Run,
+    align,
+    aligned_clusters,
+    aligned_origins,
+    natural_mask,
+    real_mask,
+)
+from harness.metrics import HEADLINE_METRICS, cluster_codes, finite_interval, paired_headline
 
 COLUMNS = ("accuracy", "high_risk_recall", "false_alarm_rate", "weighted_kappa", "error_rate")
 LATENCY = "operational.latency_s.p95"
@@ -281,6 +290,7 @@ def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float)
     """
     representatives = [r.representative for r in rows]
     ids, _, y_true, preds = align(representatives)
+    groups = aligned_clusters(representatives, ids)
     base, real = metric_pair(metric)
     subsets = {base: np.ones(len(ids), dtype=bool)}
     if (origins := aligned_origins(representatives, ids)) is not None:
@@ -290,7 +300,8 @@ def _rank(rows: list[Row], metric: str, *, n_boot: int, seed: int, alpha: float)
         if not mask.any():
             continue
         truth, subset_preds = y_true[mask], [p[mask] for p in preds]
-        points, boots = paired_headline(truth, subset_preds, n_boot=n_boot, seed=seed)
+        clusters = cluster_codes(groups[mask].tolist())
+        points, boots = paired_headline(truth, subset_preds, n_boot=n_boot, seed=seed, clusters=clusters)
         values = boots[base]  # rows x resamples
         for row, v in zip(rows, values, strict=True):
             row.cis[name] = finite_interval(v)

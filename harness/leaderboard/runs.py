@@ -28,7 +28,7 @@ from harness.leaderboard.figures import (
     operating_figures,
     score_figures,
 )
-from harness.metrics import CODE, ERROR
+from harness.metrics import CODE, ERROR, cluster_codes
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
 from harness.runfolder.journal import is_item_record
 from harness.runfolder.manifest import read_manifest
@@ -63,6 +63,7 @@ class Run:
     epochs: np.ndarray | None = None  # (cases, N) verdict codes of a run with --epochs N >= 2 (no item: an error)
     variants: dict[str, np.ndarray] = field(default_factory=dict)  # per probe: (cases, N) codes, -1: no variant
     reducer: str = "mode"  # the run's --epoch-reducer
+    clusters: np.ndarray | None = None  # str: each case's cluster key (None: alone); None when no case shares one
 
     @property
     def n_epochs(self) -> int:
@@ -149,6 +150,7 @@ def read_run(path: str | Path) -> Run:
     ids = np.array(sorted(records), dtype=object)
     rows = [records[i] for i in ids]
     origins = np.array([r.get("origin", UNKNOWN_ORIGIN) for r in rows], dtype=object)
+    clusters = np.array([r.get("cluster") for r in rows], dtype=object)
     scores = np.array([np.nan if r["score"] is None else r["score"] for r in rows], dtype=float)
     epochs, variants = item_verdicts(items, ids)
     run = Run(
@@ -163,6 +165,7 @@ def read_run(path: str | Path) -> Run:
         epochs=np.where(epochs == MISSING, ERROR, epochs) if epochs.shape[1] > 1 else None,
         variants=variants,
         reducer=reducer,
+        clusters=clusters if any(k is not None for k in clusters) else None,
     )
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
     figures |= score_figures(doc["metrics"], run.y_true, scores)
@@ -291,6 +294,28 @@ def aligned_origins(runs: list[Run], ids: np.ndarray) -> np.ndarray | None:
     return np.array([known.get(i, UNKNOWN_ORIGIN) for i in ids], dtype=object)
 
 
+def aligned_clusters(runs: list[Run], ids: np.ndarray) -> np.ndarray:
+    """Each case's cluster on ``ids`` (from `align`), numbered 0, 1, ... (`harness.metrics.cluster_codes`): the cases
+    that any of the runs put in one cluster are resampled together, so that two runs clustered differently are
+    compared on the coarser clustering of both. Without any cluster, each case is its own: 0..n-1."""
+    parent = list(range(len(ids)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for run in runs:
+        if run.clusters is None:
+            continue
+        first: dict[str, int] = {}
+        for pos, key in zip(np.searchsorted(ids, run.ids).tolist(), run.clusters.tolist(), strict=True):
+            if key is not None:
+                parent[root(pos)] = root(first.setdefault(key, pos))
+    return cluster_codes(root(i) for i in range(len(ids)))
+
+
 def real_mask(origins: np.ndarray) -> np.ndarray:
     """True for the natural and assembled cases."""
     return np.isin(origins, sorted(REAL_ORIGINS))
@@ -304,10 +329,10 @@ def natural_mask(origins: np.ndarray) -> np.ndarray:
 def baseline_document(run: Run, name: str) -> BaselineDocument:
     """What `compare` needs of a run, compactly: its metrics document and one letter per case."""
     origins = run.origins if run.origins is not None else [UNKNOWN_ORIGIN] * len(run.ids)
-    cases = [
-        BaselineCase(str(i), str(c), RISKS[t], None if p == ERROR else RISKS[p], str(o))
-        for i, c, t, p, o in zip(run.ids, run.categories, run.y_true, run.y_pred, origins, strict=True)
-    ]
+    clusters = run.clusters if run.clusters is not None else [None] * len(run.ids)
+    rows = zip(run.ids, run.categories, run.y_true, run.y_pred, origins, clusters, strict=True)
+    cases = [BaselineCase(str(i), str(c), RISKS[t], None if p == ERROR else RISKS[p], str(o), k)
+             for i, c, t, p, o, k in rows]  # fmt: skip
     return {"baseline_version": BASELINE_VERSION, "name": name, "source_run": str(run.path), "doc": run.doc,
             "cases": encode_cases(cases)}  # fmt: skip
 
@@ -326,6 +351,7 @@ def read_baseline_run(path: Path) -> Run:
         y_true=np.array([CODE[c.expected] for c in cases], dtype=np.int64),
         y_pred=np.array([ERROR if c.predicted is None else CODE[c.predicted] for c in cases], dtype=np.int64),
         origins=origins if "origins" in doc["cases"] else None,
+        clusters=np.array([c.cluster for c in cases], dtype=object) if "clusters" in doc["cases"] else None,
     )
     figures = journal_figures(run.categories, run.y_true, run.y_pred, run.origins)
     figures |= operating_figures(doc["doc"]["metrics"], run.y_true, run.y_pred, None)

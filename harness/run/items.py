@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.cases.clusters import DEFAULT_CLUSTER_BY
 from harness.cases.reader import Scan
 from harness.cases.request import build_request
 from harness.cases.rewrites import STYLES, style_of
@@ -149,6 +150,7 @@ def add_item_figures(
     n_boot: int,
     seed: int,
     probe_seed: int = 0,
+    cluster_by: str = DEFAULT_CLUSTER_BY,
 ) -> None:
     """Add a run's epochs and probes figures to ``metrics`` (computed on one reduced outcome a case), and count
     every item in the operational figures (requests, errors, latency, tokens). Nothing for a plain run."""
@@ -158,12 +160,13 @@ def add_item_figures(
     asked = [o for k, o in items.items() if in_scope.get(k.case_id) == o.content_hash]
     metrics["operational"] = operational(asked, wall_s, prices)
     if epochs > 1:
-        metrics["epochs"] = epochs_block(labels, items, n_epochs=epochs, reducer=reducer, n_boot=n_boot, seed=seed)
+        metrics["epochs"] = epochs_block(labels, items, n_epochs=epochs, reducer=reducer, n_boot=n_boot, seed=seed,
+                                         cluster_by=cluster_by)  # fmt: skip
     if probes:
         styles = {p: {lab.case_id: style for lab in labels if (style := style_of(probe_seed, p, lab.case_id))}
                   for p in probes if p in STYLES}  # fmt: skip
         metrics["probes"] = probes_block(labels, items, probes, n_epochs=epochs, not_possible=not_possible,
-                                         n_boot=n_boot, seed=seed, styles=styles)  # fmt: skip
+                                         n_boot=n_boot, seed=seed, styles=styles, cluster_by=cluster_by)  # fmt: skip
 
 
 def run_figures(
@@ -175,10 +178,11 @@ def run_figures(
     prices = (settings.options.price_prompt_per_mtok, settings.options.price_completion_per_mtok)
     reduced = reduce_items(items.values(), settings.epoch_reducer)
     metrics = compute(labels, reduced, wall_s=wall_s, n_boot=settings.n_boot, seed=settings.seed, prices=prices,
-                      ece_bins=settings.ece_bins)  # fmt: skip
+                      ece_bins=settings.ece_bins, cluster_by=settings.cluster_by)  # fmt: skip
     add_item_figures(metrics, labels, items, epochs=settings.epochs, reducer=settings.epoch_reducer,
                      probes=settings.probes, not_possible=plan.not_possible, wall_s=wall_s, prices=prices,
-                     n_boot=settings.n_boot, seed=settings.seed, probe_seed=settings.probe_seed)  # fmt: skip
+                     n_boot=settings.n_boot, seed=settings.seed, probe_seed=settings.probe_seed,
+                     cluster_by=settings.cluster_by)  # fmt: skip
     if (held := settings.held_threshold()) is not None:
         metrics["threshold"] = threshold_figures(held, str(settings.threshold), labels, reduced)
     unasked = sum(1 for _, key in plan.items if key not in items)

@@ -29,7 +29,7 @@ from harness.runfolder.scope import read_scope, write_scope
 from harness.types import CaseLabels, ItemKey, Outcome
 
 SAME = ("dataset_sha256", "detector", "limit", "anonymize_agents", "strict", "risk_field", "fingerprint", "subset",
-        "epochs", "probes", "probe_seed")  # fmt: skip
+        "epochs", "probes", "probe_seed", "cluster_by")  # fmt: skip
 
 
 def _manifests(run_dirs: list[Path]) -> list[RunManifest]:

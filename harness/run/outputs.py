@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness._version import __version__
+from harness.cases.clusters import DEFAULT_CLUSTER_BY
 from harness.cases.reader import Scan
 from harness.documents import Dataset, DetectorInfo, Identity, Metrics, MetricsDocument, RunManifest, Subset
 from harness.errors import RunError
@@ -42,6 +43,8 @@ def run_identity(settings: EvalSettings, scanned: Scan, detector_fingerprint: di
     if settings.probes:
         identity["probes"] = list(settings.probes)
         identity["probe_seed"] = settings.probe_seed
+    if settings.cluster_by != DEFAULT_CLUSTER_BY:  # the journal keeps each case's cluster key: one rule a journal
+        identity["cluster_by"] = settings.cluster_by
     return identity
 
 

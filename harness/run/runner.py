@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.cases.clusters import cluster_key
 from harness.cases.reader import Scan, scan
 from harness.detectors import fingerprint
 from harness.detectors.functions import exception_error
@@ -151,7 +152,8 @@ async def _worker(
             stop(exc.reason)
             return
         attempts = _attempts(prediction, error)
-        rec = record(lab, prediction, error, attempts, time.perf_counter() - started, fields)
+        rec = record(lab, prediction, error, attempts, time.perf_counter() - started, fields,
+                     cluster_key(lab, settings.cluster_by))  # fmt: skip
         outcomes[key] = outcome_of(journal.write(rec))  # as written: echoed secrets scrubbed
         progress.step(error is not None)
         if streak.add(error):
@@ -248,7 +250,8 @@ async def _preflight(
             "no other case was sent (--no-preflight skips this check)"
         )
     attempts = _attempts(prediction, error)
-    return record(lab, prediction, error, attempts, time.perf_counter() - started, fields)
+    return record(lab, prediction, error, attempts, time.perf_counter() - started, fields,
+                  cluster_key(lab, settings.cluster_by))  # fmt: skip
 
 
 def _cached(settings: EvalSettings, detector: Detector, detector_fingerprint: dict[str, Any], owns: bool) -> Detector:

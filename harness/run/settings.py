@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness.calibration import DEFAULT_BINS
+from harness.cases.clusters import DEFAULT_CLUSTER_BY, check_cluster_by
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_risk_field
 from harness.documents import RunManifest, Settings, ThresholdDocument
@@ -46,6 +47,7 @@ class EvalSettings:
     probes: tuple[ProbeName, ...] = ()  # variants asked besides each request (harness.cases.variants), in PROBES order
     probe_seed: int = 0  # the seed of the variants' generator
     threshold: str | None = None  # a threshold file (fcb threshold) whose promise the run's figures are held to
+    cluster_by: str = DEFAULT_CLUSTER_BY  # what every interval resamples (harness.cases.clusters)
     name: str | None = None  # shown in reports and leaderboards instead of the spec
     categories: tuple[str, ...] = ()  # only cases of these categories (a subset: its own data set)
     tags: tuple[str, ...] = ()  # only cases with one of these tags
@@ -76,6 +78,7 @@ class EvalSettings:
             raise UsageError(f"probe {unknown[0]!r}: one of {', '.join(PROBES)}")
         if len(set(self.probes)) != len(self.probes):
             raise UsageError(f"probes {list(self.probes)}: each probe once")
+        check_cluster_by(self.cluster_by)
         if self.threshold is not None:
             self.held_threshold()
 
@@ -170,6 +173,8 @@ def settings_record(settings: EvalSettings) -> Settings:
         run = {k: v for k, v in run.items() if k not in ("probes", "probe_seed")}
     if settings.threshold is None:
         run.pop("threshold", None)
+    if settings.cluster_by == DEFAULT_CLUSTER_BY:
+        run.pop("cluster_by")
     values = {**run, **asdict(settings.options), "shard": shard_text(settings.shard)}
     values["risk_field"] = ".".join(settings.options.risk_field)
     record = {STORED_AS.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in values.items()}

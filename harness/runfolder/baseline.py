@@ -28,6 +28,7 @@ class BaselineCase:
     expected: Risk
     predicted: Risk | None
     origin: str  # one of harness.cases.labels.ORIGINS, or UNKNOWN_ORIGIN
+    cluster: str | None = None  # the run's cluster key (its journal's ``cluster``); None: the case alone
 
 
 def encode_cases(cases: list[BaselineCase]) -> BaselineCases:
@@ -40,6 +41,10 @@ def encode_cases(cases: list[BaselineCase]) -> BaselineCases:
     }
     if any(c.origin != UNKNOWN_ORIGIN for c in cases):
         block["origins"] = "".join(ORIGIN_LETTERS[c.origin] for c in cases)
+    if any(c.cluster is not None for c in cases):  # one number a cluster, in order of first appearance
+        number: dict[tuple[str, str], int] = {}
+        block["clusters"] = [number.setdefault(("", c.cluster) if c.cluster else (c.id, ""), len(number))
+                             for c in cases]  # fmt: skip
     return block
 
 
@@ -49,8 +54,9 @@ def decode_cases(doc: BaselineDocument) -> list[BaselineCase]:
     origin_of = {v: k for k, v in ORIGIN_LETTERS.items()}
     cases = doc["cases"]
     origins = cases.get("origins") or "u" * len(cases["ids"])
-    rows = zip(cases["ids"], cases["categories"], cases["expected"], cases["predicted"], origins, strict=True)
-    return [BaselineCase(i, cat, risk_of[e], risk_of.get(p), origin_of[o]) for i, cat, e, p, o in rows]
+    clusters = [f"#{c}" for c in cases["clusters"]] if "clusters" in cases else [None] * len(cases["ids"])
+    rows = zip(cases["ids"], cases["categories"], cases["expected"], cases["predicted"], origins, clusters, strict=True)
+    return [BaselineCase(i, cat, risk_of[e], risk_of.get(p), origin_of[o], k) for i, cat, e, p, o, k in rows]
 
 
 def read_baseline(path: str | Path) -> BaselineDocument:
@@ -60,7 +66,8 @@ def read_baseline(path: str | Path) -> BaselineDocument:
     cases = doc["cases"]
     lengths = {"categories": len(cases["categories"]), "expected": len(cases["expected"]),
                "predicted": len(cases["predicted"]),
-               "origins": len(cases.get("origins", cases["expected"]))}  # fmt: skip
+               "origins": len(cases.get("origins", cases["expected"])),
+               "clusters": len(cases.get("clusters", cases["ids"]))}  # fmt: skip
     for key, n in lengths.items():
         if n != len(cases["ids"]):
             raise RunLoadError(f"{path}: cases.{key}: {n} entries for {len(cases['ids'])} ids")

@@ -46,6 +46,7 @@ class _Placement(TypedDict, total=False):
     """The fields of a journal line between its case and its attempts: where the case comes from, which item."""
 
     origin: Origin
+    cluster: str
     epoch: int
     variant: ProbeName
     permutation: list[int]
@@ -69,13 +70,15 @@ def record(
     attempts: int,
     latency_s: float,
     item: Mapping[str, Any] = _PLAIN,
+    cluster: str | None = None,
 ) -> JournalRecord:
     """One journal line for a finished case (or item): its prediction, or the error that stands for it.
 
     The case's category, expected risk and origin (when it has an ``origin_*`` tag) ride along so that
     leaderboards and comparisons can pair runs case by case from their journals alone; they are written after the
     detector answered and never reach it. ``item`` holds the line's `ITEM_FIELDS` (``epoch``, ``variant``,
-    ``permutation``) for a run with epochs or probes; empty, the line is what a plain run writes.
+    ``permutation``) for a run with epochs or probes; empty, the line is what a plain run writes. ``cluster``: the
+    case's cluster key under the run's ``--cluster-by`` (`harness.cases.clusters`), None for a case alone.
     """
     replayed = prediction is not None and prediction.cached
     return {
@@ -83,17 +86,19 @@ def record(
         "hash": labels.content_hash,
         "category": labels.category,
         "expected": labels.expected_risk,
-        **_placement(labels, item),
+        **_placement(labels, item, cluster),
         "attempts": attempts,
         "latency_s": 0.0 if replayed else round(latency_s, 6),  # a replayed answer took no detector time
         **_verdict(prediction, error),
     }
 
 
-def _placement(labels: CaseLabels, item: Mapping[str, Any]) -> _Placement:
+def _placement(labels: CaseLabels, item: Mapping[str, Any], cluster: str | None) -> _Placement:
     placement: _Placement = {}
     if (origin := origin_of(labels.tags)) in ORIGINS:  # untagged cases keep the journal as it was
         placement["origin"] = origin
+    if cluster is not None:  # a case alone keeps the journal as it was
+        placement["cluster"] = cluster
     for field in ITEM_FIELDS:
         if field in item:
             placement[field] = item[field]
@@ -136,6 +141,8 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
         return "expected", f"{preview(rec.get('expected'))} is not one of {', '.join(RISKS)}"
     if rec.get("origin", UNKNOWN_ORIGIN) not in _ORIGINS:
         return "origin", f"{preview(rec.get('origin'))} is not one of {', '.join(sorted(_ORIGINS))}"
+    if "cluster" in rec and (not isinstance(rec["cluster"], str) or not rec["cluster"]):
+        return "cluster", f"{preview(rec['cluster'])} is not a non-empty string"
     if item_problem := _item_problem(rec):
         return item_problem
     error = rec.get("error")

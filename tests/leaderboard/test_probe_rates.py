@@ -79,7 +79,7 @@ def test_a_rise_every_resample_shows_is_a_regression_and_no_pairs_give_no_figure
     new = (np.ones(6), np.ones(6))
     delta = probe_delta(base, new, alpha=0.05, max_rise=0.01, n_boot=100, seed=0)
     assert (delta["delta"], delta["ci"], delta["p"], delta["regression"]) == (1.0, [1.0, 1.0], 0.0, True)
-    empty = probe_delta((np.zeros(3), np.zeros(3)), new[:1] * 2, alpha=0.05, max_rise=0.0, n_boot=50, seed=0)  # type: ignore[arg-type]
+    empty = probe_delta((np.zeros(6), np.zeros(6)), new, alpha=0.05, max_rise=0.0, n_boot=50, seed=0)
     assert (empty["base"], empty["delta"], empty["regression"]) == (None, None, False)
 
 
