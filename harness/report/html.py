@@ -61,6 +61,7 @@ from harness.report.text import (
     class_rows,
     error_message_rows,
     headline_table,
+    interval_lines,
     operational_rows,
 )
 from harness.runfolder.baseline import decode_cases, read_baseline
@@ -265,6 +266,7 @@ def run_sections(doc: MetricsDocument) -> str:
     m = doc["metrics"]
     header, rows = headline_table(m)
     out = [f"<h2>Headline</h2>{table(header, rows, 'num')}"]
+    out += [f"<p class='note'>{esc(line)}</p>" for line in interval_lines(m)]  # escaped whole, by esc
     if m.get("headline_real"):
         out.append(
             f"<p class='note'>The {esc(REAL_LABEL)} column counts only cases tagged origin_natural or "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import orjson
 
@@ -276,6 +276,35 @@ def _real_note(m: Metrics) -> list[str]:
     ]
 
 
+DESIGN_NAMES: Final = {"accuracy": "accuracy", "macro_f1": "macro-F1", "weighted_kappa": "weighted kappa",
+                       "high_risk_recall": "high-risk recall", "false_alarm_rate": "false-alarm rate",
+                       "error_rate": "error rate"}  # fmt: skip
+
+
+def interval_lines(m: Metrics, shown: Callable[[Any], str] = str) -> list[str]:
+    """What the intervals resample (the cases, or their clusters: `harness.design_effect`) and, where cases share
+    a cluster, each headline figure's design effect; nothing for a run drawn without resamples. ``shown`` writes
+    the user's --cluster-by (a tag prefix can hold anything)."""
+    boot, block = m.get("bootstrap"), m.get("clusters")
+    if not boot:
+        return []
+    drawn = f"{boot['resamples']} bootstrap resamples (seed {boot['seed']}, {boot['method']})"
+    if block is None or block["n_clusters"] == block["n_cases"]:
+        by = f" (--cluster-by {shown(block['by'])}: no two cases share a cluster)" if block else ""
+        return [f"Intervals: {drawn} of the cases{by}; per-group intervals are Wilson score intervals. Errors "
+                "count as wrong."]  # fmt: skip
+    found = cast(Mapping[str, float | None], block["design_effect"])
+    effects = ", ".join(f"{name} {figure(found.get(key), 2)}" for key, name in DESIGN_NAMES.items())
+    return [
+        f"Intervals: {drawn} of {block['n_clusters']:,} clusters of the {block['n_cases']:,} cases (--cluster-by "
+        f"{shown(block['by'])}; the largest holds {block['largest']}), a drawn cluster bringing all its cases; "
+        "per-group intervals are Wilson score intervals on the effective number of cases. Errors count as wrong.",
+        f"Design effect of the {block['n_clusters']:,} clusters (each figure's variance over the clusters' "
+        f"resamples, over its variance when every case is drawn alone; the effective sample size is the cases over "
+        f"it): {effects}.",
+    ]
+
+
 def _fingerprint_text(fp: Mapping[str, Any]) -> str:
     """A fingerprint on one line: its kind, then each field (digests shortened to 12 characters)."""
     parts = []
@@ -295,6 +324,7 @@ def render_summary(doc: MetricsDocument) -> str:
     parts = [
         "\n".join(_title(doc, printable)),
         table(headline_body, headers=headline_header, tablefmt=fmt),
+        *interval_lines(m, printable)[1:],  # the design effect, where cases share clusters
         table(cm_rows, headers=header, tablefmt=fmt),
         table(category_rows(m), headers=CATEGORY_HEADER, tablefmt=fmt),
         *_origin_table(m, fmt),
@@ -331,12 +361,7 @@ def render_markdown(doc: MetricsDocument) -> str:
     headline_header, headline_body = headline_table(m)
     out += ["## Headline", "", table(headline_body, headers=headline_header, tablefmt=fmt)]
     out += ["", *_real_note(m)]
-    if boot := m.get("bootstrap"):
-        out += [
-            f"Intervals: {boot['resamples']} bootstrap resamples of the cases (seed {boot['seed']}, "
-            f"{boot['method']}); per-group intervals are Wilson score intervals. Errors count as wrong.",
-            "",
-        ]
+    out += [line for text in interval_lines(m, md_text) for line in (text, "")]
     if rows := operating_rows(m):
         out += ["## Operating points", "", operating_note(m), "", table(rows, OPERATING_HEADER, fmt), ""]
         out += [*(f"- {md_text(line)}" for line in threshold_lines(m)), ""] if threshold_lines(m) else []
