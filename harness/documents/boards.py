@@ -185,6 +185,9 @@ class Gate(TypedDict):
             "every (case, epoch) verdict, the confusion matrix summed over the epochs (the runs' own headlines, on "
             "reduced verdicts, are in their reports); the (case, epoch) pairs of a probed run"),
     ]  # fmt: skip
+    clusters: NotRequired[Annotated[Count, Doc("the clusters the bootstrap draws, when cases share one (the runs' "
+                                               "journals name them; cases either run put together are drawn "
+                                               "together); absent: every case alone")]]  # fmt: skip
     epochs: GateEpochs
     reducers: Annotated[list[str], Doc("each run's --epoch-reducer (base, new)")]
     multiple_testing: Annotated[Literal["none", "holm"], Doc("none: each metric alone, regression when its two-sided "

@@ -107,8 +107,8 @@ def statement(gate: Gate, alpha: float, n_boot: int, seed: int) -> str:
     if gate["multiple_testing"] == "none":
         text = (
             f"A headline metric counts as a regression when it gets worse by more than max_drop and the paired-"
-            f"bootstrap {level} interval of the change excludes zero ({n_boot} resamples of the cases, seed {seed}); "
-            f"each metric is tested alone."
+            f"bootstrap {level} interval of the change excludes zero ({n_boot} resamples of {_drawn(gate)}, seed "
+            f"{seed}); each metric is tested alone."
         )
         if not gate["noise_separated"]:
             e = gate["epochs"]
@@ -119,12 +119,12 @@ def statement(gate: Gate, alpha: float, n_boot: int, seed: int) -> str:
             )
         return text
     how = {
-        "hierarchical": "cases drawn with replacement, then each drawn case's epochs drawn with replacement in each "
-        "run, so that the detector's own randomness enters the interval; base and new are each figure over every "
-        "(case, epoch) verdict (the confusion matrix summed over the epochs), not the runs' headlines on reduced "
-        "verdicts",
+        "hierarchical": f"{_drawn(gate)} drawn with replacement, then each drawn case's epochs drawn with "
+        "replacement in each run, so that the detector's own randomness enters the interval; base and new are each "
+        "figure over every (case, epoch) verdict (the confusion matrix summed over the epochs), not the runs' "
+        "headlines on reduced verdicts",
         "probe-pairs": "(case, epoch) pairs of one run, the plain verdict against the variant's, resampled by case "
-        "with a case's epochs kept together",
+        f"with a case's epochs kept together{f' ({_drawn(gate)} drawn)' if gate.get('clusters') else ''}",
     }[gate["method"]]
     return (
         f"A headline metric counts as a regression when it gets worse by more than max_drop and its Holm-adjusted "
@@ -135,10 +135,19 @@ def statement(gate: Gate, alpha: float, n_boot: int, seed: int) -> str:
     )
 
 
-def gate_block(base: Run, new: Run, method: str, family: list[str]) -> Gate:
+def _drawn(gate: Gate) -> str:
+    """What the bootstrap drew: the cases, or their clusters (`Gate.clusters`)."""
+    clusters = gate.get("clusters")
+    if clusters is None:
+        return "the cases"
+    return f"the {clusters:,} clusters of cases that the runs' journals name, a drawn cluster bringing all its cases"
+
+
+def gate_block(base: Run, new: Run, method: str, family: list[str], clusters: np.ndarray | None = None) -> Gate:
+    """The ``gate`` block; ``clusters``: each case's cluster as the bootstrap draws them (None: each case alone)."""
     holm_used = method != "paired"
     figures = {"paired": "case verdicts", "hierarchical": "epoch verdicts", "probe-pairs": "pairs"}[method]
-    return {
+    gate: Gate = {
         "method": method,  # type: ignore[typeddict-item]  # one of the three literals
         "figures": figures,  # type: ignore[typeddict-item]
         "epochs": {"base": base.n_epochs, "new": new.n_epochs},
@@ -148,6 +157,9 @@ def gate_block(base: Run, new: Run, method: str, family: list[str]) -> Gate:
         "noise_separated": method == "hierarchical" or (method == "probe-pairs" and base.n_epochs > 1),
         "statement": "",
     }
+    if clusters is not None and len(clusters) and int(clusters.max()) + 1 < len(clusters):  # some share one
+        gate["clusters"] = int(clusters.max()) + 1
+    return gate
 
 
 def category_deltas(
@@ -221,7 +233,7 @@ def compare_runs(
                          clusters=groups)  # fmt: skip
     metrics |= rates
     family += [name for name, d in rates.items() if d["delta"] is not None]
-    gate = gate_block(base, new, "hierarchical" if hierarchical else "paired", family)
+    gate = gate_block(base, new, "hierarchical" if hierarchical else "paired", family, groups)
     if hierarchical:
         apply_holm(metrics, family, alpha=alpha, max_drop=max_drop)
     gate["statement"] = statement(gate, alpha, n_boot, seed)

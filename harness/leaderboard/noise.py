@@ -2,13 +2,13 @@
 bootstrap p-values of a regression, and Holm's step-down over the metrics gated together. Pure functions.
 
 A run with ``--epochs N`` keeps N verdicts a case. Its headline is computed on one verdict a case, reduced by the
-run's reducer (`harness.epochs`). To let the detector's own randomness into the interval, each resample draws
-cases with replacement (the same draw for both runs: paired) and, within each drawn case, draws that run's epochs
-with replacement, and computes the headline figures on every drawn epoch's verdict (`POOLED`: the confusion matrix
-summed over the epochs), or on the drawn epochs reduced as a reducer does (`reduce_draws`). ``fcb compare`` gates on
-the pooled figures: their bootstrap is centred on the observed change, while the mode of epochs drawn with
-replacement is noisier than the run's own mode, which shifts the resampled change by an amount that is itself noise
-(docs/leaderboards.md gives the measurements).
+run's reducer (`harness.epochs`). To let the detector's own randomness into the interval, each resample draws cases
+with replacement (their clusters, as the runs' journals name them; the same draw for both runs: paired) and, within
+each drawn case, draws that run's epochs with replacement, and computes the headline figures on every drawn epoch's
+verdict (`POOLED`: the confusion matrix summed over the epochs), or on the drawn epochs reduced as a reducer does
+(`reduce_draws`). ``fcb compare`` gates on the pooled figures: their bootstrap is centred on the observed change,
+while the mode of epochs drawn with replacement is noisier than the run's own mode, which shifts the resampled
+change by an amount that is itself noise (docs/leaderboards.md gives the measurements).
 """
 
 from __future__ import annotations
@@ -49,13 +49,6 @@ def reduce_draws(verdicts: np.ndarray, reducer: str) -> np.ndarray:
     top = counts.max(axis=-1)
     rank = np.where(counts == top[..., None], first_seen, n + 1)  # only the tied-top verdicts compete
     return np.where(top == 0, ERROR, rank.argmin(axis=-1))
-
-
-def _confusions(y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
-    """Confusion matrices of a batch: y_true and y_pred of shape (resamples, n) -> (resamples, 3, 4)."""
-    b = y_pred.shape[0]
-    codes = y_true * 4 + y_pred + 12 * np.arange(b)[:, None]
-    return np.bincount(codes.ravel(), minlength=12 * b).reshape(b, 3, 4)
 
 
 def hierarchical_confusions(

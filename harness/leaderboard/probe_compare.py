@@ -59,7 +59,7 @@ def compare_probe(
     origins = run.origins[cases] if run.origins is not None else None
     metrics, family = gated_metrics(figures, categories, origins, alpha=alpha, max_drop=max_drop)
     apply_holm(metrics, family, alpha=alpha, max_drop=max_drop)
-    gate = gate_block(run, run, "probe-pairs", family)
+    gate = gate_block(run, run, "probe-pairs", family, groups)
     gate["statement"] = statement(gate, alpha, n_boot, seed)
     side: CompareRun = {"path": str(run.path), "detector": run.label, "spec": run.detector, "created": run.created}
     return {

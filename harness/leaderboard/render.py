@@ -248,11 +248,11 @@ def method_text(board: Board) -> str:
     return (
         f"Ranked by {board.metric}. Several runs of one detector (same name and code fingerprint) count by their "
         f"median{_spread_text(board)}. A detector's rank is 1 + the "
-        f"number of detectors significantly better than it: a paired bootstrap over the shared cases "
-        f"({m['bootstrap_resamples']} resamples, seed {m['seed']}), each pair's two-sided p-value adjusted by Holm's "
-        f"step-down over every pair on the board and compared with {m['alpha']:g}, so that the chance of any false "
-        f"separation stays under it. Detectors that no test separates share a rank (`2=`). Cases a run did not "
-        f"finish count as errors. Incomplete runs are "
+        f"number of detectors significantly better than it: a paired bootstrap over the shared cases' clusters "
+        f"(as the runs' journals name them; {m['bootstrap_resamples']} resamples, seed {m['seed']}), each pair's "
+        f"two-sided p-value adjusted by Holm's step-down over every pair on the board and compared with "
+        f"{m['alpha']:g}, so that the chance of any false separation stays under it. Detectors that no test "
+        f"separates share a rank (`2=`). Cases a run did not finish count as errors. Incomplete runs are "
         + ("ranked (marked)." if m["include_incomplete"] else "listed without a rank (use --include-incomplete).")
         + _origin_text(board)
         + _vote_text(board)

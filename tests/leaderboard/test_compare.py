@@ -249,8 +249,8 @@ def test_the_statement_of_a_holm_gate() -> None:
     assert statement(gate, 0.05, 300, 2) == (
         "A headline metric counts as a regression when it gets worse by more than max_drop and its Holm-adjusted "
         "one-sided bootstrap p-value is below alpha = 0.05: Holm's step-down over the 2 metrics gated together "
-        "(accuracy, macro_f1), so that a pair of runs of identical code fails the gate with a chance of at most "
-        "alpha overall. The bootstrap (300 resamples, seed 2): cases drawn with replacement, then each drawn case's "
+        "(accuracy, macro_f1), so that a pair of runs of identical code fails the gate with a chance of at most alpha "
+        "overall. The bootstrap (300 resamples, seed 2): the cases drawn with replacement, then each drawn case's "
         "epochs drawn with replacement in each run, so that the detector's own randomness enters the interval; base "
         "and new are each figure over every (case, epoch) verdict (the confusion matrix summed over the epochs), not "
         "the runs' headlines on reduced verdicts. The interval shown is the 95% percentile interval of the change."

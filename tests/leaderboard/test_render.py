@@ -380,13 +380,13 @@ def test_a_board_ranked_on_the_real_cases_without_origin_counts_and_its_ci95() -
 
 
 PLAIN_METHOD = (
-    "Ranked by macro_f1. Several runs of one detector (same name and code fingerprint) count by their median. "
-    "A detector's rank is 1 + the number of detectors significantly better than it: a paired bootstrap over the "
-    "shared cases (200 resamples, seed 7), each pair's two-sided p-value adjusted by Holm's step-down over every pair "
-    "on the board and compared with 0.05, so that the chance of any false separation stays under it. Detectors that "
-    "no test separates share a rank (`2=`). Cases a run did not finish count as errors. Incomplete runs are listed "
-    "without a rank (use --include-incomplete). Run builtin:vote on this data set (fcb eval CASES -d builtin:vote) to "
-    "see each detector's margin over it."
+    "Ranked by macro_f1. Several runs of one detector (same name and code fingerprint) count by their median. A "
+    "detector's rank is 1 + the number of detectors significantly better than it: a paired bootstrap over the shared "
+    "cases' clusters (as the runs' journals name them; 200 resamples, seed 7), each pair's two-sided p-value adjusted "
+    "by Holm's step-down over every pair on the board and compared with 0.05, so that the chance of any false "
+    "separation stays under it. Detectors that no test separates share a rank (`2=`). Cases a run did not finish count "
+    "as errors. Incomplete runs are listed without a rank (use --include-incomplete). Run builtin:vote on this data "
+    "set (fcb eval CASES -d builtin:vote) to see each detector's margin over it."
 )
 
 
@@ -401,7 +401,7 @@ def test_the_method_text_names_the_level_ranked_incomplete_runs_and_each_note_on
     rows[2].note = "gamma binned its ECE differently"
     b = board(rows, method={**METHOD, "alpha": 0.1, "include_incomplete": True, "seed": 3, "bootstrap_resamples": 50})
     assert method_text(b) == (
-        PLAIN_METHOD.replace("(200 resamples, seed 7)", "(50 resamples, seed 3)")
+        PLAIN_METHOD.replace("200 resamples, seed 7)", "50 resamples, seed 3)")
         .replace("compared with 0.05", "compared with 0.1")
         .replace("listed without a rank (use --include-incomplete).", "ranked (marked).")
         .removesuffix(".")
@@ -413,21 +413,21 @@ def test_the_method_text_with_every_optional_column() -> None:
     b = board(every_extra_row(), real_cases=30, natural_cases=12, metric="macro_f1_real")
     b.method["note"] = "only one detector"
     assert method_text(b) == (
-        "Ranked by macro_f1_real. Several runs of one detector (same name and code fingerprint) count by their "
-        "median, the lowest and highest beside it; runs with --epochs show the sd of macro-F1 over their epochs and "
-        "the share of cases whose epochs all agree, runs with --probe the share of verdicts a probe changed, or for "
-        "inject and duplicate lowered (medians over the runs). A detector's rank is 1 + the number of detectors "
-        "significantly better than it: a paired bootstrap over the shared cases (200 resamples, seed 7), each "
-        "pair's two-sided p-value adjusted by Holm's step-down over every pair on the board and compared with 0.05, "
-        "so that the chance of any false separation stays under it. Detectors that no test separates share a rank "
-        "(`2=`). Cases a run did not finish count as errors. Incomplete runs are listed without a rank (use "
-        "--include-incomplete). macro_f1_real is macro_f1 on the natural + assembled cases. The natural + assembled "
-        "column is macro_f1 on the cases tagged origin_natural or origin_assembled alone (real answers; "
+        "Ranked by macro_f1_real. Several runs of one detector (same name and code fingerprint) count by their median, "
+        "the lowest and highest beside it; runs with --epochs show the sd of macro-F1 over their epochs and the share "
+        "of cases whose epochs all agree, runs with --probe the share of verdicts a probe changed, or for inject and "
+        "duplicate lowered (medians over the runs). A detector's rank is 1 + the number of detectors significantly "
+        "better than it: a paired bootstrap over the shared cases' clusters (as the runs' journals name them; 200 "
+        "resamples, seed 7), each pair's two-sided p-value adjusted by Holm's step-down over every pair on the board "
+        "and compared with 0.05, so that the chance of any false separation stays under it. Detectors that no test "
+        "separates share a rank (`2=`). Cases a run did not finish count as errors. Incomplete runs are listed without "
+        "a rank (use --include-incomplete). macro_f1_real is macro_f1 on the natural + assembled cases. The natural + "
+        "assembled column is macro_f1 on the cases tagged origin_natural or origin_assembled alone (real answers; "
         "origin_constructed cases hold text written for the benchmark); it is always shown next to the all-cases "
-        "figure, so constructed cases cannot carry a ranking on their own. The natural only column is macro_f1 on "
-        "the origin_natural cases alone (not a ranking). Not ranked: only one detector. Over builtin:vote: a "
-        "detector's macro_f1 on all cases less that of builtin:vote (counting votes, the floor a detector is read "
-        "against), the representative runs on the same paired resamples."
+        "figure, so constructed cases cannot carry a ranking on their own. The natural only column is macro_f1 on the "
+        "origin_natural cases alone (not a ranking). Not ranked: only one detector. Over builtin:vote: a detector's "
+        "macro_f1 on all cases less that of builtin:vote (counting votes, the floor a detector is read against), the "
+        "representative runs on the same paired resamples."
     )
 
 

@@ -519,7 +519,7 @@ def test_report_md_sections_and_tables() -> None:
     head = by_first(md_table(report, "metric"))
     assert head["cases"] == ["16", "", "10", "", "6", ""]
     assert head["ECE, high vs rest (3 bins)"] == ["0.050", "[0.010, 0.120]", "", "", "", ""]
-    assert "Intervals: 1000 bootstrap resamples of the cases (seed 7, percentile); per-group intervals are Wilson " \
+    assert "Intervals: 1000 bootstrap resamples (seed 7, percentile) of the cases; per-group intervals are Wilson " \
            "score intervals. Errors count as wrong." in lines  # fmt: skip
     assert (
         "The natural + assembled column counts only cases tagged `origin_natural` (a source's answer set as it is) or "

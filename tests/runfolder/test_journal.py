@@ -118,6 +118,13 @@ def test_an_untagged_case_has_no_origin_and_several_origin_tags_count_as_the_lea
     assert both["origin"] == "constructed"
 
 
+def test_a_case_s_cluster_key_rides_after_its_origin_and_a_case_alone_has_none() -> None:
+    rec = record(labels(tags=("origin_natural",)), Prediction("low"), None, 1, 0.0, cluster="gsm8k:17")
+    assert list(rec)[:6] == ["id", "hash", "category", "expected", "origin", "cluster"]
+    assert rec["cluster"] == "gsm8k:17" and record_problem(rec) is None
+    assert "cluster" not in record(labels(), Prediction("low"), None, 1, 0.0, cluster=None)
+
+
 def test_a_cached_answer_records_no_detector_time() -> None:
     rec = record(labels(), Prediction("low", score=0.125, cached=True, attempts=0), None, 0, 2.5)
     assert list(rec) == ["id", "hash", "category", "expected", "attempts", "latency_s", "cached", "risk", "score",
@@ -173,6 +180,9 @@ PROBLEMS: list[tuple[str, dict[str, Any], tuple[str, str]]] = [
     ("origin unknown", {"origin": "made-up"},
      ("origin", "'made-up' is not one of assembled, constructed, natural, unknown")),
     ("origin null", {"origin": None}, ("origin", "None is not one of assembled, constructed, natural, unknown")),
+    ("cluster empty", {"cluster": ""}, ("cluster", "'' is not a non-empty string")),
+    ("cluster null", {"cluster": None}, ("cluster", "None is not a non-empty string")),
+    ("cluster a number", {"cluster": 4}, ("cluster", "4 is not a non-empty string")),
     ("risk null without error", {"risk": None},
      ("risk", "None is not one of low, medium, high (and the record has no error)")),
     ("risk unknown", {"risk": "extreme"},
