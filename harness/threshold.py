@@ -18,11 +18,13 @@ even escalating every case with a score, the promise cannot be made from this de
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
+from harness.design_effect import proportion_design_effect
 from harness.documents import ThresholdCheck, ThresholdDev, ThresholdDocument
 from harness.errors import UsageError
 
@@ -38,14 +40,16 @@ def upper_bound(missed: int, n: int, confidence: float) -> float:
     return float(beta.ppf(confidence, missed + 1, n - missed))
 
 
-def interval(missed: int, n: int) -> list[float] | None:
-    """The two-sided Clopper-Pearson 95% interval of a rate; None for n = 0."""
+def interval(missed: int, n: int, design_effect: float = 1.0) -> list[float] | None:
+    """The two-sided Clopper-Pearson 95% interval of a rate; None for n = 0. With a ``design_effect`` (clustered
+    cases: `harness.design_effect.proportion_design_effect`), on Kish's effective counts missed / deff of n / deff."""
     if not n:
         return None
     from scipy.stats import beta
 
-    low = 0.0 if missed == 0 else float(beta.ppf(0.025, missed, n - missed + 1))
-    high = 1.0 if missed == n else float(beta.ppf(0.975, missed + 1, n - missed))
+    k, size = missed / design_effect, n / design_effect
+    low = 0.0 if missed == 0 else float(beta.ppf(0.025, k, size - k + 1))
+    high = 1.0 if missed == n else float(beta.ppf(0.975, k + 1, size - k))
     return [low, high]
 
 
@@ -128,16 +132,22 @@ def calibrate(
     }  # fmt: skip
 
 
-def check(doc: ThresholdDocument, file: str, y_true: np.ndarray, scores: np.ndarray) -> ThresholdCheck:
-    """The threshold's figures on a run (its labels and its scores on the threshold's basis)."""
+def check(doc: ThresholdDocument, file: str, y_true: np.ndarray, scores: np.ndarray,
+          clusters: Sequence[Hashable] | None = None) -> ThresholdCheck:  # fmt: skip
+    """The threshold's figures on a run (its labels and its scores on the threshold's basis); the miss rate's
+    interval on the effective number of false consensus that the cases' ``clusters`` leave (default: each alone)."""
     high = y_true == HIGH
     n, up = int(high.sum()), escalated(scores, doc["threshold"])
     missed = int((high & ~up).sum())
     rate = missed / n if n else None
+    effect = 1.0
+    if clusters is not None and n:
+        keys = [key for key, is_high in zip(clusters, high.tolist(), strict=True) if is_high]
+        effect = proportion_design_effect((~up[high]).tolist(), keys)
     return {
         "file": file, "promise": doc["promise"], "miss_rate_target": doc["miss_rate_target"], "basis": doc["basis"],
         "threshold": doc["threshold"], "n_cases": len(y_true), "n_false_consensus": n, "missed": missed,
-        "miss_rate": rate, "miss_rate_ci95": interval(missed, n), "escalated": int(up.sum()),
+        "miss_rate": rate, "miss_rate_ci95": interval(missed, n, effect), "escalated": int(up.sum()),
         "escalation_rate": float(up.mean()) if len(up) else None,
         "within": None if rate is None else rate <= doc["miss_rate_target"],
     }  # fmt: skip

@@ -34,6 +34,24 @@ def test_the_two_sided_interval() -> None:
     assert interval(0, 10) == [0.0, pytest.approx(1 - 0.025 ** (1 / 10))] and interval(0, 0) is None
 
 
+def test_the_interval_on_clustered_cases_is_the_interval_on_their_effective_counts() -> None:
+    assert interval(30, 100, 2.0) == pytest.approx(interval(15, 50))  # type: ignore[arg-type]
+    assert interval(0, 10, 2.0) == [0.0, pytest.approx(1 - 0.025 ** (1 / 5))]
+
+
+def test_a_check_on_clustered_cases_widens_its_interval_by_their_design_effect() -> None:
+    doc = calibrate(np.array([2, 2, 0]), np.array([0.9, 0.8, 0.1]), target=0.5, method="expected", confidence=0.9,
+                    basis="risk_score", run="r", dataset="d", sha256="f" * 64, detector="builtin:x",
+                    fingerprint="ab12")  # fmt: skip
+    # six high cases: missed, missed, escalated, escalated, missed, escalated in clusters a a b b c d (the share's
+    # design effect by hand in tests/test_design_effect.py: 50/27), and one low case in its own cluster
+    y = np.array([2, 2, 2, 2, 2, 2, 0])
+    s = np.array([0.1, 0.1, 0.9, 0.9, 0.1, 0.9, 0.9])
+    got = check(doc, "t.json", y, s, [*"aabbcd", "e"])
+    assert got["miss_rate_ci95"] == pytest.approx(interval(3, 6, 50 / 27))  # type: ignore[arg-type]
+    assert check(doc, "t.json", y, s, [*"abcdef", "g"])["miss_rate_ci95"] == interval(3, 6)
+
+
 def test_misses_at_each_candidate() -> None:
     # four high cases: 0.3, 0.8, 0.9 and one without a score (always missed)
     got = missed_at(np.array([0.9, 0.8, 0.3, np.nan]), np.array([0.1, 0.3, 0.5, 0.8, 0.9, np.inf]))

@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from harness.cases.clusters import DEFAULT_CLUSTER_BY
+from harness.cases.clusters import DEFAULT_CLUSTER_BY, cluster_key
 from harness.cases.reader import Scan
 from harness.cases.request import build_request
 from harness.cases.rewrites import STYLES, style_of
 from harness.cases.variants import derive
+from harness.design_effect import keyed
 from harness.documents import Metrics, ThresholdCheck, ThresholdDocument
 from harness.epochs import reduce_items
 from harness.figures import compute, operational
@@ -184,20 +185,23 @@ def run_figures(
                      n_boot=settings.n_boot, seed=settings.seed, probe_seed=settings.probe_seed,
                      cluster_by=settings.cluster_by)  # fmt: skip
     if (held := settings.held_threshold()) is not None:
-        metrics["threshold"] = threshold_figures(held, str(settings.threshold), labels, reduced)
+        metrics["threshold"] = threshold_figures(held, str(settings.threshold), labels, reduced, settings.cluster_by)
     unasked = sum(1 for _, key in plan.items if key not in items)
     return metrics, reduced, unasked
 
 
 def threshold_figures(
-    held: ThresholdDocument, file: str, labels: Sequence[CaseLabels], outcomes: Mapping[str, Outcome]
-) -> ThresholdCheck:
+    held: ThresholdDocument, file: str, labels: Sequence[CaseLabels], outcomes: Mapping[str, Outcome],
+    cluster_by: str = DEFAULT_CLUSTER_BY,
+) -> ThresholdCheck:  # fmt: skip
     """The threshold's figures on the run's cases in scope (`harness.threshold.check`), each case's score on the
-    threshold's basis: its risk_score, or its verdict's code; none for a case not run or without one."""
+    threshold's basis: its risk_score, or its verdict's code; none for a case not run or without one. The miss
+    rate's interval knows the cases' clusters (``cluster_by``)."""
     done = [(lab, outcomes.get(lab.case_id)) for lab in labels]
     y_true = np.array([CODE[lab.expected_risk] for lab, _ in done], dtype=np.int64)
     if held["basis"] == "risk_score":
         values = [o.score if o is not None and o.score is not None else np.nan for _, o in done]
     else:
         values = [float(CODE[o.risk]) if o is not None and o.risk is not None else np.nan for _, o in done]
-    return check(held, file, y_true, np.array(values, dtype=float))
+    keys = [keyed(cluster_key(lab, cluster_by), lab.case_id) for lab in labels]
+    return check(held, file, y_true, np.array(values, dtype=float), keys)
