@@ -72,8 +72,20 @@ def test_cases_that_are_each_their_own_cluster_get_the_case_bootstrap_draw_for_d
 
 def test_cluster_codes_number_clusters_in_order_of_first_appearance() -> None:
     assert m.cluster_codes(["b", "a", "b", "c", "a"]).tolist() == [0, 1, 0, 2, 1]
-    assert m.cluster_codes([]).tolist() == []
+    assert m.cluster_codes([]).tolist() == [] and m.cluster_codes([]).dtype == np.int64  # an index, even empty
     assert m.cluster_totals(np.array([1, 0, 1]), np.array([[1, 2], [3, 4], [5, 6]])).tolist() == [[3, 4], [6, 8]]
+
+
+def test_cluster_totals_sum_counts_as_whole_numbers_and_shares_as_they_are() -> None:
+    flags = m.cluster_totals(np.array([0, 0, 1]), np.array([True, True, False]))
+    assert flags.tolist() == [2, 0] and flags.dtype.kind == "i"  # booleans counted, not or-ed
+    assert m.cluster_totals(np.array([0, 0]), np.array([0.5, 0.25])).tolist() == [0.75]
+    assert m.cluster_totals(np.zeros(0, dtype=np.int64), np.zeros(0)).shape == (0,)
+
+
+def test_no_case_gives_empty_resamples() -> None:
+    empty = np.zeros(0, dtype=np.int64)
+    assert (m.bootstrap_confusions(empty, empty, n_boot=3, seed=0) == 0).all()
 
 
 # ---- coverage ---------------------------------------------------------------------------------------------------
@@ -282,3 +294,46 @@ def test_the_consensus_intervals_draw_the_run_s_clusters() -> None:
     groups = clusters_of(labels, DEFAULT_CLUSTER_BY)
     want = [called[c].mean() for c in _resamples(groups, 90, 5)]
     assert block["wrong_caught_ci95"] == pytest.approx(list(m.finite_interval(np.array(want))))
+
+
+# ---- edges --------------------------------------------------------------------------------------------------------
+
+
+def test_two_finite_values_make_a_variance() -> None:
+    assert design_effect(np.array([0.0, 2.0]), np.array([1.0, 2.0])) == pytest.approx(4.0)  # 2 over 1/2
+
+
+def test_a_run_without_cases_has_no_cluster() -> None:
+    empty = np.zeros(0, dtype=np.int64)
+    block = clusters_block("source.item", empty, np.zeros((3, 4), dtype=np.int64), None, None)
+    assert (block["n_cases"], block["n_clusters"], block["largest"]) == (0, 0, 0)
+    assert proportion_design_effect([], []) == 1.0
+
+
+def test_without_both_bootstraps_no_design_effect() -> None:
+    cm = np.array([[3, 1, 0, 0], [1, 2, 0, 0], [0, 1, 4, 0]])
+    batch = np.stack([cm, cm * 2])
+    assert all(v is None for v in clusters_block("x", np.arange(3), cm, batch, None)["design_effect"].values())
+    assert all(v is None for v in clusters_block("x", np.arange(3), cm, None, batch)["design_effect"].values())
+
+
+def test_macro_f1_s_design_effect_keeps_the_run_s_classes_in_every_resample() -> None:
+    # the run has a medium case; one bootstrap's resamples hold none, the other's one: macro-F1 averages over low,
+    # medium and high in both (medium's F1 then 0), as the headline's interval does; over the classes each batch
+    # holds, the batch without medium would shrink by a third and its variance by 4/9
+    cm = np.array([[3, 0, 1, 0], [0, 1, 0, 0], [1, 0, 4, 0]])
+    without = np.array([[[4, 0, 0, 0], [0, 0, 0, 0], [1, 0, 5, 0]], [[2, 0, 2, 0], [0, 0, 0, 0], [2, 0, 4, 0]],
+                        [[3, 0, 1, 0], [0, 0, 0, 0], [0, 0, 6, 0]]])  # fmt: skip
+    with_one = np.array([[[3, 0, 1, 0], [0, 1, 0, 0], [1, 0, 5, 0]], [[3, 0, 1, 0], [0, 0, 0, 0], [2, 0, 4, 0]],
+                         [[4, 0, 0, 0], [0, 0, 0, 0], [1, 0, 5, 0]]])  # fmt: skip
+    every = np.array([True, True, True])
+    for wide, narrow in ((without, with_one), (with_one, without)):
+        want = design_effect(m.macro_f1(wide, every), m.macro_f1(narrow, every))
+        assert clusters_block("x", np.arange(6), cm, wide, narrow)["design_effect"]["macro_f1"] == pytest.approx(want)
+        assert want != pytest.approx(design_effect(m.macro_f1(wide), m.macro_f1(narrow)))
+
+
+def test_the_share_s_design_effect_at_two_clusters_and_without_variation() -> None:
+    # hits 1 1 0 0 in clusters a a b b: p = 1/2, y - p m = 1, -1; 2/1 x 2 / 16 over (1/4)/3: 3
+    assert proportion_design_effect([True, True, False, False], list("aabb")) == pytest.approx(3.0)
+    assert proportion_design_effect([False, False, False], list("aab")) == 1.0  # no hit: no variation either
