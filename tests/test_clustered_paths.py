@@ -294,3 +294,22 @@ def test_the_gate_counts_clusters_once_two_cases_share_one() -> None:
     assert "clusters" not in gate_block(r, r, "paired", [], np.array([0, 1, 2, 3]))
     assert "clusters" not in gate_block(r, r, "paired", [], np.zeros(0, dtype=np.int64))
     assert "clusters" not in gate_block(r, r, "paired", [])
+
+
+def test_power_draws_the_clusters() -> None:
+    from harness.leaderboard.power import power_table
+
+    rng = np.random.default_rng(15)
+    b_pred, n_pred = rng.integers(0, 3, size=N), rng.integers(0, 3, size=N)
+    base, new = run(b_pred, GROUP), run(n_pred, None)
+    table = power_table([base, new], effect=0.05, alpha=0.05, power=0.8, n_boot=100, seed=16)
+    _, boots = m.paired_headline(np.full(N, 2), [b_pred, n_pred], n_boot=100, seed=16, clusters=CODES)
+    change = boots["accuracy"][1] - boots["accuracy"][0]
+    assert table["metrics"]["accuracy"]["se"] == pytest.approx(float(change.std(ddof=1)))
+    alone = power_table([run(b_pred, None), new], effect=0.05, alpha=0.05, power=0.8, n_boot=100, seed=16)
+    assert alone["metrics"]["accuracy"]["se"] != table["metrics"]["accuracy"]["se"]
+
+
+def test_a_run_without_clusters_before_one_with_them_still_joins_the_second_s() -> None:
+    ids = np.array([f"c{i:02d}" for i in range(N)], dtype=object)
+    assert aligned_clusters([run(np.full(N, 2), None), run(np.full(N, 2), GROUP)], ids).tolist() == CODES.tolist()
