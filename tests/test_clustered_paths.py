@@ -313,3 +313,31 @@ def test_power_draws_the_clusters() -> None:
 def test_a_run_without_clusters_before_one_with_them_still_joins_the_second_s() -> None:
     ids = np.array([f"c{i:02d}" for i in range(N)], dtype=object)
     assert aligned_clusters([run(np.full(N, 2), None), run(np.full(N, 2), GROUP)], ids).tolist() == CODES.tolist()
+
+
+# ---- the boards ----------------------------------------------------------------------------------------------------
+
+
+def _labelled(label: str, y_pred: np.ndarray, clusters: list[str | None] | None) -> Run:
+    from dataclasses import replace as with_fields
+
+    r = run(y_pred, clusters)
+    doc = {**r.doc, "detector": {"spec": label, "label": label}, "metrics": {"macro_f1": 0.5}}
+    return with_fields(r, doc=doc, origins=np.array(["natural"] * N, dtype=object))  # type: ignore[arg-type]
+
+
+def test_the_board_s_intervals_and_its_natural_rows_draw_the_clusters() -> None:
+    from harness.leaderboard.board import natural_rows
+    from harness.leaderboard.rank import build_board
+
+    rng = np.random.default_rng(17)
+    preds = [rng.integers(0, 3, size=N) for _ in range(2)]
+    runs = [_labelled("a", preds[0], GROUP), _labelled("b", preds[1], None)]
+    board = build_board(runs, metric="macro_f1", include_incomplete=False, n_boot=80, seed=18, alpha=0.05)
+    _, boots = m.paired_headline(np.full(N, 2), preds, n_boot=80, seed=18, clusters=CODES)
+    assert [row.cis["macro_f1"] for row in board.rows] == [m.finite_interval(b) for b in boots["macro_f1"]]
+    rows = natural_rows(board, n_boot=80, seed=18)
+    assert [r["macro_f1_ci"] for r in rows] == [m.finite_interval(b) for b in boots["macro_f1"]]
+    plain = build_board([_labelled("a", preds[0], None), runs[1]], metric="macro_f1", include_incomplete=False,
+                        n_boot=80, seed=18, alpha=0.05)  # fmt: skip
+    assert [row.cis["macro_f1"] for row in plain.rows] != [row.cis["macro_f1"] for row in board.rows]

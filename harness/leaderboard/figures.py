@@ -20,7 +20,7 @@ import numpy as np
 from harness.calibration import ece
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN
 from harness.errors import RunLoadError
-from harness.metrics import alone, confusion, defined, headline_batch, present_classes
+from harness.metrics import confusion, defined, headline_batch, present_classes
 from harness.operating import operating_point, operating_points
 from harness.types import RISKS
 from harness.vocabulary import LOWERING
@@ -122,11 +122,11 @@ def operating_figures(
         return {}
     figures: dict[Path, Any] = {}
     for name, escalated in (("high", y_pred == 2), ("high_or_medium", (y_pred == 1) | (y_pred == 2))):
-        point = operating_point(escalated, y_true, n_boot=0, seed=0, clusters=alone(len(y_true)))
+        point = operating_point(escalated, y_true, n_boot=0, seed=0)
         for figure in ("escalation_rate", "false_consensus_caught", "right_consensus_escalated"):
             figures[("operating_points", "policies", name, figure)] = point[figure]
     if scores is not None:
-        full = operating_points(y_true, y_pred, scores, n_boot=0, seed=0, clusters=alone(len(y_true)))
+        full = operating_points(y_true, y_pred, scores, n_boot=0, seed=0)
         figures[("operating_points", "risk_coverage", "aurc")] = full["risk_coverage"]["aurc"]
     return figures
 
