@@ -97,8 +97,9 @@ def evaluate(
     object with an ``assess(request)`` method; a function or method returns a reply dict, a risk string or a
     `Prediction`. Anything else raises TypeError at once. Other keyword arguments are the CLI's settings by their
     Python names (``risk_field``, ``headers``, ``limit``, ``shard``, ``categories``, ``tags``, ``anonymize_agents``,
-    ``skip_invalid``, ``strict``, ``out``, ``results_root``, ``n_boot``, ``seed``, ``ece_bins``, ``preflight``,
-    ``max_consecutive_errors``, ``progress``...). Inside a running event loop (a notebook) await `evaluate_async`.
+    ``skip_invalid``, ``strict``, ``out``, ``results_root``, ``n_boot``, ``seed``, ``ece_bins``, ``cluster_by``,
+    ``preflight``, ``max_consecutive_errors``, ``progress``...). Inside a running event loop (a notebook) await
+    `evaluate_async`.
     """
     try:
         asyncio.get_running_loop()
