@@ -122,7 +122,7 @@ def test_a_probe_s_flip_and_fall_rates_draw_the_clusters() -> None:
     flipped = flip_rate(ones, flips, n_boot=150, seed=4, clusters=CODES)
     assert block["ci95"] == flipped["ci95"] != flip_rate(ones, flips, n_boot=150, seed=4)["ci95"]
     fell = fall_rate(ones, flips, n_boot=150, seed=4, clusters=CODES)
-    assert block["falls"]["ci95"] == fell["ci95"]
+    assert block["falls"]["ci95"] == fell["ci95"] == flipped["ci95"]  # every pair lowered from high: falls are flips
     assert block["falls"]["per_category"]["majority_wrong_fact"]["ci95"] == fell["ci95"]
     assert block["per_category"]["majority_wrong_fact"]["ci95"] == flipped["ci95"]
 
@@ -341,3 +341,37 @@ def test_the_board_s_intervals_and_its_natural_rows_draw_the_clusters() -> None:
     plain = build_board([_labelled("a", preds[0], None), runs[1]], metric="macro_f1", include_incomplete=False,
                         n_boot=80, seed=18, alpha=0.05)  # fmt: skip
     assert [row.cis["macro_f1"] for row in plain.rows] != [row.cis["macro_f1"] for row in board.rows]
+
+
+def test_the_design_effects_of_a_run_are_its_two_bootstraps_variances() -> None:
+    from harness import figures as fig
+    from harness.design_effect import design_effect
+
+    risks = ["high" if i % 4 < 2 else "low" for i in range(N)]
+    outcomes = {x.case_id: Outcome(x.case_id, x.content_hash, r, None, None, 1, 0.1)  # type: ignore[arg-type]
+                for x, r in zip(LABS, risks, strict=True)}  # fmt: skip
+    doc = fig.compute(LABS, outcomes, wall_s=1.0, n_boot=150, seed=21, cluster_by="tag:grp=")
+    y_true, y_pred = m.encode(LABS, outcomes)
+    wide = fig.resampled(y_true, y_pred, n_boot=150, seed=21, clusters=CODES)
+    narrow = fig.resampled(y_true, y_pred, n_boot=150, seed=21)
+    want = design_effect(m.accuracy(wide), m.accuracy(narrow))  # type: ignore[arg-type]
+    assert want is not None and want > 2  # the clusters move as one here
+    assert doc["clusters"]["design_effect"]["accuracy"] == want
+
+
+def test_cases_alone_stay_apart_in_a_group_s_interval() -> None:
+    from harness import figures as fig
+    from harness.design_effect import proportion_design_effect
+
+    # cases 0, 1, 4, 5, ... tagged g0 or g1 (six each), the other twelve untagged: each alone. Right: the tagged
+    # ones of g0 and the untagged ones with an even index.
+    labels = [replace(lab(i), tags=(f"grp=g{i % 2}",) if i % 4 < 2 else ()) for i in range(N)]
+    right = [(i % 4 < 2 and i % 2 == 0) or (i % 4 >= 2 and i % 2 == 0) for i in range(N)]
+    outcomes = {x.case_id: Outcome(x.case_id, x.content_hash, "high" if ok else "low", None, None, 1, 0.1)  # type: ignore[arg-type]
+                for x, ok in zip(labels, right, strict=True)}  # fmt: skip
+    keys = [f"g{i % 2}" if i % 4 < 2 else f"case {i}" for i in range(N)]
+    effect = proportion_design_effect(right, keys)
+    assert effect > 1
+    want = list(m.wilson_interval(sum(right), N, effect))  # type: ignore[arg-type]
+    assert fig.per_category(labels, outcomes, "tag:grp=")["majority_wrong_fact"]["ci95"] == want
+    assert fig.breakdowns(labels, outcomes, "tag:grp=")["evidence"]["absent"]["ci95"] == want

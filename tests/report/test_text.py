@@ -706,3 +706,72 @@ def test_report_md_shows_the_figures_per_tone_and_per_template() -> None:
     # the card, then this table, then the per-category one, then the next section
     assert at < lines.index("Each probe's figure per category:") < lines.index("## Per category")
     assert "Per tone and per injected template:" not in render_markdown(document(repeats(metrics())))  # type: ignore[arg-type]
+
+
+# ---- operating points, a threshold and the clusters in report.md and the summary ------------------------------------
+
+
+def _with_decision_blocks() -> dict[str, Any]:
+    """A run's metrics with an operating points block, a threshold check and clusters that some cases share."""
+    import numpy as np
+
+    from harness.operating import operating_points
+    from harness.threshold import calibrate, check
+
+    y_true = np.array([2, 2, 0, 0, 1])
+    y_pred = np.array([2, 0, 2, 0, 1])
+    scores = np.array([0.9, 0.2, 0.8, 0.1, 0.5])
+    m = metrics()
+    m["operating_points"] = operating_points(y_true, y_pred, scores, n_boot=0, seed=0)
+    held = calibrate(y_true, scores, target=0.5, method="expected", confidence=None, basis="risk_score", run="dev",
+                     dataset="d", sha256="f" * 64, detector="builtin:x", fingerprint="ab12")  # fmt: skip
+    m["threshold"] = check(held, "dev/threshold.json", y_true, scores)
+    effects = {"accuracy": 1.234, "macro_f1": 0.5, "weighted_kappa": None, "high_risk_recall": 2.0,
+               "false_alarm_rate": 1.0, "error_rate": None}  # fmt: skip
+    m["clusters"] = {"by": "tag:g*", "n_cases": 16, "n_clusters": 10, "largest": 4, "design_effect": effects}
+    return m
+
+
+def test_report_md_places_the_operating_points_the_threshold_and_the_clusters() -> None:
+    from harness.report.operating import OPERATING_HEADER, operating_note, operating_rows, threshold_lines
+    from harness.tables import table
+
+    m = _with_decision_blocks()
+    lines = render_markdown(document(m)).splitlines()
+    start = lines.index("## Operating points")
+    points = table(operating_rows(m), OPERATING_HEADER, "github").splitlines()  # type: ignore[arg-type]
+    held = threshold_lines(m)  # type: ignore[arg-type]
+    assert len(held) >= 2
+    assert lines[start : start + 4 + len(points) + 1 + len(held) + 1] == [
+        "## Operating points", "", operating_note(m), "", *points, "",  # type: ignore[arg-type]
+        *(f"- {text.md_text(line)}" for line in held), "",
+    ]  # fmt: skip
+    assert lines[start + 4 + len(points) + 1 + len(held) + 1] == "## Confusion matrix"
+    effects = ("Design effect of the 10 clusters (each figure's variance over the clusters' resamples, over its "
+               "variance when every case is drawn alone; the effective sample size is the cases over it): accuracy "
+               "1.23, macro-F1 0.50, weighted kappa n/a, high-risk recall 2.00, false-alarm rate 1.00, error rate "
+               "n/a.")  # fmt: skip
+    drawn = ("Intervals: 1000 bootstrap resamples (seed 7, percentile) of 10 clusters of the 16 cases (--cluster-by "
+             "tag\\:g\\*; the largest holds 4), a drawn cluster bringing all its cases; per-group intervals are Wilson "
+             "score intervals on the effective number of cases. Errors count as wrong.")  # fmt: skip
+    at = lines.index(drawn)
+    assert lines[at : at + 4] == [drawn, "", effects, ""]
+
+
+def test_the_summary_prints_the_design_effect_under_the_headline() -> None:
+    from harness.report.text import interval_lines, render_summary
+
+    m = _with_decision_blocks()
+    summary = render_summary(document(m))  # type: ignore[arg-type]
+    effects = interval_lines(m)[1]  # type: ignore[arg-type]
+    assert effects.startswith("Design effect of the 10 clusters") and f"\n\n{effects}\n\n" in summary
+    assert "Intervals:" not in summary  # the summary keeps the headline's table; report.md says what was drawn
+    m["clusters"]["by"] = "tag:\x1b[31m"
+    assert "tag:\\x1b[31m" in interval_lines(m, text.printable)[0]  # type: ignore[arg-type]
+    m["clusters"]["n_clusters"] = 16
+    assert interval_lines(m) == [  # type: ignore[arg-type]
+        "Intervals: 1000 bootstrap resamples (seed 7, percentile) of the cases (--cluster-by tag:\x1b[31m: no two "
+        "cases share a cluster); per-group intervals are Wilson score intervals. Errors count as wrong."
+    ]
+    del m["bootstrap"]
+    assert interval_lines(m) == []  # type: ignore[arg-type]

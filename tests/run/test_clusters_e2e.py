@@ -42,6 +42,9 @@ def test_the_journal_keeps_each_case_s_cluster_and_the_metrics_count_them(runs: 
     block = doc["metrics"]["clusters"]
     assert (block["by"], block["n_cases"], block["n_clusters"], block["largest"]) == ("tag:group_", N, 3, 16)
     assert doc["settings"]["cluster_by"] == "tag:group_"
+    manifest = json.loads((runs["grouped"] / "run.json").read_text())
+    assert manifest["identity"]["cluster_by"] == "tag:group_"  # a resume must keep it: the journal's keys follow it
+    assert json.loads((runs["plain"] / "run.json").read_text())["identity"]["cluster_by"] == "none"
     plain = json.loads((runs["plain"] / "metrics.json").read_text())
     assert plain["metrics"]["clusters"]["n_clusters"] == N
     assert plain["metrics"]["clusters"]["design_effect"]["accuracy"] == 1.0
