@@ -375,3 +375,26 @@ def test_cases_alone_stay_apart_in_a_group_s_interval() -> None:
     want = list(m.wilson_interval(sum(right), N, effect))  # type: ignore[arg-type]
     assert fig.per_category(labels, outcomes, "tag:grp=")["majority_wrong_fact"]["ci95"] == want
     assert fig.breakdowns(labels, outcomes, "tag:grp=")["evidence"]["absent"]["ci95"] == want
+
+
+def test_a_run_s_epochs_probes_and_headline_draw_the_settings_clusters() -> None:
+    from harness.repeats import probes_block
+    from harness.run.items import ItemPlan, run_figures
+    from harness.run.settings import EvalSettings
+    from harness.spec import parse_spec
+
+    items = _epochs()
+    for i in range(N):
+        items[ItemKey(f"c{i:02d}", 2, "order")] = item(i, 2, "high" if i % 4 == 1 else "low", "order")  # g0 flips
+    settings = EvalSettings(cases="c.jsonl", detector=parse_spec("builtin:vote"), epochs=3, probes=("order",),
+                            n_boot=120, seed=22, cluster_by="tag:grp=")  # fmt: skip
+    plan = ItemPlan([(x, key) for x in LABS for key in items if key.case_id == x.case_id])
+    metrics, _, _ = run_figures(settings, LABS, items, plan, 1.0)
+    assert metrics["clusters"]["by"] == "tag:grp=" and metrics["clusters"]["n_clusters"] == 4
+    want = epochs_block(LABS, items, n_epochs=3, reducer="mode", n_boot=120, seed=22, cluster_by="tag:grp=")
+    assert metrics["epochs"]["self_agreement"] == want["self_agreement"]
+    probes = probes_block(LABS, items, ["order"], n_epochs=3, not_possible={}, n_boot=120, seed=22,
+                          cluster_by="tag:grp=")  # fmt: skip
+    assert metrics["probes"]["order"]["ci95"] == probes["order"]["ci95"]
+    alone = probes_block(LABS, items, ["order"], n_epochs=3, not_possible={}, n_boot=120, seed=22)
+    assert alone["order"]["ci95"] != probes["order"]["ci95"]

@@ -775,3 +775,11 @@ def test_the_summary_prints_the_design_effect_under_the_headline() -> None:
     ]
     del m["bootstrap"]
     assert interval_lines(m) == []  # type: ignore[arg-type]
+
+
+def test_report_md_without_a_threshold_adds_no_line() -> None:
+    m = _with_decision_blocks()
+    del m["threshold"]
+    lines = render_markdown(document(m)).splitlines()
+    at = lines.index("## Confusion matrix")
+    assert lines[at - 2 : at] != ["", ""] and lines[at - 1] == "" and lines[at - 2].startswith("|")

@@ -88,3 +88,12 @@ def test_a_run_s_figures_hold_its_threshold_on_its_clusters(tmp_path: Path) -> N
     metrics, _, _ = run_figures(settings, together, items, plan, 1.0)
     assert metrics["threshold"]["miss_rate_ci95"] == pytest.approx(interval(4, 6, 40 / 9))  # as above
     assert metrics["threshold"] == threshold_figures(held("risk_score", 0.5), str(path), together, OUTS, "tag:grp=")  # type: ignore[arg-type]
+
+
+def test_cases_alone_stay_apart_in_the_threshold_s_interval() -> None:
+    # h1 and h3 together (escalated both), the other high cases alone: missed h2, h4, h5, h6 (hits 0 1 0 1 1 1 in
+    # a, b, a, c, d, e): p = 2/3, K = 5, y - p m = -4/3, 1/3, 1/3, 1/3, 1/3: squares 16/9 + 4/9 = 20/9; 5/4 x (20/9)
+    # / 36 over (2/9)/5: (25/324) / (2/45) = 125/72
+    apart = [lab(x.case_id, x.expected_risk, "a" if x.case_id in ("h1", "h3") else None) for x in LABS]
+    got = threshold_figures(held("risk_score", 0.5), "t.json", apart, OUTS, "tag:grp=")  # type: ignore[arg-type]
+    assert got["miss_rate_ci95"] == pytest.approx(interval(4, 6, 125 / 72))
