@@ -212,6 +212,26 @@ def cluster_codes(keys: Iterable[Hashable]) -> np.ndarray:
     return np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.int64)
 
 
+class Joined:
+    """Sets of 0..n-1 joined pair by pair (union-find, with path halving): `join` puts two in one set, `root` names
+    a set by its smallest member. The benchmark's question families and the clusters two runs put together are both
+    built with it."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def root(self, i: int) -> int:
+        parent = self.parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def join(self, i: int, j: int) -> None:
+        a, b = self.root(i), self.root(j)
+        self.parent[max(a, b)] = min(a, b)
+
+
 def alone(n: int) -> np.ndarray:
     """The clusters of n independent cases: each case its own."""
     return np.arange(n, dtype=np.int64)

@@ -337,3 +337,16 @@ def test_the_share_s_design_effect_at_two_clusters_and_without_variation() -> No
     # hits 1 1 0 0 in clusters a a b b: p = 1/2, y - p m = 1, -1; 2/1 x 2 / 16 over (1/4)/3: 3
     assert proportion_design_effect([True, True, False, False], list("aabb")) == pytest.approx(3.0)
     assert proportion_design_effect([False, False, False], list("aab")) == 1.0  # no hit: no variation either
+
+
+def test_joined_sets_are_named_by_their_smallest_member() -> None:
+    joined = m.Joined(7)
+    for i, j in ((5, 6), (6, 2), (3, 4), (4, 6)):
+        joined.join(i, j)
+    assert [joined.root(i) for i in range(7)] == [0, 1, 2, 2, 2, 2, 2]
+    joined.join(1, 1)  # a member joined with itself changes nothing
+    assert [joined.root(i) for i in range(7)] == [0, 1, 2, 2, 2, 2, 2]
+    chain = m.Joined(5)
+    for i in range(4, 0, -1):  # 4 under 3 under 2 under 1 under 0: a root found through a chain, halved on the way
+        chain.parent[i] = i - 1
+    assert chain.root(4) == 0 and chain.parent[4] == 2 and chain.parent[2] == 0

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from harness.metrics import Joined
+
 NEAR_DUPLICATE = 0.75
 """TF-IDF cosine (word 1-2-grams) at which two questions are one family and go to one split (`fcb audit-dataset`
 flags 0.8)."""
@@ -50,23 +52,12 @@ def families(questions: dict[str, str]) -> dict[str, str]:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     items = sorted(questions)
-    parent = list(range(len(items)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def join(i: int, j: int) -> None:
-        a, b = root(i), root(j)
-        parent[max(a, b)] = min(a, b)
-
+    joined = Joined(len(items))
     by_text: dict[str, int] = {}
     for i, item in enumerate(items):
         j = by_text.setdefault(math_key(questions[item]), i)
         if j != i:
-            join(i, j)
+            joined.join(i, j)
     if len(items) >= 2:
         vectors = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b").fit_transform(
             [questions[k] for k in items]
@@ -75,5 +66,5 @@ def families(questions: dict[str, str]) -> dict[str, str]:
             block = (vectors[start : start + 1000] @ vectors.T).toarray()
             for i, j in zip(*(block >= NEAR_DUPLICATE).nonzero(), strict=True):
                 if start + i < j:
-                    join(start + int(i), int(j))
-    return {k: items[root(i)] for i, k in enumerate(items)}
+                    joined.join(start + int(i), int(j))
+    return {k: items[joined.root(i)] for i, k in enumerate(items)}

@@ -28,7 +28,7 @@ from harness.leaderboard.figures import (
     operating_figures,
     score_figures,
 )
-from harness.metrics import CODE, ERROR, cluster_codes
+from harness.metrics import CODE, ERROR, Joined, cluster_codes
 from harness.runfolder.baseline import BASELINE_VERSION, BaselineCase, decode_cases, encode_cases, read_baseline
 from harness.runfolder.journal import is_item_record
 from harness.runfolder.manifest import read_manifest
@@ -298,22 +298,15 @@ def aligned_clusters(runs: list[Run], ids: np.ndarray) -> np.ndarray:
     """Each case's cluster on ``ids`` (from `align`), numbered 0, 1, ... (`harness.metrics.cluster_codes`): the cases
     that any of the runs put in one cluster are resampled together, so that two runs clustered differently are
     compared on the coarser clustering of both. Without any cluster, each case is its own: 0..n-1."""
-    parent = list(range(len(ids)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    joined = Joined(len(ids))
     for run in runs:
         if run.clusters is None:
             continue
         first: dict[str, int] = {}
         for pos, key in zip(np.searchsorted(ids, run.ids).tolist(), run.clusters.tolist(), strict=True):
             if key is not None:
-                parent[root(pos)] = root(first.setdefault(key, pos))
-    return cluster_codes(root(i) for i in range(len(ids)))
+                joined.join(pos, first.setdefault(key, pos))
+    return cluster_codes(joined.root(i) for i in range(len(ids)))
 
 
 def real_mask(origins: np.ndarray) -> np.ndarray:
