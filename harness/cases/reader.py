@@ -62,6 +62,15 @@ class Scan:
         case: dict[str, Any] = orjson.loads(self.spool.readline())  # a valid line: a JSON object
         return case
 
+    def spooled(self) -> Iterator[tuple[CaseLabels, bytes]]:
+        """Each valid case's labels with its line as read (without the newline), in file order, from the spool: the
+        very text the run sent, unparsed."""
+        if self.spool is None:
+            raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
+        self.spool.seek(0)
+        for lab, raw in zip(self.labels, self.spool, strict=True):  # the spool holds the labels' lines, in order
+            yield lab, raw.rstrip(b"\n")
+
     def close(self) -> None:
         if self.spool is not None:
             self.spool.close()

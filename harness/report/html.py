@@ -18,10 +18,11 @@ import webbrowser
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
+from harness.cases.reader import Scan
 from harness.documents import (
     BaselineDocument,
     CompareDocument,
@@ -65,7 +66,7 @@ from harness.report.text import (
     operational_rows,
 )
 from harness.runfolder.baseline import decode_cases, read_baseline
-from harness.runfolder.cases import case_texts, file_sha256_of
+from harness.runfolder.cases import case_texts, file_sha256_of, spooled_texts
 from harness.runfolder.names import REPORT_HTML
 from harness.runfolder.read import case_records, item_records, read_metrics
 from harness.tables import percent
@@ -104,7 +105,7 @@ def prediction_view(rec: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def explorer_cases(
     journals: Sequence[Mapping[str, Mapping[str, Any]]],
-    cases_path: str | IO[bytes] | None,
+    cases_path: str | Scan | None,
     ids: Sequence[str] | None = None,
     sha256: str | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
@@ -114,7 +115,12 @@ def explorer_cases(
     if ids is None:
         ids = sorted({cid for j in journals for cid in j})
     firsts = {cid: next(r for r in (j.get(cid) for j in journals) if r is not None) for cid in ids}
-    texts, note = case_texts(cases_path, {cid: rec.get("hash") for cid, rec in firsts.items()}, sha256)
+    wanted = {cid: rec.get("hash") for cid, rec in firsts.items()}
+    if isinstance(cases_path, Scan):  # the run's own scan: its cases as read, nothing parsed again
+        texts: Mapping[str, Any] = spooled_texts(cases_path, wanted)
+        note = ""
+    else:
+        texts, note = case_texts(cases_path, wanted, sha256)
     rows = []
     for cid in ids:
         first = firsts[cid]
@@ -340,9 +346,9 @@ def _title_lines(doc: MetricsDocument) -> list[str]:
     ]
 
 
-def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | IO[bytes] | None = None) -> tuple[str, str]:
+def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | Scan | None = None) -> tuple[str, str]:
     """(the page of one run, a note when some or all case text is missing), from its metrics document, its journal
-    and its cases file: ``cases`` (a path, or the run's own copy of the file), by default the file the run read."""
+    and its cases file: ``cases`` (a path, or the run's own scan of the file), by default the file the run read."""
     items = item_records(run_dir)  # read once: the reduced verdicts and the items' views both come from it
     records = case_records(run_dir, items=items)
     dataset = doc["dataset"]
@@ -353,7 +359,7 @@ def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | IO[bytes] |
     return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer), note
 
 
-def write_html(run_dir: str | Path, doc: MetricsDocument | None = None, cases: str | IO[bytes] | None = None) -> Path:
+def write_html(run_dir: str | Path, doc: MetricsDocument | None = None, cases: str | Scan | None = None) -> Path:
     """Write ``report.html`` into the run folder (atomically); returns its path. ``doc``: the metrics document
     (read from ``metrics.json`` when not given); ``cases``: as `run_page` takes it."""
     run_dir = Path(run_dir)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from harness._version import __version__
 from harness.cases.clusters import DEFAULT_CLUSTER_BY
@@ -136,8 +136,8 @@ def _subset_text(subset: Subset) -> str:
     return "; ".join(parts + ([f"tag={','.join(subset['tags'])}"] if subset["tags"] else []))
 
 
-def write_outputs(run_dir: Path, document: MetricsDocument, spool: IO[bytes] | None) -> None:
-    """``metrics.json``, ``report.md`` and ``report.html``; the HTML's case explorer reads the cases from the spool
-    (the cases file is never read twice)."""
+def write_outputs(run_dir: Path, document: MetricsDocument, scanned: Scan) -> None:
+    """``metrics.json``, ``report.md`` and ``report.html``; the HTML's case explorer takes the cases from the run's
+    scan of the file, as read (the cases file is never read twice, and no case parsed again)."""
     write_reports(run_dir, document)
-    write_html(run_dir, document, cases=spool)
+    write_html(run_dir, document, cases=scanned)

@@ -438,7 +438,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         )
         document = metrics_document(settings, dataset, described, metrics, complete=complete, stopped=stopped)
         signals.abort_if_asked()
-        write_outputs(run_dir, document, scanned.spool)
+        write_outputs(run_dir, document, scanned)
     problems = [str(p) for p in scanned.problems]
     details = case_details(run_dir, settings.cases, scanned.sha256)
     return RunResult(str(run_dir), document, labels, list(reduced.values()), document["complete"], problems, stopped,

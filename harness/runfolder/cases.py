@@ -1,18 +1,20 @@
 """A run's cases read back, in one place: the cases file the run read, used only while it is still that file (its
 sha256 as the run recorded it) and only for the very cases the run sent (each case's content hash as its journal
-record holds it). Streamed one bounded line at a time from a regular file of bounded size, or from the run's own
-open copy of the cases. Used by report.html, ``RunResult.frame``, ``fcb board`` and ``fcb export``."""
+record holds it). Streamed one bounded line at a time from a regular file of bounded size, or taken unparsed from
+the run's own scan of the file while the run is still going. Used by report.html, ``RunResult.frame``, ``fcb board``
+and ``fcb export``."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
 from harness.cases.lines import raw_lines
+from harness.cases.reader import Scan
 from harness.cases.validate import content_hash
 from harness.files import open_regular
 
@@ -20,24 +22,31 @@ CASES_MAX_BYTES = 1 << 30
 """The largest cases file read for its text (1 GiB): far above any real data set, far below a page's reach."""
 
 
+def spooled_texts(scanned: Scan, wanted: Mapping[str, str | None]) -> dict[str, orjson.Fragment]:
+    """The cases among ``wanted`` (id -> content hash, as `case_texts` takes it) from the run's own scan of the file,
+    as the JSON text they were read in: nothing parsed or hashed again (the scan knows each line's id and hash), and
+    ``orjson.dumps`` writes a `orjson.Fragment` as it is."""
+    return {
+        lab.case_id: orjson.Fragment(raw)
+        for lab, raw in scanned.spooled()
+        if lab.case_id in wanted and wanted[lab.case_id] in (None, lab.content_hash)
+    }
+
+
 def case_texts(
-    path: str | os.PathLike[str] | IO[bytes] | None, wanted: Mapping[str, str | None], sha256: str | None = None
+    path: str | os.PathLike[str] | None, wanted: Mapping[str, str | None], sha256: str | None = None
 ) -> tuple[dict[str, dict[str, Any]], str]:
     """(the parsed cases among ``wanted`` by id, a note when the text cannot be used); streamed, one bounded line
     at a time. ``wanted`` maps each id to the content hash its journal record holds (None: any line with the id).
 
-    ``path`` may be an open binary file: the run's own copy of the cases, so that a pipe is never read twice. A path
-    is read only if it is a regular file under `CASES_MAX_BYTES` (never a device, a FIFO or standard input), and its
-    text is used only if the whole file has the ``sha256`` the run recorded: a changed file gives no text at all,
-    never another run's cases under this run's predictions. Every note that means "no text" starts with
-    "case text unavailable"."""
+    The run itself takes its cases from its own scan of the file (`spooled_texts`), so that a pipe is never read
+    twice. A path is read only if it is a regular file under `CASES_MAX_BYTES` (never a device, a FIFO or standard
+    input), and its text is used only if the whole file has the ``sha256`` the run recorded: a changed file gives no
+    text at all, never another run's cases under this run's predictions. Every note that means "no text" starts
+    with "case text unavailable"."""
     found: dict[str, dict[str, Any]] = {}
     if not path:
         return found, "the run does not name its cases file"
-    if not isinstance(path, str | os.PathLike):
-        path.seek(0)
-        _collect(raw_lines(path), wanted, found)
-        return found, ""
     digest = hashlib.sha256()
     try:
         with open_regular(path, CASES_MAX_BYTES) as f:

@@ -356,7 +356,7 @@ def test_exactly_200_problems_are_all_kept() -> None:
 
 def test_metrics_json_the_markdown_and_the_html_report_are_written_the_html_from_the_spool(tmp_path: Path) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", 8)
-    questions = {c["id"]: c["question"] for c in map(orjson.loads, cases.read_bytes().splitlines())}
+    written_cases = {c["id"]: c for c in map(orjson.loads, cases.read_bytes().splitlines())}
     scan_result = scan(cases, spool=True)
     try:
         run = tmp_path / "run"
@@ -376,7 +376,7 @@ def test_metrics_json_the_markdown_and_the_html_report_are_written_the_html_from
         doc = _document(settings, scan_result, scan_result.sha256, Named(), {}, metrics, complete=True)
         doc["stopped"] = None
         cases.unlink()  # the HTML's case explorer reads the run's own copy, never the file again
-        write_outputs(run, doc, scan_result.spool)
+        write_outputs(run, doc, scan_result)
     finally:
         scan_result.close()
     written = (run / "metrics.json").read_bytes()
@@ -390,7 +390,7 @@ def test_metrics_json_the_markdown_and_the_html_report_are_written_the_html_from
     assert packed is not None
     explorer = orjson.loads(gzip.decompress(base64.b64decode(packed.group(1))))
     assert explorer["note"] == ""
-    assert {row["id"]: row["case"]["question"] for row in explorer["cases"]} == questions  # read from the spool
+    assert {row["id"]: row["case"] for row in explorer["cases"]} == written_cases  # whole, from the run's scan
 
 
 def test_a_merged_runs_document_names_its_shards_and_a_run_s_does_not() -> None:

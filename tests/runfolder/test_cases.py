@@ -1,0 +1,62 @@
+"""`harness.runfolder.cases`: the cases a report shows beside a run's predictions, from the run's own scan of the
+file (unparsed, each the very line the run read) or from the file while it is still the one the run read."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import orjson
+import pytest
+from casegen import write_cases
+
+from harness.cases.reader import scan
+from harness.cases.validate import content_hash
+from harness.runfolder.cases import case_texts, spooled_texts
+
+
+def _file_with_a_broken_line(tmp_path: Path) -> tuple[Path, list[bytes]]:
+    cases = write_cases(tmp_path / "cases.jsonl", 4)
+    lines = cases.read_bytes().splitlines()
+    # spaced out, keys reordered: the text as read must come back, not a re-serialised copy
+    spaced = orjson.loads(lines[2])
+    lines[2] = b'{ "id" : ' + orjson.dumps(spaced.pop("id")) + b", " + orjson.dumps(spaced)[1:]
+    lines.insert(1, b"{not json")
+    cases.write_bytes(b"\n".join(lines) + b"\n")
+    return cases, lines
+
+
+def test_the_run_s_scan_gives_each_wanted_case_as_the_line_it_read(tmp_path: Path) -> None:
+    cases, lines = _file_with_a_broken_line(tmp_path)
+    valid = [line for line in lines if line != b"{not json"]
+    by_id = {orjson.loads(line)["id"]: line for line in valid}
+    scanned = scan(cases, spool=True)
+    try:
+        ids = list(by_id)
+        wanted = {ids[0]: content_hash(orjson.loads(by_id[ids[0]])), ids[1]: None, ids[2]: "0" * 16, "FCB-9999": None}
+        texts = spooled_texts(scanned, wanted)
+    finally:
+        scanned.close()
+    # the matching hash and the unpinned id are given; a hash the scan does not hold and an unknown id are not
+    assert sorted(texts) == sorted(ids[:2])
+    document = orjson.dumps(texts)
+    assert orjson.loads(document) == {i: orjson.loads(by_id[i]) for i in ids[:2]}
+    assert by_id[ids[1]] in document  # the spaced line, byte for byte
+    assert b"{not json" not in document
+
+
+def test_a_scan_that_kept_no_cases_is_refused(tmp_path: Path) -> None:
+    scanned = scan(write_cases(tmp_path / "cases.jsonl", 2))
+    with pytest.raises(ValueError, match="spool=True"):
+        spooled_texts(scanned, {})
+
+
+def test_the_file_read_again_gives_its_cases_only_while_it_is_the_file_the_run_read(tmp_path: Path) -> None:
+    cases, lines = _file_with_a_broken_line(tmp_path)
+    first = orjson.loads(lines[0])
+    wanted = {first["id"]: content_hash(first)}
+    digest = hashlib.sha256(cases.read_bytes()).hexdigest()
+    texts, note = case_texts(str(cases), wanted, digest)
+    assert texts == {first["id"]: first} and note == ""
+    texts, note = case_texts(str(cases), wanted, "f" * 64)
+    assert texts == {} and note.startswith("case text unavailable") and "it changed since the run" in note
