@@ -379,8 +379,9 @@ def test_cases_alone_stay_apart_in_a_group_s_interval() -> None:
 
 def test_a_run_s_epochs_probes_and_headline_draw_the_settings_clusters() -> None:
     from harness.repeats import probes_block
-    from harness.run.items import ItemPlan, run_figures
+    from harness.run.items import ItemPlan
     from harness.run.settings import EvalSettings
+    from harness.run.tally import run_figures
     from harness.spec import parse_spec
 
     items = _epochs()

@@ -233,7 +233,6 @@ def _flag_words(action: argparse.Action, value: Any) -> list[str] | None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from harness.report.text import render_summary
     from harness.run.runner import INTERRUPTED, run
 
     try:
@@ -250,16 +249,18 @@ def run(args: argparse.Namespace) -> int:
     if skipped := result.document["dataset"]["skipped_invalid"]:
         print(f"skipped {skipped} invalid line(s); they are listed in the report", file=sys.stderr)
     if not args.quiet:
+        from harness.report.text import render_summary  # imported once the run is over, as the reports are
+
         print(render_summary(result.document))
     print(f"results: {result.run_dir}", file=sys.stderr)
     return _eval_exit(result, settings.detector, args.fail_on_error, INTERRUPTED)
 
 
 def _eval_exit(result: RunResult, spec: DetectorSpec, fail_on_error: float | None, interrupted: str) -> int:
-    """The exit code of a finished ``fcb eval``, with the line that explains it."""
-    resume = resume_command(result.run_dir)
+    """The exit code of a finished ``fcb eval``, with the line that explains it. ``run.json`` is read back (for the
+    resume hint's flags) only when a line gives the hint: a clean run reads nothing back."""
     if result.stopped == interrupted or (result.stopped is None and result.figures["n_not_run"]):
-        print(f"run interrupted; continue with: {resume}", file=sys.stderr)
+        print(f"run interrupted; continue with: {resume_command(result.run_dir)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if result.stopped and result.stopped.startswith(BUDGET_STOP):
         capped = resume_command(result.run_dir, without=("max_requests", "max_cost"))
@@ -268,7 +269,7 @@ def _eval_exit(result: RunResult, spec: DetectorSpec, fail_on_error: float | Non
         return EXIT_INTERRUPTED
     if result.stopped and result.stopped.startswith(PROVIDER_STOP):
         print(f"run stopped: {result.stopped.removeprefix(PROVIDER_STOP)}; once the provider answers again, continue "
-              f"with: {resume}", file=sys.stderr)  # fmt: skip
+              f"with: {resume_command(result.run_dir)}", file=sys.stderr)  # fmt: skip
         return EXIT_INVALID
     if result.stopped:
         print(f"run stopped after {result.stopped}; {_after_stop(result, spec)}", file=sys.stderr)
@@ -282,7 +283,7 @@ def _eval_exit(result: RunResult, spec: DetectorSpec, fail_on_error: float | Non
     unit = "answer(s) (cases x epochs and probe variants)" if _repeated(result) else "case(s)"
     if ops["errors"]:  # errors count as wrong answers: say how to ask them again once the cause is fixed
         print(f"{ops['errors']} {unit} ended in an error; once their cause is fixed, ask them again with: "
-              f"{resume} --retry-errors{_more_time(result)}", file=sys.stderr)  # fmt: skip
+              f"{resume_command(result.run_dir)} --retry-errors{_more_time(result)}", file=sys.stderr)  # fmt: skip
     if ops["cases"] and ops["errors"] == ops["cases"]:
         every = "answer" if _repeated(result) else "case"
         print(f"every {every} errored ({ops['errors']} of {ops['cases']}); see the errors in the report",

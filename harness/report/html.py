@@ -27,6 +27,7 @@ from harness.documents import (
     BaselineDocument,
     CompareDocument,
     GroupAccuracy,
+    JournalRecord,
     Metrics,
     MetricsDocument,
     ReliabilityBin,
@@ -68,9 +69,9 @@ from harness.report.text import (
 from harness.runfolder.baseline import decode_cases, read_baseline
 from harness.runfolder.cases import case_texts, file_sha256_of, spooled_texts
 from harness.runfolder.names import REPORT_HTML
-from harness.runfolder.read import case_records, item_records, read_metrics
+from harness.runfolder.read import case_records, item_records, read_metrics, records_by_case
 from harness.tables import percent
-from harness.types import RISKS
+from harness.types import RISKS, ItemKey
 
 COLUMNS = [*RISKS, "error"]
 
@@ -346,11 +347,21 @@ def _title_lines(doc: MetricsDocument) -> list[str]:
     ]
 
 
-def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | Scan | None = None) -> tuple[str, str]:
+def run_page(
+    run_dir: str | Path,
+    doc: MetricsDocument,
+    cases: str | Scan | None = None,
+    items: Mapping[ItemKey, JournalRecord] | None = None,
+) -> tuple[str, str]:
     """(the page of one run, a note when some or all case text is missing), from its metrics document, its journal
-    and its cases file: ``cases`` (a path, or the run's own scan of the file), by default the file the run read."""
-    items = item_records(run_dir)  # read once: the reduced verdicts and the items' views both come from it
-    records = case_records(run_dir, items=items)
+    and its cases file: ``cases`` (a path, or the run's own scan of the file), by default the file the run read.
+    ``items``: the journal's records as the run wrote them, when it wrote the whole journal itself (no earlier
+    session): then nothing is read back."""
+    if items is None:
+        items = item_records(run_dir)  # read once: the reduced verdicts and the items' views both come from it
+        records = case_records(run_dir, items=items)
+    else:  # the run's own settings are its run.json's: the same reducer
+        records = records_by_case(items, doc["settings"].get("epoch_reducer", "mode"))
     dataset = doc["dataset"]
     rows, note = explorer_cases([records], cases or dataset.get("path"), sha256=file_sha256_of(dataset))
     annotate(rows, item_views(items))  # a run with epochs or probes: each epoch's verdict, the variants that flipped
@@ -359,11 +370,16 @@ def run_page(run_dir: str | Path, doc: MetricsDocument, cases: str | Scan | None
     return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer), note
 
 
-def write_html(run_dir: str | Path, doc: MetricsDocument | None = None, cases: str | Scan | None = None) -> Path:
+def write_html(
+    run_dir: str | Path,
+    doc: MetricsDocument | None = None,
+    cases: str | Scan | None = None,
+    items: Mapping[ItemKey, JournalRecord] | None = None,
+) -> Path:
     """Write ``report.html`` into the run folder (atomically); returns its path. ``doc``: the metrics document
-    (read from ``metrics.json`` when not given); ``cases``: as `run_page` takes it."""
+    (read from ``metrics.json`` when not given); ``cases`` and ``items``: as `run_page` takes them."""
     run_dir = Path(run_dir)
-    html_page, _ = run_page(run_dir, read_metrics(run_dir) if doc is None else doc, cases)
+    html_page, _ = run_page(run_dir, read_metrics(run_dir) if doc is None else doc, cases, items)
     path = run_dir / REPORT_HTML
     atomic_write(path, html_page.encode())
     return path

@@ -17,10 +17,11 @@ from harness.errors import RunError, RunLoadError, RunMismatchError
 from harness.files import atomic_write, shell_path
 from harness.report.html import write_html
 from harness.report.text import write_reports
-from harness.run.items import has_items, plan_items, run_figures
+from harness.run.items import has_items, plan_items
 from harness.run.outputs import dataset_info, is_complete, metrics_document
 from harness.run.selection import in_scope, in_shard
 from harness.run.settings import manifest_settings, parse_shard, settings_record, shard_text
+from harness.run.tally import run_figures
 from harness.runfolder.journal import checked_records, item_key, outcome_of
 from harness.runfolder.manifest import read_manifest, write_manifest
 from harness.runfolder.names import METRICS, PREDICTIONS

@@ -4,22 +4,30 @@ end the metrics document and the reports made from it."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness._version import __version__
 from harness.cases.clusters import DEFAULT_CLUSTER_BY
 from harness.cases.reader import Scan
-from harness.documents import Dataset, DetectorInfo, Identity, Metrics, MetricsDocument, RunManifest, Subset
+from harness.documents import (
+    Dataset,
+    DetectorInfo,
+    Identity,
+    JournalRecord,
+    Metrics,
+    MetricsDocument,
+    RunManifest,
+    Subset,
+)
 from harness.errors import RunError
 from harness.redact import redact_spec
-from harness.report.html import write_html
-from harness.report.text import write_reports
 from harness.run.selection import select, subset_choice
 from harness.run.settings import EvalSettings, settings_record, shard_text
 from harness.runfolder.folder import new_run_dir, refuse_taken
 from harness.runfolder.manifest import check_resume, new_manifest, now
-from harness.types import Detector
+from harness.types import Detector, ItemKey
 
 METRICS_VERSION = 2  # 2: headline_real and breakdowns.origin
 
@@ -136,8 +144,14 @@ def _subset_text(subset: Subset) -> str:
     return "; ".join(parts + ([f"tag={','.join(subset['tags'])}"] if subset["tags"] else []))
 
 
-def write_outputs(run_dir: Path, document: MetricsDocument, scanned: Scan) -> None:
+def write_outputs(
+    run_dir: Path, document: MetricsDocument, scanned: Scan, items: Mapping[ItemKey, JournalRecord] | None = None
+) -> None:
     """``metrics.json``, ``report.md`` and ``report.html``; the HTML's case explorer takes the cases from the run's
-    scan of the file, as read (the cases file is never read twice, and no case parsed again)."""
+    scan of the file, as read (the cases file is never read twice, and no case parsed again), and the predictions
+    from ``items``, the journal as the run wrote it, when it wrote it all (else from the journal)."""
+    from harness.report.html import write_html  # the reports and their tables: imported once the answers are in
+    from harness.report.text import write_reports
+
     write_reports(run_dir, document)
-    write_html(run_dir, document, cases=scanned)
+    write_html(run_dir, document, cases=scanned, items=items)

@@ -30,7 +30,7 @@ from harness.redact import clip, scrub_text
 from harness.run.cache import EPOCH, cache_wanted, with_cache
 from harness.run.details import case_details
 from harness.run.engines import open_detector
-from harness.run.items import Todo, build_item, item_source, plan_items, run_figures
+from harness.run.items import Todo, build_item, item_source, plan_items
 from harness.run.outputs import (
     dataset_info,
     detector_info,
@@ -314,6 +314,13 @@ def _refuse_training_overlap(detector: Detector, labels: list[CaseLabels]) -> No
         )
 
 
+def _in_plan_order(
+    kept: Mapping[ItemKey, JournalRecord] | None, planned: Iterable[tuple[CaseLabels, ItemKey]]
+) -> dict[ItemKey, JournalRecord] | None:
+    """The records a run wrote, in the order its journal holds them once written (`in_file_order`)."""
+    return None if kept is None else {key: kept[key] for _, key in planned if key in kept}
+
+
 def _lock(held: contextlib.ExitStack, run_dir: Path) -> None:
     held.enter_context(run_lock(run_dir))  # RunLocked, a RunError, when another process holds it
 
@@ -407,7 +414,8 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                     refuse_taken(run_dir)  # another run may have started in this folder meanwhile
             write_manifest(run_dir, manifest)
             write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
-            journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector))
+            # a fresh run writes its whole journal: its reports take the records from here, not read back
+            journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector), keep=not settings.resume)
             progress = Progress(len(plan), len(plan) - len(todo), settings.progress)
             try:
                 if first is not None:  # the preflight's answer stands as its case's result: no case is asked twice
@@ -428,6 +436,8 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         sent = len(outcomes) - before  # the items this session answered: a stopped run sent fewer than it had
         wall = add_session(run_dir, manifest, started=started_at, wall_s=ended - started, cases=sent,
                            spent=_session_spent(detector), changed=_changed_settings(settings, manifest))  # fmt: skip
+        from harness.run.tally import run_figures  # numpy and the figures: imported once the answers are in
+
         metrics, reduced, unasked = run_figures(settings, labels, outcomes, plan, wall)
         complete = is_complete(stopped=stopped, not_run=metrics["n_not_run"], unasked=unasked, counted=len(labels),
                                in_scope=len(scope), invalid_lines=scanned.invalid_lines,
@@ -438,7 +448,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
         )
         document = metrics_document(settings, dataset, described, metrics, complete=complete, stopped=stopped)
         signals.abort_if_asked()
-        write_outputs(run_dir, document, scanned)
+        write_outputs(run_dir, document, scanned, _in_plan_order(journal.kept, plan.items))
     problems = [str(p) for p in scanned.problems]
     details = case_details(run_dir, settings.cases, scanned.sha256)
     return RunResult(str(run_dir), document, labels, list(reduced.values()), document["complete"], problems, stopped,

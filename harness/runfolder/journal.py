@@ -380,14 +380,17 @@ class JournalWriter:
     """Appends records to ``predictions.jsonl``; each line reaches the OS as soon as its case finishes.
 
     Any of ``secrets`` that a detector echoes back is replaced by ``[REDACTED]`` in the free text of a record
-    (`scrub_record`) before it reaches the disk.
+    (`scrub_record`) before it reaches the disk. With ``keep``, the records written are kept too (`kept`, by item,
+    a later one winning as on reading back), so that a run that wrote its whole journal itself can write its reports
+    without reading it back.
     """
 
-    def __init__(self, path: str | Path, secrets: list[str] | None = None) -> None:
+    def __init__(self, path: str | Path, secrets: list[str] | None = None, *, keep: bool = False) -> None:
         self.path = Path(path)
         fd = open_own(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         self._file = os.fdopen(fd, "ab")  # closed by close()
         self._secrets = [s for s in secrets or [] if s]
+        self.kept: dict[ItemKey, JournalRecord] | None = {} if keep else None
 
     def write(self, rec: JournalRecord) -> JournalRecord:
         """Append ``rec``; returns the record as written (scrubbed), for everything computed from it."""
@@ -396,6 +399,8 @@ class JournalWriter:
         with self._naming_the_file():
             self._file.write(orjson.dumps(rec, default=repr, option=orjson.OPT_NON_STR_KEYS) + b"\n")
             self._file.flush()
+        if self.kept is not None:
+            self.kept[item_key(rec)] = rec
         return rec
 
     @contextlib.contextmanager

@@ -1,7 +1,7 @@
-"""The item stage's figures and fields (`harness.run.items`), held to hand-worked values: which items a run asks and
-how many it left unasked, the journal fields of an item, the epoch each pulled item sets for the response cache, and
-the figures of a run with epochs and probes (every item counted in the operational figures, at the run's prices).
-tests/run/test_item_stage.py holds the plan of a probed run."""
+"""The item stage's fields (`harness.run.items`) and its figures (`harness.run.tally`), held to hand-worked values:
+which items a run asks and how many it left unasked, the journal fields of an item, the epoch each pulled item sets
+for the response cache, and the figures of a run with epochs and probes (every item counted in the operational
+figures, at the run's prices). tests/run/test_item_stage.py holds the plan of a probed run."""
 
 from __future__ import annotations
 
@@ -18,18 +18,9 @@ from harness.detectors.options import DetectorOptions
 from harness.figures import compute
 from harness.repeats import epochs_block, probes_block
 from harness.run.cache import EPOCH
-from harness.run.items import (
-    PLAIN,
-    ItemPlan,
-    add_item_figures,
-    build_item,
-    has_items,
-    item_fields,
-    item_source,
-    plan_items,
-    run_figures,
-)
+from harness.run.items import PLAIN, ItemPlan, build_item, has_items, item_fields, item_source, plan_items
 from harness.run.settings import EvalSettings
+from harness.run.tally import add_item_figures, run_figures
 from harness.spec import parse_spec
 from harness.types import CaseLabels, ItemKey, Outcome
 

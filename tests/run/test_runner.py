@@ -956,7 +956,7 @@ def test_a_full_disk_is_said_with_how_to_go_on_and_other_errors_pass(
     cases, _ = _cases(tmp_path, 2)
     out = tmp_path / "run"
 
-    def full(run_dir: Path, document: Any, spool: Any) -> None:
+    def full(run_dir: Path, document: Any, scanned: Any, items: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(run_dir / "metrics.json"))
 
     monkeypatch.setattr(runner_mod, "write_outputs", full)
@@ -964,7 +964,7 @@ def test_a_full_disk_is_said_with_how_to_go_on_and_other_errors_pass(
         _run(_settings(cases, out), Scripted())
     assert str(err.value).startswith(f"{out / 'metrics.json'}: No space left on device; the cases that finished")
 
-    def denied(run_dir: Path, document: Any, spool: Any) -> None:
+    def denied(run_dir: Path, document: Any, scanned: Any, items: Any) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", str(run_dir / "metrics.json"))
 
     monkeypatch.setattr(runner_mod, "write_outputs", denied)

@@ -1,4 +1,4 @@
-"""A run held to a threshold (harness.run.items: threshold_figures, and run_figures with ``--threshold``): each case's
+"""A run held to a threshold (harness.run.tally: threshold_figures, and run_figures with ``--threshold``): each case's
 value on the threshold's basis, the cases not run or without a score counted as missed when labelled high, and the
 miss rate's interval on the cases' clusters. Every figure is worked out in the comments."""
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.run.items import ItemPlan, run_figures, threshold_figures
+from harness.run.items import ItemPlan
 from harness.run.settings import EvalSettings
+from harness.run.tally import run_figures, threshold_figures
 from harness.spec import parse_spec
 from harness.threshold import calibrate, interval
 from harness.types import CaseLabels, ItemKey, Outcome
