@@ -13,7 +13,8 @@ With N scored cases, n_b of them in bin b, o_b the share of high risk among them
 
 which is also |the sum of (y_i - s_i) over the bin's cases| summed over the bins, divided by N: the form `ece`
 computes, on the cases and on each resample alike.
-Guo et al., "On Calibration of Modern Neural Networks", ICML 2017, use 15 bins: the default (`DEFAULT_BINS`).
+Guo et al., "On Calibration of Modern Neural Networks", ICML 2017, use 15 bins: the default
+(`harness.vocabulary.DEFAULT_BINS`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from collections.abc import Iterable
 import numpy as np
 
 from harness.documents import Calibration, ReliabilityBin
-
-DEFAULT_BINS = 15
 
 
 def bin_edges(n_bins: int) -> np.ndarray:

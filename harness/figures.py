@@ -11,7 +11,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from harness.calibration import DEFAULT_BINS, calibration
+from harness.calibration import calibration
 from harness.cases.clusters import DEFAULT_CLUSTER_BY, cluster_key
 from harness.cases.labels import REAL_ORIGINS, UNKNOWN_ORIGIN, origin_of
 from harness.design_effect import clusters_block, clusters_of, keyed, proportion_design_effect
@@ -58,7 +58,7 @@ from harness.metrics import (
 )
 from harness.operating import operating_points
 from harness.types import CATEGORIES, ERROR_KINDS, RISKS, CaseLabels, Outcome, Risk
-from harness.vocabulary import ORIGINS, Origin
+from harness.vocabulary import DEFAULT_BINS, ORIGINS, Origin
 
 
 def score_metrics(

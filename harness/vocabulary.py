@@ -81,3 +81,5 @@ MAX_SEED = 2**32 - 1
 """The largest seed: what every random generator the harness seeds takes (numpy's legacy ones stop here)."""
 MAX_BOOTSTRAP = 1_000_000
 """The most bootstrap resamples: a million already takes minutes; more is a typo (3e9 ran out of memory)."""
+DEFAULT_BINS = 15
+"""Equal-width bins of the expected calibration error (`harness.calibration`), unless ``--ece-bins`` says."""

@@ -8,7 +8,6 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
-from harness.calibration import DEFAULT_BINS
 from harness.cases.clusters import DEFAULT_CLUSTER_BY, check_cluster_by
 from harness.detectors.options import DetectorOptions
 from harness.detectors.reply import parse_risk_field
@@ -17,7 +16,7 @@ from harness.errors import UsageError
 from harness.run.engines import EngineSettings
 from harness.runfolder.manifest import resumable_manifest
 from harness.spec import DetectorSpec, parse_spec
-from harness.vocabulary import MAX_BOOTSTRAP, MAX_SEED, PROBES, REDUCERS, Engine, ProbeName, Reducer
+from harness.vocabulary import DEFAULT_BINS, MAX_BOOTSTRAP, MAX_SEED, PROBES, REDUCERS, Engine, ProbeName, Reducer
 
 MAX_ECE_BINS = 10_000
 """The most calibration bins: more than any run has cases to fill."""
