@@ -58,11 +58,13 @@ class RunError(FcbError):
 
 
 class InvalidCasesError(RunError):
-    """The cases file has errors; ``problems`` lists every problem found, warnings included."""
+    """The cases file has errors; ``problems`` lists every problem found, warnings included; ``asked``: the requests
+    sent before the error was found (the preflight, sent while the rest of the file was read; 0 otherwise)."""
 
-    def __init__(self, message: str, problems: Sequence[Any] = ()) -> None:
+    def __init__(self, message: str, problems: Sequence[Any] = (), *, asked: int = 0) -> None:
         super().__init__(message)
         self.problems = list(problems)
+        self.asked = asked
 
 
 class PreflightFailed(RunError):

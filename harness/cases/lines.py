@@ -33,9 +33,12 @@ def open_input(path: str | os.PathLike[str]) -> IO[bytes]:
 
 def raw_lines(f: IO[bytes], digest: Any = None) -> Iterator[tuple[int, bytes, int]]:
     """(line number, line, its length in bytes) for each line, read in blocks. A line over `MAX_LINE_BYTES` comes
-    back as ``b""`` with its true length: counted and skipped, never held. ``digest`` sees every byte."""
+    back as ``b""`` with its true length: counted and skipped, never held. ``digest`` sees every byte. From a pipe,
+    a block is what the writer has written so far (``read1``): a line is read as soon as it is whole, never held
+    back until a whole block has come (a run sends its first case while the rest is still being written)."""
     line_no, parts, size, too_long = 0, [], 0, False
-    while block := f.read(READ_BLOCK):
+    read = getattr(f, "read1", f.read)
+    while block := read(READ_BLOCK):
         if digest is not None:
             digest.update(block)
         start = 0

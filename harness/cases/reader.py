@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -58,8 +58,10 @@ class Scan:
         """The parsed case on a valid line, read back from the spool (never from the file again)."""
         if self.spool is None:
             raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
+        end = self.spool.tell()  # where a scan still under way writes its next line (`scanning`)
         self.spool.seek(self.offsets[line])
         case: dict[str, Any] = orjson.loads(self.spool.readline())  # a valid line: a JSON object
+        self.spool.seek(end)
         return case
 
     def spooled(self) -> Iterator[tuple[CaseLabels, bytes]]:
@@ -90,16 +92,34 @@ def scan(
     read is validated whatever ``keep`` says, so its errors are reported. The digest covers the whole file always.
 
     Raises OSError when the file cannot be opened (`NotAFile` for a device, a directory or a socket)."""
-    shown = str(path)
+    result = Scan(path=str(path), sha256="")
+    for _ in scanning(result, path, strict=strict, spool=spool, keep=keep):
+        pass
+    return result
+
+
+def scanning(
+    result: Scan,
+    path: str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    spool: bool = False,
+    keep: Callable[[str], bool] | None = None,
+) -> Generator[CaseLabels | None, None, None]:
+    """`scan` a line at a time, into ``result``: yields after each line the labels of the case it held when valid
+    (else None), so that a run can send its first case while the rest of the file is read. ``result`` is whole
+    (its ``sha256`` set) once the generator is exhausted; its spool is open from the first line, for `Scan.case`."""
+    shown = result.path
     digest = hashlib.sha256()
-    result = Scan(path=shown, sha256="")
     first_line: dict[str, int] = {}
     kept = tempfile.TemporaryFile(prefix="fcb-cases-") if spool else None  # noqa: SIM115 - Scan.close closes it
+    result.spool = kept
     with open_input(path) as f:
         for line_no, raw, size in raw_lines(f, digest):
             result.lines = line_no
             if raw and keep is not None and _passed_over(raw, keep):
                 result.passed_over += 1
+                yield None
                 continue
             if not raw:
                 problems, labels = [Problem(shown, line_no, "(line)", too_long_message(size))], None
@@ -108,14 +128,14 @@ def scan(
             result.problems.extend(problems)
             if labels is None:
                 result.invalid_lines += 1
+                yield None
                 continue
             result.labels.append(labels)
             if kept is not None:
                 result.offsets[line_no] = kept.tell()
                 kept.write(raw if raw.endswith(b"\n") else raw + b"\n")
+            yield labels
     result.sha256 = digest.hexdigest()
-    result.spool = kept
-    return result
 
 
 def _passed_over(raw: bytes, keep: Callable[[str], bool]) -> bool:

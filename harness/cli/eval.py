@@ -240,7 +240,9 @@ def run(args: argparse.Namespace) -> int:
         result = asyncio.run(run(settings))
     except InvalidCasesError as exc:
         print_problems(exc.problems)
-        print(f"{exc}; no detector was called (use --skip-invalid to run the valid cases)", file=sys.stderr)
+        called = ("only the first case was sent (the preflight, sent while the rest of the file was read), and "
+                  "nothing was written" if exc.asked else "no detector was called")  # fmt: skip
+        print(f"{exc}; {called} (use --skip-invalid to run the valid cases)", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:  # the third Ctrl-C: no report, but the journal holds every finished case
         print("fcb eval: aborted; the report was not written (fcb eval --resume RUN_DIR writes it)", file=sys.stderr)

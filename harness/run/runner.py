@@ -9,16 +9,19 @@ end in `harness.run.outputs` and `harness.runfolder`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import errno
+import importlib
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.cases.clusters import cluster_key
-from harness.cases.reader import Scan, scan
+from harness.cases.reader import Scan, scanning
 from harness.detectors import fingerprint
 from harness.detectors.functions import exception_error
 from harness.detectors.limits import Budget, BudgetSpent, HasBudget, RunStopped
@@ -41,7 +44,7 @@ from harness.run.outputs import (
     write_outputs,
 )
 from harness.run.progress import Progress
-from harness.run.selection import in_scope, shard_filter, subset_choice
+from harness.run.selection import in_scope, in_shard, select, shard_filter, subset_choice
 from harness.run.settings import EvalSettings, manifest_settings, settings_record
 from harness.run.signals import Signals
 from harness.runfolder.folder import clear_run, refuse_taken
@@ -68,10 +71,10 @@ from harness.types import (
 InvalidCases = InvalidCasesError  # the name before harness.errors; kept importable
 
 
-def _invalid_cases(scan_result: Scan) -> InvalidCasesError:
+def _invalid_cases(scan_result: Scan, asked: bool = False) -> InvalidCasesError:
     errors = scan_result.errors
     message = f"{scan_result.path}: {len(errors)} error(s) in {scan_result.invalid_lines} line(s)"
-    return InvalidCasesError(message, scan_result.problems)
+    return InvalidCasesError(message, scan_result.problems, asked=int(asked))
 
 
 def send_order(todo: list[Any], seed: int) -> list[Any]:
@@ -82,11 +85,12 @@ def send_order(todo: list[Any], seed: int) -> list[Any]:
     return order
 
 
-def plain_first(todo: list[tuple[CaseLabels, ItemKey]]) -> list[tuple[CaseLabels, ItemKey]]:
-    """The send order with its first request as it is (no probe's variant) put first: the preflight asks it, and a
-    detector that fails only on reordered answers must not be refused as one that cannot work."""
-    at = next((i for i, (_, key) in enumerate(todo) if key.variant is None), 0)
-    return [todo[at], *todo[:at], *todo[at + 1 :]] if at else todo
+def first_plain(pending: list[tuple[CaseLabels, ItemKey]]) -> tuple[CaseLabels, ItemKey] | None:
+    """The item the preflight asks: the first pending request as it is (no probe's variant) in file order, else the
+    first pending item; None when none is pending. A request as it is: a detector that fails only on reordered
+    answers must not be refused as one that cannot work. In file order: the first case can be sent while the rest
+    of the file is still being read (`_first_in_scope`)."""
+    return next((item for item in pending if item[1].variant is None), pending[0] if pending else None)
 
 
 def _attempts(prediction: Prediction | None, error: DetectorError | None) -> int:
@@ -224,11 +228,11 @@ def fatal(error: DetectorError) -> bool:
 
 
 async def _preflight(
-    settings: EvalSettings, detector: Detector, first: tuple[CaseLabels, ItemKey], scanned: Scan
+    settings: EvalSettings, detector: Detector, first: tuple[CaseLabels, ItemKey], case: dict[str, Any]
 ) -> JournalRecord:
-    """Call the first pending item alone; its journal record, or `PreflightFailed` when it cannot work."""
+    """Call the first pending item alone (``case``: its case, read before: the spool may still be written while this
+    runs); its journal record, or `PreflightFailed` when it cannot work."""
     lab, key = first
-    case = scanned.case(lab.line)
     started = time.perf_counter()
     request, fields = build_item(settings, case, key)
     token = EPOCH.set(key.epoch)  # the response cache keys the epoch (harness.run.cache)
@@ -328,20 +332,101 @@ def _lock(held: contextlib.ExitStack, run_dir: Path) -> None:
 async def run(settings: EvalSettings, detector: Detector | None = None) -> RunResult:
     """Evaluate a detector on a cases file and write the run folder. See `EvalSettings` for the knobs.
 
-    Raises `InvalidCases` before any detector call when the file has errors (unless ``skip_invalid``), `RunError`
+    Raises `InvalidCases` before anything is written when the file has errors (unless ``skip_invalid``; at most the
+    preflight was sent, when it went out while the file was read: `_asks_first_early`), `RunError`
     when there is nothing to evaluate or a run folder cannot be resumed, `PreflightFailed` (a `RunError`) when
     the first case shows the detector cannot work, and `RunInterrupted` for a signal before the folder was made.
     """
     # read once: the run sends from the spool; a shard validates only its own cases
-    scanned = scan(settings.cases, strict=settings.strict, spool=True, keep=shard_filter(settings))
+    scanned = Scan(path=str(settings.cases), sha256="")
+    lines = scanning(scanned, settings.cases, strict=settings.strict, spool=True, keep=shard_filter(settings))
     try:
-        return await _run_scanned(settings, detector, scanned)
+        first = _first_in_scope(settings, scanned, lines) if _asks_first_early(settings, detector) else None
+        if first is None:
+            for _ in lines:  # the whole file before anything else
+                pass
+        return await _run_scanned(settings, detector, scanned, first, lines)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         raise _out_of_space(exc) from exc
     finally:
+        with contextlib.suppress(ValueError):  # still being read in a thread (a cancelled run): it ends with the file
+            lines.close()
         scanned.close()
+
+
+def _asks_first_early(settings: EvalSettings, detector: Detector | None) -> bool:
+    """Whether the preflight goes out as soon as the first case is checked, while the rest of the file is read: for
+    a detector that sends requests (its round trip then overlaps the reading), in a new run that asks a preflight.
+    Any other detector is opened and asked once the whole file is checked, as a detector slow to open (a learned
+    one trains, Ray starts) must not make a broken line wait."""
+    return detector is None and settings.detector.kind in ("http", "llm") and settings.preflight and not settings.resume
+
+
+def _first_in_scope(settings: EvalSettings, scanned: Scan, lines: Iterator[CaseLabels | None]) -> CaseLabels | None:
+    """Read the file up to its first valid case that the run counts (its subset and shard; ``--limit`` keeps the
+    first); None when the whole file was read first, or an error came first (the run fails on it, asking nothing)."""
+    for lab in lines:
+        if scanned.errors and not settings.skip_invalid:
+            return None
+        if (
+            lab is not None
+            and select([lab], settings.categories, settings.tags)
+            and in_shard(lab.case_id, settings.shard)
+        ):
+            return lab
+    return None
+
+
+async def _read_rest(lines: Iterator[CaseLabels | None]) -> None:
+    """The rest of the file, read in a thread while the first case is out: a read that waits on a pipe never holds
+    up the event loop, which sends the preflight and takes its answer meanwhile."""
+    await asyncio.to_thread(collections.deque, lines, 0)  # a deque of length 0: every line read, none kept
+
+
+async def _let_go(asking: asyncio.Future[JournalRecord] | None) -> None:
+    """The preflight once the run is done with it: awaited, or cancelled first when a refusal came before its answer
+    (a broken line found while it was out); what it raised then no longer counts."""
+    if asking is None:
+        return
+    asking.cancel()  # nothing for a preflight that has answered
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await asking
+
+
+AFTER_ANSWERS = ("harness.run.tally", "harness.report.text", "harness.report.html")
+"""What a run imports once its answers are in (numpy, the figures, the reports): imported while the cases are out."""
+
+
+def _import_after_answers(settings: EvalSettings) -> None:
+    """Import `AFTER_ANSWERS` in a thread while the cases are out, when the event loop mostly waits on the detector:
+    their import time overlaps the sending instead of following it. Only with the local engine: worker processes may
+    fork while the thread holds an import lock. A failed import here is left to the run's own import to raise."""
+    if settings.engine == "local":
+        threading.Thread(target=_import_quietly, args=(AFTER_ANSWERS,), name="fcb-imports", daemon=True).start()
+
+
+def _import_quietly(names: Iterable[str]) -> None:
+    with contextlib.suppress(Exception):
+        for name in names:
+            importlib.import_module(name)
+
+
+def _checked_scope(
+    settings: EvalSettings, scanned: Scan, asked: bool
+) -> tuple[list[CaseLabels], list[CaseLabels], str]:
+    """(the cases in scope, those to run, the data set's digest) of a whole scan, or the refusal of a file with
+    errors (``asked``: its first case went out already, as the preflight) or of nothing to evaluate."""
+    if scanned.errors and not settings.skip_invalid:
+        raise _invalid_cases(scanned, asked)
+    scope, labels, digest = in_scope(settings, scanned)
+    if scanned.empty:
+        raise RunError(scanned.empty)
+    if not labels:
+        chosen = f" matching {subset_choice(settings)}" if subset_choice(settings) else ""
+        raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")
+    return scope, labels, digest
 
 
 def _out_of_space(exc: OSError) -> RunError:
@@ -358,15 +443,17 @@ def _out_of_space(exc: OSError) -> RunError:
     )
 
 
-async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanned: Scan) -> RunResult:
-    if scanned.errors and not settings.skip_invalid:
-        raise _invalid_cases(scanned)
-    scope, labels, digest = in_scope(settings, scanned)
-    if scanned.empty:
-        raise RunError(scanned.empty)
-    if not labels:
-        chosen = f" matching {subset_choice(settings)}" if subset_choice(settings) else ""
-        raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")
+async def _run_scanned(
+    settings: EvalSettings,
+    detector: Detector | None,
+    scanned: Scan,
+    early: CaseLabels | None,
+    lines: Iterator[CaseLabels | None],
+) -> RunResult:
+    """The run, once the file is read (``early`` None) or read up to ``early``, the first case, which the preflight
+    asks while ``lines`` reads the rest."""
+    if early is None:
+        scope, labels, digest = _checked_scope(settings, scanned, asked=False)
     owned = detector is None
     # before any folder is made
     if detector is None:  # training a learned detector or starting Ray can take minutes: say so while it lasts
@@ -376,13 +463,20 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             else contextlib.nullcontext()
         ):
             detector = open_detector(settings.detector, settings.options, settings.engine_settings())
+    asking: asyncio.Future[JournalRecord] | None = None  # the preflight, once sent
     with Signals() as signals, contextlib.ExitStack() as held:
         try:
-            _refuse_training_overlap(detector, labels)
             _refuse_limits_without_requests(settings, detector)
             detector_fingerprint = await signals.guard(fingerprint(detector, settings.detector))
             if (cached := _cached(settings, detector, detector_fingerprint, owns=owned)) is not detector:
                 detector, owned = cached, True  # the wrapper is the run's own; it closes what it wraps if it owns it
+            if early is not None:  # the first case goes out now, and the rest of the file is read meanwhile
+                asking = asyncio.ensure_future(
+                    _preflight(settings, detector, (early, ItemKey(early.case_id)), scanned.case(early.line))
+                )
+                await _read_rest(lines)
+                scope, labels, digest = _checked_scope(settings, scanned, asked=True)
+            _refuse_training_overlap(detector, labels)
             run_dir, manifest = open_run_dir(settings, run_identity(settings, scanned, detector_fingerprint))
             if settings.resume:  # held until the report is written: two processes never run one folder
                 _lock(held, run_dir)
@@ -392,17 +486,21 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             if settings.retry_errors:  # asked again; their error lines stay in the journal until a newer line wins
                 outcomes = {k: o for k, o in outcomes.items() if o.error_kind is None}
             plan = plan_items(settings, labels, scanned)  # one item a case without --epochs and --probe
-            todo = plain_first(
-                send_order([(lab, key) for lab, key in plan.items if key not in outcomes], settings.seed)
-            )
+            pending = [(lab, key) for lab, key in plan.items if key not in outcomes]
+            head = first_plain(pending) if settings.preflight else None  # what an early preflight asked, too
+            todo = send_order([item for item in pending if head is None or item[1] != head[1]], settings.seed)
             before = len(outcomes)
-            if isinstance(detector, HasBudget):  # the caps count this run folder's earlier sessions too
+            if settings.resume and isinstance(detector, HasBudget):  # the caps count the earlier sessions too
                 _count_spent(detector.budget, journaled.values(), manifest)
+            # the session's clock: from the first request sent once the file is read (an early preflight overlapped
+            # the reading: the time it took then is not the cases')
             started, started_at = time.perf_counter(), now()
+            if asking is None and head is not None:
+                asking = asyncio.ensure_future(_preflight(settings, detector, head, scanned.case(head[0].line)))
             first, stopped = None, None
             try:
-                if settings.preflight and todo:
-                    first = await signals.guard(_preflight(settings, detector, todo[0], scanned))
+                if asking is not None:
+                    first = await signals.guard(asking)
             except RunStopped as exc:
                 stopped, todo = exc.reason, []
             run_dir.mkdir(parents=True, exist_ok=True)
@@ -416,12 +514,12 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
             write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             # a fresh run writes its whole journal: its reports take the records from here, not read back
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector), keep=not settings.resume)
-            progress = Progress(len(plan), len(plan) - len(todo), settings.progress)
+            progress = Progress(len(plan), len(plan) - len(todo) - (first is not None), settings.progress)
             try:
                 if first is not None:  # the preflight's answer stands as its case's result: no case is asked twice
                     outcomes[item_key(first)] = outcome_of(journal.write(first))
-                    todo = todo[1:]
                     progress.step(first["error"] is not None)
+                _import_after_answers(settings)
                 stopped = stopped or await _run_workers(
                     settings, detector, todo, journal, outcomes, progress, signals, scanned
                 )
@@ -431,6 +529,7 @@ async def _run_scanned(settings: EvalSettings, detector: Detector | None, scanne
                 progress.close()
             in_file_order(run_dir / PREDICTIONS, [lab.case_id for lab in labels])  # items: case, epoch, variant
         finally:
+            await _let_go(asking)
             if owned:
                 await detector.aclose()
         sent = len(outcomes) - before  # the items this session answered: a stopped run sent fewer than it had

@@ -142,8 +142,8 @@ def test_a_detector_failing_only_on_reordered_answers_passes_the_preflight(tmp_p
             assert (r["error"] is None) == kept and (kept or r["error"]["kind"] == "detector_exception")
 
 
-def test_the_send_order_puts_a_request_as_it_is_first() -> None:
-    from harness.run.runner import plain_first
+def test_the_preflight_asks_a_request_as_it_is() -> None:
+    from harness.run.runner import first_plain
     from harness.types import ItemKey
 
     order = [
@@ -152,7 +152,6 @@ def test_the_send_order_puts_a_request_as_it_is_first() -> None:
         ("c", ItemKey("c2")),
         ("d", ItemKey("c1")),
     ]
-    assert [x for x, _ in plain_first(order)] == ["c", "a", "b", "d"]  # type: ignore[arg-type]
-    assert plain_first(order[2:]) == order[2:]  # already first: unchanged
+    assert first_plain(order) == order[2]  # type: ignore[arg-type]
     only_variants = order[:2]
-    assert plain_first(only_variants) == only_variants  # type: ignore[arg-type]
+    assert first_plain(only_variants) == order[0]  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ from harness.run.runner import (
     _session_spent,
     _Streak,
     fatal,
-    plain_first,
+    first_plain,
     run,
     send_order,
 )
@@ -120,9 +120,9 @@ def _sent(ids: list[str], seed: int = 0) -> list[str]:
     return order
 
 
-def _first_sent(ids: list[str], seed: int = 0) -> str:
-    """The case the preflight asks: the first of the send order."""
-    return _sent(ids, seed)[0]
+def _first_sent(ids: list[str]) -> str:
+    """The case the preflight asks: the first of the file (one item a case: each a request as it is)."""
+    return ids[0]
 
 
 # --- pure helpers ---------------------------------------------------------------------------------------------------
@@ -136,16 +136,16 @@ def test_send_order_is_the_seeded_shuffle_and_leaves_its_input_alone() -> None:
     assert send_order(todo, 3) != send_order(todo, 4)
 
 
-def test_plain_first_puts_the_first_plain_request_first() -> None:
-    """[v1, v2, p3, p4]: p3 (index 2) to the front, the rest in order: [p3, v1, v2, p4]; a plain first: as is; all
-    variants: as is."""
+def test_the_preflight_asks_the_first_pending_request_as_it_is_in_file_order() -> None:
+    """[v1, v2, p3, p4] in file order: p3, the first without a variant; only variants: the first of them; none: no
+    preflight."""
     v1, v2 = (None, ItemKey("a", 1, "order")), (None, ItemKey("b", 1, "names"))
     p3, p4 = (None, ItemKey("c")), (None, ItemKey("d"))
-    assert plain_first([v1, v2, p3, p4]) == [p3, v1, v2, p4]  # type: ignore[list-item]
-    assert plain_first([v2, p4]) == [p4, v2]  # type: ignore[list-item]
-    assert plain_first([p3, v1, p4]) == [p3, v1, p4]  # type: ignore[list-item]
-    assert plain_first([v1, v2]) == [v1, v2]  # type: ignore[list-item]
-    assert plain_first([]) == []
+    assert first_plain([v1, v2, p3, p4]) is p3  # type: ignore[list-item]
+    assert first_plain([v2, p4]) is p4  # type: ignore[list-item]
+    assert first_plain([p4, v1, p3]) is p4  # type: ignore[list-item]
+    assert first_plain([v2, v1]) is v2  # type: ignore[list-item]
+    assert first_plain([]) is None
 
 
 def test_attempts_of_a_prediction_or_an_error() -> None:
@@ -273,12 +273,12 @@ def test_a_run_journals_every_case_in_file_order_with_its_errors(tmp_path: Path)
     assert scope == [[d["id"], r["hash"]] for d, r in zip(docs, journal, strict=True)]
 
 
-def test_the_preflight_asks_the_first_case_of_the_send_order_once(tmp_path: Path) -> None:
+def test_the_preflight_asks_the_first_case_of_the_file_once(tmp_path: Path) -> None:
     cases, docs = _cases(tmp_path)
     det = Scripted()
-    _run(_settings(cases, tmp_path / "run", seed=5), det)
+    _run(_settings(cases, tmp_path / "run", seed=5, concurrency=1), det)
     by_question = {d["question"]: d["id"] for d in docs}
-    assert by_question[det.calls[0]] == _first_sent([d["id"] for d in docs], 5)
+    assert by_question[det.calls[0]] == docs[0]["id"]
     assert sorted(det.calls) == sorted(d["question"] for d in docs)  # every case once: the preflight's stands
 
 
@@ -322,7 +322,8 @@ def test_a_streak_of_errors_stops_the_run(tmp_path: Path) -> None:
 def test_a_provider_stop_leaves_the_case_pending(tmp_path: Path) -> None:
     """The second case sent meets a provider stop: only the preflight's case is journaled, the rest pending."""
     cases, docs = _cases(tmp_path)
-    first, second = _sent([d["id"] for d in docs])[:2]
+    ids = [d["id"] for d in docs]
+    first, second = ids[0], _sent(ids[1:])[0]  # the preflight's, then the first of the send order
     det = Scripted({next(d["question"] for d in docs if d["id"] == second): ProviderStopped("quota spent")})
     result = _run(_settings(cases, tmp_path / "run"), det)
     assert result.stopped == "provider: quota spent"
@@ -683,12 +684,14 @@ def test_a_run_whose_last_case_ends_a_streak_is_stopped_and_incomplete(tmp_path:
 
 
 def test_the_send_order_is_the_seeded_shuffle_of_the_pending_cases(tmp_path: Path) -> None:
-    """One worker asks the cases one by one: the calls follow the send order worked out by hand, seed 5."""
+    """One worker asks the cases one by one: the preflight the file's first, then the others in the send order worked
+    out by hand, seed 5."""
     cases, docs = _cases(tmp_path)
     det = Scripted()
     _run(_settings(cases, tmp_path / "run", seed=5), det)
     question = {d["id"]: d["question"] for d in docs}
-    assert det.calls == [question[i] for i in _sent([d["id"] for d in docs], 5)]
+    ids = [d["id"] for d in docs]
+    assert det.calls == [question[i] for i in [ids[0], *_sent(ids[1:], 5)]]
 
 
 def test_the_run_folder_may_be_deep_and_run_json_is_there_while_cases_run(tmp_path: Path) -> None:
