@@ -58,8 +58,8 @@ class RunError(FcbError):
 
 
 class InvalidCasesError(RunError):
-    """The cases file has errors; ``problems`` lists every problem found, warnings included; ``asked``: the requests
-    sent before the error was found (the preflight, sent while the rest of the file was read; 0 otherwise)."""
+    """The cases file has errors; ``problems`` lists every problem found, warnings included; ``asked``: the cases
+    that had gone out or were on their way when the error was found (`harness.run.reading`; 0: none)."""
 
     def __init__(self, message: str, problems: Sequence[Any] = (), *, asked: int = 0) -> None:
         super().__init__(message)

@@ -121,10 +121,7 @@ def scanning(
                 result.passed_over += 1
                 yield None
                 continue
-            if not raw:
-                problems, labels = [Problem(shown, line_no, "(line)", too_long_message(size))], None
-            else:
-                problems, labels = check_line(shown, line_no, raw, first_line, strict)
+            problems, labels = check_raw(shown, line_no, raw, size, first_line, strict)
             result.problems.extend(problems)
             if labels is None:
                 result.invalid_lines += 1
@@ -136,6 +133,93 @@ def scanning(
                 kept.write(raw if raw.endswith(b"\n") else raw + b"\n")
             yield labels
     result.sha256 = digest.hexdigest()
+
+
+def check_raw(
+    shown: str, line_no: int, raw: bytes, size: int, first_line: dict[str, int], strict: bool
+) -> tuple[list[Problem], CaseLabels | None]:
+    """`check_line` for a line as `raw_lines` reads it: ``b""`` stands for a line over the length cap (``size``)."""
+    if not raw:
+        return [Problem(shown, line_no, "(line)", too_long_message(size))], None
+    return check_line(shown, line_no, raw, first_line, strict)
+
+
+class Unchecked:
+    """A cases file copied into ``result``'s spool as it is read, each line checked only when a caller asks
+    (`check`), in any order: for a run that checks each case just before it sends it, in its send order, so that its
+    sending needs no pass over the file first. `copy` reads the file (every line goes to the spool, a valid one or
+    not); `rest` checks, in file order, the lines not checked yet. Once every line is checked and none has an
+    error, ``result`` (its labels in file order: `finish`) is what `scan` would have found, spool included."""
+
+    def __init__(self, result: Scan, path: str | os.PathLike[str], *, strict: bool = False) -> None:
+        self.result, self.strict = result, strict
+        self._digest = hashlib.sha256()
+        self._file = open_input(path)  # closed by close()
+        self._lines = raw_lines(self._file, self._digest)
+        self._too_long: dict[int, int] = {}  # a line over the cap: its size (it is not spooled)
+        self._first_line: dict[str, int] = {}
+        self.checked: set[int] = set()
+        result.spool = tempfile.TemporaryFile(prefix="fcb-cases-")  # noqa: SIM115 - Scan.close closes it
+
+    def copy(self, limit: int | None = None) -> bool:
+        """Copy up to ``limit`` more lines (all: None) into the spool; True once the whole file is copied."""
+        spool = self.result.spool
+        assert spool is not None
+        spool.seek(0, os.SEEK_END)
+        for n, (line_no, raw, size) in enumerate(self._lines, start=1):
+            self.result.lines = line_no
+            if raw:
+                self.result.offsets[line_no] = spool.tell()
+                spool.write(raw)
+            else:
+                self._too_long[line_no] = size
+            if limit is not None and n >= limit:
+                return False
+        self.result.sha256 = self._digest.hexdigest()
+        self._file.close()
+        return True
+
+    def check(self, line_no: int) -> tuple[CaseLabels | None, bytes]:
+        """Check line ``line_no`` (copied already, not checked before): its labels when valid (None otherwise, its
+        problems in ``result``), and the line as read."""
+        self.checked.add(line_no)
+        raw = self._raw(line_no)
+        problems, labels = check_raw(self.result.path, line_no, raw, self._too_long.get(line_no, 0),
+                                     self._first_line, self.strict)  # fmt: skip
+        self.result.problems.extend(problems)
+        if labels is None:
+            self.result.invalid_lines += 1
+        else:
+            self.result.labels.append(labels)
+        return labels, raw
+
+    def rest(self) -> None:
+        """Check, in file order, every line not checked yet."""
+        for line_no in range(1, self.result.lines + 1):
+            if line_no not in self.checked:
+                self.check(line_no)
+
+    def again_in_file_order(self) -> None:
+        """Check every line again in file order, from nothing: the problems as `scan` reports them (a duplicate id
+        names the first line that holds it, whichever line was checked first)."""
+        self.result.labels, self.result.problems, self.result.invalid_lines = [], [], 0
+        self._first_line, self.checked = {}, set()
+        self.rest()
+
+    def finish(self) -> None:
+        """Put the labels in file order, as `scan` lists them."""
+        self.result.labels.sort(key=lambda lab: lab.line)
+
+    def _raw(self, line_no: int) -> bytes:
+        if line_no in self._too_long:
+            return b""
+        spool = self.result.spool
+        assert spool is not None
+        spool.seek(self.result.offsets[line_no])
+        return spool.readline()
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def _passed_over(raw: bytes, keep: Callable[[str], bool]) -> bool:

@@ -240,8 +240,10 @@ def run(args: argparse.Namespace) -> int:
         result = asyncio.run(run(settings))
     except InvalidCasesError as exc:
         print_problems(exc.problems)
-        called = ("only the first case was sent (the preflight, sent while the rest of the file was read), and "
-                  "nothing was written" if exc.asked else "no detector was called")  # fmt: skip
+        called = "no detector was called"
+        if exc.asked:
+            called = (f"{exc.asked} case(s) had gone out or were on their way when it was found (the file is read "
+                      "as the cases are sent); their answers were dropped and nothing was written")  # fmt: skip
         print(f"{exc}; {called} (use --skip-invalid to run the valid cases)", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:  # the third Ctrl-C: no report, but the journal holds every finished case

@@ -9,7 +9,6 @@ end in `harness.run.outputs` and `harness.runfolder`.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import errno
 import importlib
@@ -21,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.cases.clusters import cluster_key
-from harness.cases.reader import Scan, scanning
 from harness.detectors import fingerprint
 from harness.detectors.functions import exception_error
 from harness.detectors.limits import Budget, BudgetSpent, HasBudget, RunStopped
@@ -33,7 +31,7 @@ from harness.redact import clip, scrub_text
 from harness.run.cache import EPOCH, cache_wanted, with_cache
 from harness.run.details import case_details
 from harness.run.engines import open_detector
-from harness.run.items import Todo, build_item, item_source, plan_items
+from harness.run.items import build_item, item_source, plan_items
 from harness.run.outputs import (
     dataset_info,
     detector_info,
@@ -44,7 +42,7 @@ from harness.run.outputs import (
     write_outputs,
 )
 from harness.run.progress import Progress
-from harness.run.selection import in_scope, in_shard, select, shard_filter, subset_choice
+from harness.run.reading import Reading, Sent
 from harness.run.settings import EvalSettings, manifest_settings, settings_record
 from harness.run.signals import Signals
 from harness.runfolder.folder import clear_run, refuse_taken
@@ -64,17 +62,10 @@ from harness.types import (
     ItemKey,
     Outcome,
     Prediction,
-    Request,
     RunResult,
 )
 
 InvalidCases = InvalidCasesError  # the name before harness.errors; kept importable
-
-
-def _invalid_cases(scan_result: Scan, asked: bool = False) -> InvalidCasesError:
-    errors = scan_result.errors
-    message = f"{scan_result.path}: {len(errors)} error(s) in {scan_result.invalid_lines} line(s)"
-    return InvalidCasesError(message, scan_result.problems, asked=int(asked))
 
 
 def send_order(todo: list[Any], seed: int) -> list[Any]:
@@ -135,7 +126,7 @@ class _Streak:
 
 
 async def _worker(
-    source: Iterator[tuple[CaseLabels, ItemKey, Request, Mapping[str, Any]]],
+    source: Iterator[Sent],
     detector: Detector,
     journal: JournalWriter,
     outcomes: dict[ItemKey, Outcome],
@@ -167,17 +158,17 @@ async def _worker(
 async def _run_workers(
     settings: EvalSettings,
     detector: Detector,
-    todo: Todo,
+    source: Iterator[Sent],
+    count: int,
     journal: JournalWriter,
     outcomes: dict[ItemKey, Outcome],
     progress: Progress,
     signals: Signals,
-    scanned: Scan,
 ) -> str | None:
-    """Run the pending items; returns None when they all ran, else why they stopped ("interrupted" or a streak)."""
+    """Run the ``count`` pending items ``source`` gives; returns None when they all ran, else why they stopped
+    ("interrupted" or a streak)."""
     if signals.count:
         return INTERRUPTED
-    source = item_source(settings, scanned, todo)
     streak = _Streak(settings.max_consecutive_errors)
     stopped: list[str] = []
     tasks: list[asyncio.Future[None]] = []
@@ -194,7 +185,7 @@ async def _run_workers(
     # an engine or a batch detector may want more cases in flight than --concurrency, to fill its batches
     wanted = detector.concurrency if isinstance(detector, HasConcurrency) else 0
     in_flight = max(settings.options.concurrency, wanted)
-    n_workers = min(in_flight, max(1, len(todo)))
+    n_workers = min(in_flight, max(1, count))
     tasks += [
         asyncio.ensure_future(_worker(source, detector, journal, outcomes, settings, progress, streak, stop, spent))
         for _ in range(n_workers)
@@ -318,6 +309,18 @@ def _refuse_training_overlap(detector: Detector, labels: list[CaseLabels]) -> No
         )
 
 
+def _standing(
+    settings: EvalSettings, labels: list[CaseLabels], journaled: Mapping[ItemKey, Outcome]
+) -> dict[ItemKey, Outcome]:
+    """The journal's outcomes that stand in this session: of a case as it is now (its content hash), an error only
+    when not asked again (``--retry-errors``: its error line stays in the journal until a newer line wins)."""
+    hashes = {lab.case_id: lab.content_hash for lab in labels}
+    outcomes = {k: o for k, o in journaled.items() if hashes.get(k.case_id) == o.content_hash}
+    if settings.retry_errors:
+        outcomes = {k: o for k, o in outcomes.items() if o.error_kind is None}
+    return outcomes
+
+
 def _in_plan_order(
     kept: Mapping[ItemKey, JournalRecord] | None, planned: Iterable[tuple[CaseLabels, ItemKey]]
 ) -> dict[ItemKey, JournalRecord] | None:
@@ -337,52 +340,15 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     when there is nothing to evaluate or a run folder cannot be resumed, `PreflightFailed` (a `RunError`) when
     the first case shows the detector cannot work, and `RunInterrupted` for a signal before the folder was made.
     """
-    # read once: the run sends from the spool; a shard validates only its own cases
-    scanned = Scan(path=str(settings.cases), sha256="")
-    lines = scanning(scanned, settings.cases, strict=settings.strict, spool=True, keep=shard_filter(settings))
+    reading = Reading(settings, detector)  # read once: the run sends from the spool
     try:
-        first = _first_in_scope(settings, scanned, lines) if _asks_first_early(settings, detector) else None
-        if first is None:
-            for _ in lines:  # the whole file before anything else
-                pass
-        return await _run_scanned(settings, detector, scanned, first, lines)
+        return await _run_scanned(settings, detector, reading, reading.start())
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         raise _out_of_space(exc) from exc
     finally:
-        with contextlib.suppress(ValueError):  # still being read in a thread (a cancelled run): it ends with the file
-            lines.close()
-        scanned.close()
-
-
-def _asks_first_early(settings: EvalSettings, detector: Detector | None) -> bool:
-    """Whether the preflight goes out as soon as the first case is checked, while the rest of the file is read: for
-    a detector that sends requests (its round trip then overlaps the reading), in a new run that asks a preflight.
-    Any other detector is opened and asked once the whole file is checked, as a detector slow to open (a learned
-    one trains, Ray starts) must not make a broken line wait."""
-    return detector is None and settings.detector.kind in ("http", "llm") and settings.preflight and not settings.resume
-
-
-def _first_in_scope(settings: EvalSettings, scanned: Scan, lines: Iterator[CaseLabels | None]) -> CaseLabels | None:
-    """Read the file up to its first valid case that the run counts (its subset and shard; ``--limit`` keeps the
-    first); None when the whole file was read first, or an error came first (the run fails on it, asking nothing)."""
-    for lab in lines:
-        if scanned.errors and not settings.skip_invalid:
-            return None
-        if (
-            lab is not None
-            and select([lab], settings.categories, settings.tags)
-            and in_shard(lab.case_id, settings.shard)
-        ):
-            return lab
-    return None
-
-
-async def _read_rest(lines: Iterator[CaseLabels | None]) -> None:
-    """The rest of the file, read in a thread while the first case is out: a read that waits on a pipe never holds
-    up the event loop, which sends the preflight and takes its answer meanwhile."""
-    await asyncio.to_thread(collections.deque, lines, 0)  # a deque of length 0: every line read, none kept
+        reading.close()
 
 
 async def _let_go(asking: asyncio.Future[JournalRecord] | None) -> None:
@@ -413,22 +379,6 @@ def _import_quietly(names: Iterable[str]) -> None:
             importlib.import_module(name)
 
 
-def _checked_scope(
-    settings: EvalSettings, scanned: Scan, asked: bool
-) -> tuple[list[CaseLabels], list[CaseLabels], str]:
-    """(the cases in scope, those to run, the data set's digest) of a whole scan, or the refusal of a file with
-    errors (``asked``: its first case went out already, as the preflight) or of nothing to evaluate."""
-    if scanned.errors and not settings.skip_invalid:
-        raise _invalid_cases(scanned, asked)
-    scope, labels, digest = in_scope(settings, scanned)
-    if scanned.empty:
-        raise RunError(scanned.empty)
-    if not labels:
-        chosen = f" matching {subset_choice(settings)}" if subset_choice(settings) else ""
-        raise RunError(f"{settings.cases}: no valid case{chosen} to evaluate ({scanned.lines} line(s) read)")
-    return scope, labels, digest
-
-
 def _out_of_space(exc: OSError) -> RunError:
     """A full disk said with the file it hit and, when that file is in a run folder (the one holding ``run.json``),
     how to go on: the journal keeps every case that finished, and a resume sends only the others."""
@@ -444,16 +394,15 @@ def _out_of_space(exc: OSError) -> RunError:
 
 
 async def _run_scanned(
-    settings: EvalSettings,
-    detector: Detector | None,
-    scanned: Scan,
-    early: CaseLabels | None,
-    lines: Iterator[CaseLabels | None],
+    settings: EvalSettings, detector: Detector | None, reading: Reading, early: CaseLabels | None
 ) -> RunResult:
     """The run, once the file is read (``early`` None) or read up to ``early``, the first case, which the preflight
-    asks while ``lines`` reads the rest."""
+    asks while the rest is read (`harness.run.reading`)."""
+    scanned = reading.scanned
     if early is None:
-        scope, labels, digest = _checked_scope(settings, scanned, asked=False)
+        scope, labels, digest = reading.checked_scope(asked=0)
+    else:  # known once the rest is read; streamed, once every case is checked (when the sending is over)
+        scope, labels, digest = [], [], scanned.sha256
     owned = detector is None
     # before any folder is made
     if detector is None:  # training a learned detector or starting Ray can take minutes: say so while it lasts
@@ -471,24 +420,27 @@ async def _run_scanned(
             if (cached := _cached(settings, detector, detector_fingerprint, owns=owned)) is not detector:
                 detector, owned = cached, True  # the wrapper is the run's own; it closes what it wraps if it owns it
             if early is not None:  # the first case goes out now, and the rest of the file is read meanwhile
-                asking = asyncio.ensure_future(
-                    _preflight(settings, detector, (early, ItemKey(early.case_id)), scanned.case(early.line))
-                )
-                await _read_rest(lines)
-                scope, labels, digest = _checked_scope(settings, scanned, asked=True)
+                first_item = (early, ItemKey(early.case_id))
+                asking = asyncio.ensure_future(_preflight(settings, detector, first_item, scanned.case(early.line)))
+                await reading.rest()
+                if not reading.streamed:
+                    scope, labels, digest = reading.checked_scope(asked=1)
             _refuse_training_overlap(detector, labels)
             run_dir, manifest = open_run_dir(settings, run_identity(settings, scanned, detector_fingerprint))
             if settings.resume:  # held until the report is written: two processes never run one folder
                 _lock(held, run_dir)
-            hashes = {lab.case_id: lab.content_hash for lab in labels}
             journaled = read_items(run_dir / PREDICTIONS) if settings.resume else {}
-            outcomes = {k: o for k, o in journaled.items() if hashes.get(k.case_id) == o.content_hash}
-            if settings.retry_errors:  # asked again; their error lines stay in the journal until a newer line wins
-                outcomes = {k: o for k, o in outcomes.items() if o.error_kind is None}
-            plan = plan_items(settings, labels, scanned)  # one item a case without --epochs and --probe
-            pending = [(lab, key) for lab, key in plan.items if key not in outcomes]
-            head = first_plain(pending) if settings.preflight else None  # what an early preflight asked, too
-            todo = send_order([item for item in pending if head is None or item[1] != head[1]], settings.seed)
+            outcomes = _standing(settings, labels, journaled)
+            if reading.streamed:  # every line a case: the first, then the others in the send order, checked as sent
+                head: tuple[CaseLabels, ItemKey] | None = first_item
+                plan_size, todo_lines = scanned.lines, send_order(list(range(2, scanned.lines + 1)), settings.seed)
+                source, count = reading.checked_source(todo_lines), len(todo_lines)
+            else:
+                plan = plan_items(settings, labels, scanned)  # one item a case without --epochs and --probe
+                pending = [(lab, key) for lab, key in plan.items if key not in outcomes]
+                head = first_plain(pending) if settings.preflight else None  # what an early preflight asked, too
+                todo = send_order([item for item in pending if head is None or item[1] != head[1]], settings.seed)
+                plan_size, source, count = len(plan), item_source(settings, scanned, todo), len(todo)
             before = len(outcomes)
             if settings.resume and isinstance(detector, HasBudget):  # the caps count the earlier sessions too
                 _count_spent(detector.budget, journaled.values(), manifest)
@@ -502,7 +454,8 @@ async def _run_scanned(
                 if asking is not None:
                     first = await signals.guard(asking)
             except RunStopped as exc:
-                stopped, todo = exc.reason, []
+                stopped, source, count = exc.reason, iter(()), 0
+            made = not run_dir.exists()
             run_dir.mkdir(parents=True, exist_ok=True)
             if not settings.resume:
                 _lock(held, run_dir)
@@ -511,22 +464,27 @@ async def _run_scanned(
                 else:
                     refuse_taken(run_dir)  # another run may have started in this folder meanwhile
             write_manifest(run_dir, manifest)
-            write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
+            if not reading.streamed:
+                write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             # a fresh run writes its whole journal: its reports take the records from here, not read back
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector), keep=not settings.resume)
-            progress = Progress(len(plan), len(plan) - len(todo) - (first is not None), settings.progress)
+            progress = Progress(plan_size, plan_size - count - (first is not None), settings.progress)
             try:
                 if first is not None:  # the preflight's answer stands as its case's result: no case is asked twice
                     outcomes[item_key(first)] = outcome_of(journal.write(first))
                     progress.step(first["error"] is not None)
                 _import_after_answers(settings)
                 stopped = stopped or await _run_workers(
-                    settings, detector, todo, journal, outcomes, progress, signals, scanned
+                    settings, detector, source, count, journal, outcomes, progress, signals
                 )
             finally:
                 ended = time.perf_counter()  # closing the detector (stopping a local Ray) is not the cases' time
                 journal.close()
                 progress.close()
+            if reading.streamed:  # every case checked now (those not sent too); a broken line takes the run with it
+                scope, labels, digest = reading.finish(run_dir, made, asked=len(outcomes))
+                plan = plan_items(settings, labels, scanned)
+                write_scope(run_dir, labels)
             in_file_order(run_dir / PREDICTIONS, [lab.case_id for lab in labels])  # items: case, epoch, variant
         finally:
             await _let_go(asking)
