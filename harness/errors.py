@@ -59,7 +59,7 @@ class RunError(FcbError):
 
 class InvalidCasesError(RunError):
     """The cases file has errors; ``problems`` lists every problem found, warnings included; ``asked``: the cases
-    that had gone out or were on their way when the error was found (`harness.run.reading`; 0: none)."""
+    that had gone out or were on their way when the error was found (the preflight: `harness.run.reading`)."""
 
     def __init__(self, message: str, problems: Sequence[Any] = (), *, asked: int = 0) -> None:
         super().__init__(message)

@@ -241,9 +241,9 @@ def run(args: argparse.Namespace) -> int:
     except InvalidCasesError as exc:
         print_problems(exc.problems)
         called = "no detector was called"
-        if exc.asked:
-            called = (f"{exc.asked} case(s) had gone out or were on their way when it was found (the file is read "
-                      "as the cases are sent); their answers were dropped and nothing was written")  # fmt: skip
+        if exc.asked:  # the preflight, sent while the rest of the file was read
+            called = ("the first case had gone out as the preflight, or was on its way, while the rest of the file "
+                      "was read; its answer was dropped and nothing was written")  # fmt: skip
         print(f"{exc}; {called} (use --skip-invalid to run the valid cases)", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:  # the third Ctrl-C: no report, but the journal holds every finished case

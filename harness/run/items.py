@@ -110,9 +110,11 @@ def build_item(settings: EvalSettings, case: dict[str, Any], key: ItemKey) -> tu
     return variant.request, item_fields(key, settings.epochs, variant.permutation, variant.rewrite)
 
 
-def item_source(
-    settings: EvalSettings, scanned: Scan, todo: Todo
-) -> Iterator[tuple[CaseLabels, ItemKey, Request, Mapping[str, Any]]]:
+Sent = tuple[CaseLabels, ItemKey, Request, Mapping[str, Any]]
+"""What the workers pull: an item's labels, key, request and journal fields."""
+
+
+def item_source(settings: EvalSettings, scanned: Scan, todo: Todo) -> Iterator[Sent]:
     """Each pending item with its labels, request and journal fields, read from the spool as the workers pull them
     (never all at once). Shared by the workers: each pull runs in the pulling worker's context, so setting `EPOCH`
     here tells the response cache under that worker which epoch the request is of."""

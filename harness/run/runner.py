@@ -31,7 +31,7 @@ from harness.redact import clip, scrub_text
 from harness.run.cache import EPOCH, cache_wanted, with_cache
 from harness.run.details import case_details
 from harness.run.engines import open_detector
-from harness.run.items import build_item, item_source, plan_items
+from harness.run.items import Sent, build_item, item_source, plan_items
 from harness.run.outputs import (
     dataset_info,
     detector_info,
@@ -42,7 +42,7 @@ from harness.run.outputs import (
     write_outputs,
 )
 from harness.run.progress import Progress
-from harness.run.reading import Reading, Sent
+from harness.run.reading import Reading
 from harness.run.settings import EvalSettings, manifest_settings, settings_record
 from harness.run.signals import Signals
 from harness.runfolder.folder import clear_run, refuse_taken
@@ -401,7 +401,7 @@ async def _run_scanned(
     scanned = reading.scanned
     if early is None:
         scope, labels, digest = reading.checked_scope(asked=0)
-    else:  # known once the rest is read; streamed, once every case is checked (when the sending is over)
+    else:  # known once the rest is read, while the preflight is out
         scope, labels, digest = [], [], scanned.sha256
     owned = detector is None
     # before any folder is made
@@ -423,24 +423,18 @@ async def _run_scanned(
                 first_item = (early, ItemKey(early.case_id))
                 asking = asyncio.ensure_future(_preflight(settings, detector, first_item, scanned.case(early.line)))
                 await reading.rest()
-                if not reading.streamed:
-                    scope, labels, digest = reading.checked_scope(asked=1)
+                scope, labels, digest = reading.checked_scope(asked=1)
             _refuse_training_overlap(detector, labels)
             run_dir, manifest = open_run_dir(settings, run_identity(settings, scanned, detector_fingerprint))
             if settings.resume:  # held until the report is written: two processes never run one folder
                 _lock(held, run_dir)
             journaled = read_items(run_dir / PREDICTIONS) if settings.resume else {}
             outcomes = _standing(settings, labels, journaled)
-            if reading.streamed:  # every line a case: the first, then the others in the send order, checked as sent
-                head: tuple[CaseLabels, ItemKey] | None = first_item
-                plan_size, todo_lines = scanned.lines, send_order(list(range(2, scanned.lines + 1)), settings.seed)
-                source, count = reading.checked_source(todo_lines), len(todo_lines)
-            else:
-                plan = plan_items(settings, labels, scanned)  # one item a case without --epochs and --probe
-                pending = [(lab, key) for lab, key in plan.items if key not in outcomes]
-                head = first_plain(pending) if settings.preflight else None  # what an early preflight asked, too
-                todo = send_order([item for item in pending if head is None or item[1] != head[1]], settings.seed)
-                plan_size, source, count = len(plan), item_source(settings, scanned, todo), len(todo)
+            plan = plan_items(settings, labels, scanned)  # one item a case without --epochs and --probe
+            pending = [(lab, key) for lab, key in plan.items if key not in outcomes]
+            head = first_plain(pending) if settings.preflight else None  # what an early preflight asked, too
+            todo = send_order([item for item in pending if head is None or item[1] != head[1]], settings.seed)
+            source, count = item_source(settings, scanned, todo), len(todo)
             before = len(outcomes)
             if settings.resume and isinstance(detector, HasBudget):  # the caps count the earlier sessions too
                 _count_spent(detector.budget, journaled.values(), manifest)
@@ -455,7 +449,6 @@ async def _run_scanned(
                     first = await signals.guard(asking)
             except RunStopped as exc:
                 stopped, source, count = exc.reason, iter(()), 0
-            made = not run_dir.exists()
             run_dir.mkdir(parents=True, exist_ok=True)
             if not settings.resume:
                 _lock(held, run_dir)
@@ -464,11 +457,10 @@ async def _run_scanned(
                 else:
                     refuse_taken(run_dir)  # another run may have started in this folder meanwhile
             write_manifest(run_dir, manifest)
-            if not reading.streamed:
-                write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
+            write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             # a fresh run writes its whole journal: its reports take the records from here, not read back
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector), keep=not settings.resume)
-            progress = Progress(plan_size, plan_size - count - (first is not None), settings.progress)
+            progress = Progress(len(plan), len(plan) - count - (first is not None), settings.progress)
             try:
                 if first is not None:  # the preflight's answer stands as its case's result: no case is asked twice
                     outcomes[item_key(first)] = outcome_of(journal.write(first))
@@ -481,10 +473,6 @@ async def _run_scanned(
                 ended = time.perf_counter()  # closing the detector (stopping a local Ray) is not the cases' time
                 journal.close()
                 progress.close()
-            if reading.streamed:  # every case checked now (those not sent too); a broken line takes the run with it
-                scope, labels, digest = reading.finish(run_dir, made, asked=len(outcomes))
-                plan = plan_items(settings, labels, scanned)
-                write_scope(run_dir, labels)
             in_file_order(run_dir / PREDICTIONS, [lab.case_id for lab in labels])  # items: case, epoch, variant
         finally:
             await _let_go(asking)

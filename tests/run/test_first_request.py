@@ -1,8 +1,7 @@
 """A run against a detector that sends requests asks its preflight as soon as the file's first case is checked, and
-reads the rest of the file meanwhile (`harness.run.reading`); a plain run of every case checks each case just before
-it sends it. The first request never waits for the whole file, a broken line still fails the run before anything is
-written (its problems as ``fcb validate`` lists them), no case is asked twice, and the figures are those of a run
-that read the whole file first.
+reads the rest of the file meanwhile (`harness.run.reading`): the first request never waits for the whole file, a
+broken line still fails the run before anything is written (its problems as ``fcb validate`` lists them), no case is
+asked twice, and the figures are those of a run that read the whole file first.
 
 The detector is a real HTTP server on 127.0.0.1 in this process; the cases come through a FIFO that the test writes,
 so the interleaving is forced, not timed: the rest of the file is written only once the first request has arrived.
@@ -100,14 +99,6 @@ def test_the_first_request_goes_out_before_the_rest_of_the_file_is_written(tmp_p
     assert [r["id"] for r in journal] == [c["id"] for c in cases]  # the preflight's answer is its case's record
 
 
-def _first_broken_in_send_order(n: int, broken: set[int], seed: int = 0) -> int:
-    """How many cases a streamed run sends before its first broken line comes up: the preflight (line 1), then the
-    lines 2..n in the send order (`harness.run.runner.send_order`, worked out here by hand) up to the broken one."""
-    order = list(range(2, n + 1))
-    random.Random(f"send-order:{seed}").shuffle(order)
-    return 1 + next(i for i, line in enumerate(order) if line in broken)
-
-
 def _validate_lines(cases: Path) -> list[str]:
     done = run_cli("validate", str(cases))
     said = _problems(done.stdout + done.stderr, cases)
@@ -120,36 +111,26 @@ def _problems(output: str, cases: Path) -> list[str]:
     return [line for line in output.splitlines() if re.match(rf"{re.escape(str(cases))}:\d+: ", line)]
 
 
-@pytest.mark.parametrize("streamed", [True, False])
-def test_a_broken_line_after_the_first_fails_the_run_and_writes_nothing(
-    tmp_path: Path, detector: Detector, streamed: bool
-) -> None:
-    """Streamed, the cases before the broken line in the send order were sent (their answers dropped); read whole
-    while the preflight is out (``--limit``: not streamed), only the preflight was, if it went out at all."""
+def test_a_broken_line_after_the_first_fails_the_run_and_writes_nothing(tmp_path: Path, detector: Detector) -> None:
+    """The preflight went out while the rest was read, or was cancelled on its way: one request at most."""
     lines = _lines(tmp_path, 30)
     lines[20] = b'{"id": "FCB-9000", "question": 7}\n'
     cases = tmp_path / "cases.jsonl"
     cases.write_bytes(b"".join(lines))
     out = tmp_path / "run"
-    extra = [] if streamed else ["--limit", "30"]
-    done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(out), "-q", "--concurrency", "1", *extra)
+    done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(out), "-q")
     assert done.returncode == 1
-    if streamed:  # each case answered before the broken one came up
-        sent = _first_broken_in_send_order(30, {21})
-        assert len(detector.questions) == sent and detector.questions[0] == orjson.loads(lines[0])["question"]
-    else:  # the preflight, which the refusal may cancel before it went out
-        sent = 1
-        assert detector.questions in ([], [orjson.loads(lines[0])["question"]])
-    assert f"{sent} case(s) had gone out or were on their way when it was found" in done.stderr
-    assert "their answers were dropped and nothing was written (use --skip-invalid" in done.stderr
+    assert detector.questions in ([], [orjson.loads(lines[0])["question"]])
+    assert ("the first case had gone out as the preflight, or was on its way, while the rest of the file was read; "
+            "its answer was dropped and nothing was written (use --skip-invalid") in done.stderr  # fmt: skip
     assert _problems(done.stderr, cases) == _validate_lines(cases)
     assert f"{cases}:21: question:" in done.stderr  # named: file, line, field
     assert not out.exists()
 
 
 def test_a_duplicate_id_is_said_as_a_whole_reading_says_it(tmp_path: Path, detector: Detector) -> None:
-    """Line 26 repeats line 4: whichever the send order checks first, the error names line 26 and its first line 4,
-    as ``fcb validate`` does; an --out folder that was there before stays, with its other files."""
+    """Line 26 repeats line 4, found while the preflight is out: the error names line 26 and its first line 4, as
+    ``fcb validate`` does; an --out folder that was there before stays as it was, with its other files."""
     lines = _lines(tmp_path, 30)
     lines[25] = lines[3]
     cases = tmp_path / "cases.jsonl"
@@ -165,51 +146,31 @@ def test_a_duplicate_id_is_said_as_a_whole_reading_says_it(tmp_path: Path, detec
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
-def test_a_streamed_run_and_a_run_that_read_the_file_first_send_alike_and_count_alike(
+def test_a_run_that_reads_while_its_preflight_is_out_counts_as_one_that_read_first(
     tmp_path: Path, detector: Detector
 ) -> None:
+    """The same cases, with the preflight sent early and without a preflight (the file read whole first): the same
+    journal and figures; the early run asks the file's first case, then the others in the send order of seed 0,
+    worked out here by hand."""
     cases = write_cases(tmp_path / "cases.jsonl", 40)
     runs = {}
-    for name, extra in (("streamed", []), ("whole", ["--limit", "40"])):
+    for name, extra in (("early", []), ("whole", ["--no-preflight"])):
         detector.questions.clear()
         done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(tmp_path / name), "-q",
                        "--concurrency", "1", "--bootstrap", "50", *extra)  # fmt: skip
         assert done.returncode == 0, done.stderr
         metrics = orjson.loads((tmp_path / name / "metrics.json").read_bytes())["metrics"]
-        metrics.pop("operational"), metrics.pop("wall_s", None)
+        metrics.pop("operational")
         journal = [
             {k: v for k, v in r.items() if k != "latency_s"} for r in read_jsonl(tmp_path / name / "predictions.jsonl")
         ]
-        runs[name] = (list(detector.questions), metrics, journal)
-    assert runs["streamed"] == runs["whole"]
-    parsed = [orjson.loads(line) for line in cases.read_bytes().splitlines()]
-    order = list(range(1, 40))
-    random.Random("send-order:0").shuffle(order)
-    assert runs["streamed"][0] == [parsed[0]["question"], *(parsed[i]["question"] for i in order)]
-
-
-def test_a_streamed_run_stopped_early_counts_the_cases_it_did_not_send(tmp_path: Path, detector: Detector) -> None:
-    """--max-requests 5 of 20: the 15 cases not sent are checked after the sending, counted as not run."""
-    cases = write_cases(tmp_path / "cases.jsonl", 20)
-    out = tmp_path / "run"
-    done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(out), "-q", "--max-requests", "5")
-    assert done.returncode != 0
-    metrics = orjson.loads((out / "metrics.json").read_bytes())
-    assert metrics["metrics"]["n_cases"] == 5 and metrics["metrics"]["n_not_run"] == 15  # answered, not run
-    assert metrics["dataset"]["cases"] == 20 and not metrics["complete"]
-    assert len(orjson.loads((out / "scope.json").read_bytes())["cases"]) == 20
-    assert len(detector.questions) == 5
-
-
-def test_a_broken_line_among_the_cases_not_sent_still_fails_the_run(tmp_path: Path, detector: Detector) -> None:
-    lines = _lines(tmp_path, 20)
-    lines[-1] = b"{not json\n"
-    cases = tmp_path / "cases.jsonl"
-    cases.write_bytes(b"".join(lines))
-    out = tmp_path / "run"
-    done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(out), "-q", "--max-requests", "2")
-    assert done.returncode == 1
-    assert f"{cases}:20: (line): invalid JSON" in done.stderr and not out.exists()
+        runs[name] = (sorted(detector.questions), metrics, journal)
+        if name == "early":
+            parsed = [orjson.loads(line) for line in cases.read_bytes().splitlines()]
+            order = list(range(1, 40))
+            random.Random("send-order:0").shuffle(order)
+            assert detector.questions == [parsed[0]["question"], *(parsed[i]["question"] for i in order)]
+    assert runs["early"] == runs["whole"]
 
 
 def test_a_broken_first_line_fails_the_run_before_any_request(tmp_path: Path, detector: Detector) -> None:
