@@ -32,7 +32,7 @@ from harness.run.outputs import (
     write_outputs,
 )
 from harness.run.settings import EvalSettings, resumed_settings, settings_record
-from harness.runfolder.journal import JournalWriter, outcome_of, record
+from harness.runfolder.journal import JournalWriter, item_key, outcome_of, record
 from harness.runfolder.manifest import new_manifest, write_manifest
 from harness.runfolder.scope import write_scope
 from harness.spec import parse_spec
@@ -363,13 +363,14 @@ def test_metrics_json_the_markdown_and_the_html_report_are_written_the_html_from
         run.mkdir()
         write_scope(run, scan_result.labels)
         writer = JournalWriter(run / "predictions.jsonl")
-        outcomes = {}
+        outcomes, kept = {}, {}
         for i, lab in enumerate(scan_result.labels):
             if i == 5:
                 rec = record(lab, None, DetectorError("timeout", "no reply"), 2, 30.0)
             else:
                 rec = record(lab, Prediction(lab.expected_risk if i % 3 else "low", score=0.5), None, 1, 0.25)
             outcomes[lab.case_id] = outcome_of(writer.write(rec))
+            kept[item_key(rec)] = {**rec, "latency_s": 9.5}  # not what the journal on disk says
         writer.close()
         metrics = compute(scan_result.labels, outcomes, wall_s=4.0, n_boot=20, seed=3)
         settings = EvalSettings(cases=str(cases), detector=parse_spec("builtin:agreement"), name="unit run")
@@ -377,20 +378,30 @@ def test_metrics_json_the_markdown_and_the_html_report_are_written_the_html_from
         doc["stopped"] = None
         cases.unlink()  # the HTML's case explorer reads the run's own copy, never the file again
         write_outputs(run, doc, scan_result)
+        read_back = _explorer(run)
+        write_outputs(run, doc, scan_result, kept)  # the records the run kept: the journal is not read
+        from_memory = _explorer(run)
     finally:
         scan_result.close()
+    assert sorted(row["p"][0]["l"] for row in read_back["cases"]) == [0.25] * 7 + [30.0]
+    assert [row["p"][0]["l"] for row in from_memory["cases"]] == [9.5] * 8
     written = (run / "metrics.json").read_bytes()
     assert orjson.loads(written) == orjson.loads(orjson.dumps(doc))
     assert orjson.loads(written)["metrics"]["headline_real"] is None  # no case has an origin: undefined
     assert b'"headline_real": null' in written  # an undefined figure is null, never 0 or NaN
     assert b'"stopped": null' in written
     assert "unit run" in (run / "report.md").read_text()
+    explorer = _explorer(run)
+    assert explorer["note"] == ""
+    assert {row["id"]: row["case"] for row in explorer["cases"]} == written_cases  # whole, from the run's scan
+
+
+def _explorer(run: Path) -> Any:
+    """The case explorer's data packed in a run's report.html."""
     html = (run / "report.html").read_text()
     packed = re.search(r"<script type='application/octet-stream' id='cases-data'>([^<]*)</script>", html)
     assert packed is not None
-    explorer = orjson.loads(gzip.decompress(base64.b64decode(packed.group(1))))
-    assert explorer["note"] == ""
-    assert {row["id"]: row["case"] for row in explorer["cases"]} == written_cases  # whole, from the run's scan
+    return orjson.loads(gzip.decompress(base64.b64decode(packed.group(1))))
 
 
 def test_a_merged_runs_document_names_its_shards_and_a_run_s_does_not() -> None:

@@ -3,100 +3,32 @@ reads the rest of the file meanwhile (`harness.run.reading`): the first request 
 broken line still fails the run before anything is written (its problems as ``fcb validate`` lists them), no case is
 asked twice, and the figures are those of a run that read the whole file first.
 
-The detector is a real HTTP server on 127.0.0.1 in this process; the cases come through a FIFO that the test writes,
-so the interleaving is forced, not timed: the rest of the file is written only once the first request has arrived.
+The detector is a real HTTP server on 127.0.0.1 in this process (`tests/localdetector.py`); that the first request
+does not wait for the rest of the file is shown with a FIFO in tests/run/test_reading_pipe.py.
 """
 
 from __future__ import annotations
 
-import http.server
-import json
-import os
 import random
 import re
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 from casegen import write_cases
-from conftest import ROOT, read_jsonl, run_cli
-
-WAIT_S = 60  # a bound for a hang, never a timing: the run waits on the test, or the test on the run
-
-
-class Detector(http.server.ThreadingHTTPServer):
-    """Answers low to every request, keeps each request's question, and says when the first one came."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.questions: list[str] = []
-        self.first = threading.Event()
-        self.lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1/consensus"
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    server: Detector
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        with self.server.lock:
-            self.server.questions.append(body["task"])
-        self.server.first.set()
-        reply = b'{"false_consensus_risk": "low", "risk_score": 0.1}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
-
-    def log_message(self, *args: object) -> None:
-        pass
+from conftest import read_jsonl, run_cli
+from localdetector import Detector, serving
 
 
 @pytest.fixture
 def detector() -> Iterator[Detector]:
-    server = Detector()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving() as server:
+        yield server
 
 
 def _lines(tmp_path: Path, n: int) -> list[bytes]:
     return write_cases(tmp_path / "source.jsonl", n).read_bytes().splitlines(keepends=True)
-
-
-def test_the_first_request_goes_out_before_the_rest_of_the_file_is_written(tmp_path: Path, detector: Detector) -> None:
-    """The file's first line is written into the FIFO, and nothing more until the detector has its first request: a
-    run that read the whole file first would wait forever (the test fails at `WAIT_S`)."""
-    lines = _lines(tmp_path, 40)
-    fifo = tmp_path / "cases.fifo"
-    os.mkfifo(fifo)
-    out = tmp_path / "run"
-    command = [sys.executable, "-m", "harness", "eval", str(fifo), "-d", detector.url, "--out", str(out), "-q"]
-    with subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True) as process:
-        with fifo.open("wb") as writer:  # opens once the run opens the FIFO to read it
-            writer.write(lines[0])
-            writer.flush()
-            came = detector.first.wait(WAIT_S)
-            writer.writelines(lines[1:] if came else [])
-        _, err = process.communicate(timeout=WAIT_S)
-    assert came, "the run sent nothing before the whole file was there"
-    assert process.returncode == 0, err
-    cases = [orjson.loads(line) for line in lines]
-    assert detector.questions[0] == cases[0]["question"]  # the preflight: the file's first case
-    assert sorted(detector.questions) == sorted(c["question"] for c in cases)  # each case asked once
-    journal = read_jsonl(out / "predictions.jsonl")
-    assert [r["id"] for r in journal] == [c["id"] for c in cases]  # the preflight's answer is its case's record
 
 
 def _validate_lines(cases: Path) -> list[str]:
