@@ -70,7 +70,7 @@ class Reading:
 
     def checked_scope(self, *, asked: int) -> tuple[list[CaseLabels], list[CaseLabels], str]:
         """(the cases in scope, those to run, the data set's digest) of a whole reading, or the refusal of a file
-        with errors (``asked``: the requests sent before they were found) or of nothing to evaluate."""
+        with errors (``asked``: the cases that had gone out or were on their way) or of nothing to evaluate."""
         scanned, settings = self.scanned, self.settings
         if scanned.errors and not settings.skip_invalid:
             raise invalid_cases(scanned, asked)

@@ -419,9 +419,10 @@ async def _run_scanned(
             detector_fingerprint = await signals.guard(fingerprint(detector, settings.detector))
             if (cached := _cached(settings, detector, detector_fingerprint, owns=owned)) is not detector:
                 detector, owned = cached, True  # the wrapper is the run's own; it closes what it wraps if it owns it
-            if early is not None:  # the first case goes out now, and the rest of the file is read meanwhile
-                first_item = (early, ItemKey(early.case_id))
-                asking = asyncio.ensure_future(_preflight(settings, detector, first_item, scanned.case(early.line)))
+            first_item = None if early is None else (early, ItemKey(early.case_id))  # first_plain's choice, too
+            if first_item is not None:  # the first case goes out now, and the rest of the file is read meanwhile
+                case = scanned.case(first_item[0].line)  # read before the rest is: the spool is written meanwhile
+                asking = asyncio.ensure_future(_preflight(settings, detector, first_item, case))
                 await reading.rest()
                 scope, labels, digest = reading.checked_scope(asked=1)
             _refuse_training_overlap(detector, labels)
@@ -432,7 +433,7 @@ async def _run_scanned(
             outcomes = _standing(settings, labels, journaled)
             plan = plan_items(settings, labels, scanned)  # one item a case without --epochs and --probe
             pending = [(lab, key) for lab, key in plan.items if key not in outcomes]
-            head = first_plain(pending) if settings.preflight else None  # what an early preflight asked, too
+            head = first_item if early is not None else first_plain(pending) if settings.preflight else None
             todo = send_order([item for item in pending if head is None or item[1] != head[1]], settings.seed)
             source, count = item_source(settings, scanned, todo), len(todo)
             before = len(outcomes)
