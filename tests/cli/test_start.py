@@ -3,15 +3,13 @@ none of them before its first request."""
 
 from __future__ import annotations
 
-import http.server
 import subprocess
 import sys
-import threading
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from casegen import write_cases
+from localdetector import serving
 
 
 def test_cli_start_does_not_import_heavy_libraries() -> None:
@@ -31,28 +29,6 @@ COMPILED = {
 }
 
 
-class _FirstRequest(http.server.BaseHTTPRequestHandler):
-    """A detector that answers low, and on its first request notes which of `COMPILED` the client has mapped."""
-
-    seen: ClassVar[dict[str, bool]] = {}
-    client_pid = 0
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
-        if not _FirstRequest.seen:
-            maps = Path(f"/proc/{_FirstRequest.client_pid}/maps").read_text()
-            _FirstRequest.seen = {name: part in maps for name, part in {**COMPILED, "aiohttp": "aiohttp/"}.items()}
-        body = b'{"false_consensus_risk": "low", "risk_score": 0.1}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads a process's mapped files from /proc")
 def test_a_run_sends_its_first_request_before_it_imports_numpy_pandas_scikit_learn_scipy_or_pydantic(
     tmp_path: Path,
@@ -61,18 +37,19 @@ def test_a_run_sends_its_first_request_before_it_imports_numpy_pandas_scikit_lea
     them: the figures and the reports import them once the answers are in. Seen from the detector's side: when the
     first request arrives, the client process has mapped aiohttp's compiled parts (the check sees imports) and none
     of theirs."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FirstRequest)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1/consensus"
+    client: list[int] = []
+    seen: dict[str, bool] = {}
+
+    def look() -> None:  # which of them the client has mapped, as its first request arrives
+        maps = Path(f"/proc/{client[0]}/maps").read_text()
+        seen.update({name: part in maps for name, part in {**COMPILED, "aiohttp": "aiohttp/"}.items()})
+
+    with serving(on_first=look) as detector:
         cases = write_cases(tmp_path / "cases.jsonl", 3)
-        command = [sys.executable, "-m", "harness", "eval", str(cases), "-d", url, "-q", "--out", str(tmp_path / "r")]
+        command = [sys.executable, "-m", "harness", "eval", str(cases), "-d", detector.url, "-q", "--out",
+                   str(tmp_path / "r")]  # fmt: skip
         with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as process:
-            _FirstRequest.client_pid = process.pid
+            client.append(process.pid)
             _, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert _FirstRequest.seen == {**{name: False for name in COMPILED}, "aiohttp": True}
+    assert seen == {**{name: False for name in COMPILED}, "aiohttp": True}
