@@ -24,24 +24,24 @@ from harness.cases.reader import Scan, scanning
 from harness.errors import InvalidCasesError, RunError
 from harness.run.selection import in_scope, in_shard, select, shard_filter, subset_choice
 from harness.run.settings import EvalSettings
-from harness.types import CaseLabels, Detector
+from harness.types import CaseLabels
 
 
-def asks_first_early(settings: EvalSettings, detector: Detector | None) -> bool:
+def asks_first_early(settings: EvalSettings) -> bool:
     """Whether the preflight goes out as soon as the first case is checked, while the rest of the file is read: for
     a detector that sends requests (its round trip then overlaps the reading), in a new run that asks a preflight.
     Any other detector is opened and asked once the whole file is checked, as a detector slow to open must not make
     a broken line wait."""
-    return detector is None and settings.detector.kind in ("http", "llm") and settings.preflight and not settings.resume
+    return settings.detector.kind in ("http", "llm") and settings.preflight and not settings.resume
 
 
 class Reading:
     """A run's reading of its cases file; ``scanned`` holds what it found (see the module's two ways)."""
 
-    def __init__(self, settings: EvalSettings, detector: Detector | None) -> None:
+    def __init__(self, settings: EvalSettings) -> None:
         self.settings = settings
         self.scanned = Scan(path=str(settings.cases), sha256="")
-        self._early = asks_first_early(settings, detector)
+        self._early = asks_first_early(settings)
         # a shard checks only its own cases
         self._lines = scanning(self.scanned, settings.cases, strict=settings.strict, spool=True,
                                keep=shard_filter(settings))  # fmt: skip
@@ -88,7 +88,7 @@ class Reading:
         self.scanned.close()
 
 
-def invalid_cases(scanned: Scan, asked: int = 0) -> InvalidCasesError:
+def invalid_cases(scanned: Scan, asked: int) -> InvalidCasesError:
     errors = scanned.errors
     message = f"{scanned.path}: {len(errors)} error(s) in {scanned.invalid_lines} line(s)"
     return InvalidCasesError(message, scanned.problems, asked=asked)

@@ -336,11 +336,11 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     """Evaluate a detector on a cases file and write the run folder. See `EvalSettings` for the knobs.
 
     Raises `InvalidCases` before anything is written when the file has errors (unless ``skip_invalid``; at most the
-    preflight was sent, when it went out while the file was read: `_asks_first_early`), `RunError`
+    preflight was sent, when it went out while the file was read: `harness.run.reading`), `RunError`
     when there is nothing to evaluate or a run folder cannot be resumed, `PreflightFailed` (a `RunError`) when
     the first case shows the detector cannot work, and `RunInterrupted` for a signal before the folder was made.
     """
-    reading = Reading(settings, detector)  # read once: the run sends from the spool
+    reading = Reading(settings)  # read once: the run sends from the spool
     try:
         return await _run_scanned(settings, detector, reading, reading.start())
     except OSError as exc:

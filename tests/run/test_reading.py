@@ -9,6 +9,9 @@ does not wait for the rest of the file is shown with a FIFO in tests/run/test_re
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import os
 import random
 import re
 from collections.abc import Iterator
@@ -19,6 +22,11 @@ import pytest
 from casegen import write_cases
 from conftest import read_jsonl, run_cli
 from localdetector import Detector, serving
+
+from harness.run.reading import asks_first_early
+from harness.run.runner import run
+from harness.run.settings import EvalSettings
+from harness.spec import parse_spec
 
 
 @pytest.fixture
@@ -106,13 +114,74 @@ def test_a_run_that_reads_while_its_preflight_is_out_counts_as_one_that_read_fir
 
 
 def test_a_broken_first_line_fails_the_run_before_any_request(tmp_path: Path, detector: Detector) -> None:
+    """And the whole file is still read: a later broken line is listed too."""
     lines = _lines(tmp_path, 5)
+    lines[3] = b"[]\n"
     cases = tmp_path / "cases.jsonl"
     cases.write_bytes(b"{not json\n" + b"".join(lines))
     done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(tmp_path / "run"), "-q")
     assert done.returncode == 1
     assert "no detector was called (use --skip-invalid to run the valid cases)" in done.stderr
     assert detector.questions == []
+    said = _problems(done.stderr, cases)
+    assert said == _validate_lines(cases) and [line.split(":")[1] for line in said] == ["1", "5"]
+
+
+def test_a_shard_s_preflight_is_its_own_first_case(tmp_path: Path, detector: Detector) -> None:
+    """--shard 2/2: the first case of the file in shard 2 goes first (worked out here from the ids' sha256), and no
+    case of shard 1 is ever sent."""
+    cases = write_cases(tmp_path / "cases.jsonl", 30)
+    parsed = [orjson.loads(line) for line in cases.read_bytes().splitlines()]
+    mine = [c for c in parsed if int(hashlib.sha256(c["id"].encode()).hexdigest()[:12], 16) % 2 == 1]
+    assert mine[0] is not parsed[0] or mine[1] is not parsed[1]  # the seed gives a shard that starts later
+    done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(tmp_path / "run"), "-q", "--shard", "2/2")
+    assert done.returncode == 0, done.stderr
+    assert detector.questions[0] == mine[0]["question"]
+    assert sorted(detector.questions) == sorted(c["question"] for c in mine)
+
+
+@pytest.mark.parametrize(
+    ("spec", "extra", "early"),
+    [
+        ("http://127.0.0.1:1/v1/consensus", {}, True),
+        ("llm:some-model@http://127.0.0.1:1/v1", {}, True),
+        ("http://127.0.0.1:1/v1/consensus", {"preflight": False}, False),
+        ("http://127.0.0.1:1/v1/consensus", {"resume": True}, False),
+        ("builtin:heuristic", {}, False),
+        ("detectors.py:assess", {}, False),
+    ],
+)
+def test_only_a_new_run_s_preflight_to_a_detector_that_sends_requests_goes_early(
+    spec: str, extra: dict[str, bool], early: bool
+) -> None:
+    settings = EvalSettings(cases="cases.jsonl", detector=parse_spec(spec), **extra)
+    assert asks_first_early(settings) is early
+
+
+def test_a_run_cancelled_while_it_reads_its_file_ends_cancelled(tmp_path: Path, detector: Detector) -> None:
+    """The file is a pipe of which only the first line has come: the preflight is out, the thread waits on the
+    pipe, and the run is cancelled. It ends as cancelled, not with the error of closing a file still being read."""
+    lines = _lines(tmp_path, 5)
+    read_end, write_end = os.pipe()
+    os.write(write_end, lines[0])
+    settings = EvalSettings(cases=f"/dev/fd/{read_end}", detector=parse_spec(detector.url), progress=False,
+                            out=str(tmp_path / "run"), n_boot=0)  # fmt: skip
+
+    async def cancel_once_asked() -> None:
+        task = asyncio.ensure_future(run(settings))
+        try:
+            assert await asyncio.to_thread(detector.first.wait, 60)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        finally:
+            os.close(write_end)  # the thread reading the pipe sees its end and stops
+
+    try:
+        asyncio.run(cancel_once_asked())
+    finally:
+        os.close(read_end)
+    assert not (tmp_path / "run").exists()
 
 
 def test_skipping_invalid_lines_asks_each_valid_case_once(tmp_path: Path, detector: Detector) -> None:

@@ -26,7 +26,7 @@ from harness.runfolder.journal import (
     record_problem,
     scrub_record,
 )
-from harness.types import CaseLabels, DetectorError, Outcome, Prediction
+from harness.types import CaseLabels, DetectorError, ItemKey, Outcome, Prediction
 
 SECRET = "s3cr3t-Token-9"
 
@@ -549,6 +549,24 @@ def test_the_writer_appends_one_line_per_record_each_on_disk_at_once(tmp_path: P
     writer.close()
     assert writer._file.closed
     assert path.read_bytes() == _line("FCB-0000") + expected_first + orjson.dumps(second) + b"\n"
+
+
+def test_a_writer_that_keeps_its_records_holds_each_item_s_last_as_written(tmp_path: Path) -> None:
+    """keep=True: each item's latest record, scrubbed as the file has it; by default nothing is kept."""
+    plain = JournalWriter(tmp_path / "plain.jsonl")
+    plain.write(record(labels("FCB-0001"), Prediction("high"), None, 1, 0.5))
+    plain.close()
+    assert plain.kept is None
+    writer = JournalWriter(tmp_path / "predictions.jsonl", secrets=["sk-hidden"], keep=True)
+    first = record(labels("FCB-0001"), None, DetectorError("timeout", "slow"), 2, 3.0)
+    again = record(labels("FCB-0001"), Prediction("low", extra={"echo": "sk-hidden"}), None, 1, 0.5)
+    other = record(labels("FCB-0002"), Prediction("high"), None, 1, 0.25)
+    for rec in (first, again, other):
+        writer.write(rec)
+    writer.close()
+    on_disk = [orjson.loads(line) for line in (tmp_path / "predictions.jsonl").read_bytes().splitlines()]
+    assert writer.kept == {ItemKey("FCB-0001"): on_disk[1], ItemKey("FCB-0002"): on_disk[2]}
+    assert on_disk[1]["response"] == {"echo": "[REDACTED]"}
 
 
 def test_a_new_journal_has_the_usual_permissions_and_is_never_inherited(tmp_path: Path) -> None:
