@@ -435,7 +435,6 @@ async def _run_scanned(
             pending = [(lab, key) for lab, key in plan.items if key not in outcomes]
             head = first_item if early is not None else first_plain(pending) if settings.preflight else None
             todo = send_order([item for item in pending if head is None or item[1] != head[1]], settings.seed)
-            source, count = item_source(settings, scanned, todo), len(todo)
             before = len(outcomes)
             if settings.resume and isinstance(detector, HasBudget):  # the caps count the earlier sessions too
                 _count_spent(detector.budget, journaled.values(), manifest)
@@ -449,7 +448,7 @@ async def _run_scanned(
                 if asking is not None:
                     first = await signals.guard(asking)
             except RunStopped as exc:
-                stopped, source, count = exc.reason, iter(()), 0
+                stopped, todo = exc.reason, []
             run_dir.mkdir(parents=True, exist_ok=True)
             if not settings.resume:
                 _lock(held, run_dir)
@@ -461,14 +460,15 @@ async def _run_scanned(
             write_scope(run_dir, labels)  # what the run counts: compare and leaderboards count the same
             # a fresh run writes its whole journal: its reports take the records from here, not read back
             journal = JournalWriter(run_dir / PREDICTIONS, secrets=_secrets(detector), keep=not settings.resume)
-            progress = Progress(len(plan), len(plan) - count - (first is not None), settings.progress)
+            progress = Progress(len(plan), len(plan) - len(todo) - (first is not None), settings.progress)
             try:
                 if first is not None:  # the preflight's answer stands as its case's result: no case is asked twice
                     outcomes[item_key(first)] = outcome_of(journal.write(first))
                     progress.step(first["error"] is not None)
                 _import_after_answers(settings)
+                source = item_source(settings, scanned, todo)
                 stopped = stopped or await _run_workers(
-                    settings, detector, source, count, journal, outcomes, progress, signals
+                    settings, detector, source, len(todo), journal, outcomes, progress, signals
                 )
             finally:
                 ended = time.perf_counter()  # closing the detector (stopping a local Ray) is not the cases' time

@@ -14,8 +14,10 @@ import hashlib
 import os
 import random
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -23,6 +25,7 @@ from casegen import write_cases
 from conftest import read_jsonl, run_cli
 from localdetector import Detector, serving
 
+from harness.errors import InvalidCasesError
 from harness.run.reading import asks_first_early
 from harness.run.runner import run
 from harness.run.settings import EvalSettings
@@ -156,6 +159,33 @@ def test_only_a_new_run_s_preflight_to_a_detector_that_sends_requests_goes_early
 ) -> None:
     settings = EvalSettings(cases="cases.jsonl", detector=parse_spec(spec), **extra)
     assert asks_first_early(settings) is early
+
+
+def test_a_refusal_after_an_early_preflight_says_so_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """The detector holds the preflight's request until the test lets it go, so the broken line is certainly found
+    while the request is out: the refusal counts it (``asked`` 1) and the run ends with no task of its left (the
+    request cancelled). A detector asked once the whole file is read is refused with ``asked`` 0."""
+    release = threading.Event()
+    lines = _lines(tmp_path, 3)
+    lines[2] = b"[]\n"
+    cases = tmp_path / "cases.jsonl"
+    cases.write_bytes(b"".join(lines))
+
+    async def refused(spec: str) -> tuple[int, list[asyncio.Task[Any]]]:
+        settings = EvalSettings(cases=str(cases), detector=parse_spec(spec), progress=False, n_boot=0,
+                                out=str(tmp_path / "run"))  # fmt: skip
+        with pytest.raises(InvalidCasesError) as err:
+            await run(settings)
+        return err.value.asked, [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+    with serving(on_first=lambda: release.wait(60)) as held:
+        try:
+            asked, left = asyncio.run(refused(held.url))
+        finally:
+            release.set()
+    assert (asked, left) == (1, [])
+    assert asyncio.run(refused("builtin:heuristic"))[0] == 0
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_run_cancelled_while_it_reads_its_file_ends_cancelled(tmp_path: Path, detector: Detector) -> None:
