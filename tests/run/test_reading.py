@@ -31,6 +31,9 @@ from harness.run.runner import run
 from harness.run.settings import EvalSettings
 from harness.spec import parse_spec
 
+HANG_S = 15
+"""A bound for a hang, never a timing: an answer on 127.0.0.1 takes milliseconds; a run that never sends waits."""
+
 
 @pytest.fixture
 def detector() -> Iterator[Detector]:
@@ -178,7 +181,7 @@ def test_a_refusal_after_an_early_preflight_says_so_and_leaves_nothing_running(t
             await run(settings)
         return err.value.asked, [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
 
-    with serving(on_first=lambda: release.wait(60)) as held:
+    with serving(on_first=lambda: release.wait(HANG_S)) as held:
         try:
             asked, left = asyncio.run(refused(held.url))
         finally:
@@ -200,7 +203,7 @@ def test_a_run_cancelled_while_it_reads_its_file_ends_cancelled(tmp_path: Path, 
     async def cancel_once_asked() -> None:
         task = asyncio.ensure_future(run(settings))
         try:
-            assert await asyncio.to_thread(detector.first.wait, 60)
+            assert await asyncio.to_thread(detector.first.wait, HANG_S)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
