@@ -134,13 +134,20 @@ def test_a_broken_first_line_fails_the_run_before_any_request(tmp_path: Path, de
 
 
 def test_a_shard_s_preflight_is_its_own_first_case(tmp_path: Path, detector: Detector) -> None:
-    """--shard 2/2: the first case of the file in shard 2 goes first (worked out here from the ids' sha256), and no
-    case of shard 1 is ever sent."""
+    """The shard (of two) that the file's first case is not in, and that case's category (with a subset, every line
+    is checked, the other shard's too): the shard's own first case of the category goes first (worked out here from
+    the ids' sha256), and no other case is ever sent."""
     cases = write_cases(tmp_path / "cases.jsonl", 30)
     parsed = [orjson.loads(line) for line in cases.read_bytes().splitlines()]
-    mine = [c for c in parsed if int(hashlib.sha256(c["id"].encode()).hexdigest()[:12], 16) % 2 == 1]
-    assert mine[0] is not parsed[0] or mine[1] is not parsed[1]  # the seed gives a shard that starts later
-    done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(tmp_path / "run"), "-q", "--shard", "2/2")
+
+    def shard(case: dict[str, Any]) -> int:
+        return int(hashlib.sha256(case["id"].encode()).hexdigest()[:12], 16) % 2 + 1
+
+    other, category = 3 - shard(parsed[0]), parsed[0]["category"]
+    mine = [c for c in parsed if shard(c) == other and c["category"] == category]
+    assert mine
+    done = run_cli("eval", str(cases), "-d", detector.url, "--out", str(tmp_path / "run"), "-q",
+                   "--shard", f"{other}/2", "--category", category)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert detector.questions[0] == mine[0]["question"]
     assert sorted(detector.questions) == sorted(c["question"] for c in mine)
