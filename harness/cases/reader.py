@@ -121,7 +121,10 @@ def scanning(
                 result.passed_over += 1
                 yield None
                 continue
-            problems, labels = check_raw(shown, line_no, raw, size, first_line, strict)
+            if not raw:
+                problems, labels = [Problem(shown, line_no, "(line)", too_long_message(size))], None
+            else:
+                problems, labels = check_line(shown, line_no, raw, first_line, strict)
             result.problems.extend(problems)
             if labels is None:
                 result.invalid_lines += 1
@@ -133,15 +136,6 @@ def scanning(
                 kept.write(raw if raw.endswith(b"\n") else raw + b"\n")
             yield labels
     result.sha256 = digest.hexdigest()
-
-
-def check_raw(
-    shown: str, line_no: int, raw: bytes, size: int, first_line: dict[str, int], strict: bool
-) -> tuple[list[Problem], CaseLabels | None]:
-    """`check_line` for a line as `raw_lines` reads it: ``b""`` stands for a line over the length cap (``size``)."""
-    if not raw:
-        return [Problem(shown, line_no, "(line)", too_long_message(size))], None
-    return check_line(shown, line_no, raw, first_line, strict)
 
 
 def _passed_over(raw: bytes, keep: Callable[[str], bool]) -> bool:

@@ -80,7 +80,7 @@ def first_plain(pending: list[tuple[CaseLabels, ItemKey]]) -> tuple[CaseLabels, 
     """The item the preflight asks: the first pending request as it is (no probe's variant) in file order, else the
     first pending item; None when none is pending. A request as it is: a detector that fails only on reordered
     answers must not be refused as one that cannot work. In file order: the first case can be sent while the rest
-    of the file is still being read (`_first_in_scope`)."""
+    of the file is still being read (`harness.run.reading`)."""
     return next((item for item in pending if item[1].variant is None), pending[0] if pending else None)
 
 
