@@ -8,6 +8,7 @@ Modules:
 - ``engines``: where a Python detector runs: in-process, worker processes or Ray actors
 - ``cache``: the response cache (SQLite), keyed by the detector's fingerprint and the request
 - ``outputs``: what a run writes into its folder, and the identity checked when it resumes
+- ``reading``: how a run reads its cases file; ``pace``: what it does for its own pace only (the collector, imports)
 - ``progress``: progress on standard error; ``signals``: SIGINT and SIGTERM during a run
 - ``merge``: ``fcb merge``: the shard runs of one evaluation combined into one run
 - ``api``: the Python API: `evaluate`, `evaluate_async`, `load_result`

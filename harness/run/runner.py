@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import importlib
 import random
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -41,6 +39,7 @@ from harness.run.outputs import (
     run_identity,
     write_outputs,
 )
+from harness.run.pace import fewer_collections, import_after_answers, then
 from harness.run.progress import Progress
 from harness.run.reading import Reading
 from harness.run.settings import EvalSettings, manifest_settings, settings_record
@@ -342,7 +341,8 @@ async def run(settings: EvalSettings, detector: Detector | None = None) -> RunRe
     """
     reading = Reading(settings)  # read once: the run sends from the spool
     try:
-        return await _run_scanned(settings, detector, reading, reading.start())
+        with fewer_collections():
+            return await _run_scanned(settings, detector, reading, reading.start())
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
@@ -359,32 +359,6 @@ async def _let_go(asking: asyncio.Future[JournalRecord] | None) -> None:
     asking.cancel()  # nothing for a preflight that has answered
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await asking
-
-
-AFTER_ANSWERS = ("harness.run.tally", "harness.report.text", "harness.report.html")
-"""What a run imports once its answers are in (numpy, the figures, the reports): imported while the last are out."""
-
-
-def _then(source: Iterator[Sent], after: Callable[[], None]) -> Iterator[Sent]:
-    """``source``'s items, then ``after()`` once, when a worker finds it empty: every request has been sent."""
-    yield from source
-    after()
-
-
-def _import_after_answers(settings: EvalSettings) -> None:
-    """Import `AFTER_ANSWERS` in a thread once every request has been sent, while the run waits on the last answers:
-    the event loop then has no request left to send, so their import time overlaps that wait instead of following it
-    (started earlier, at 256 in flight against a 50 ms detector, it took the loop's time from the sending: 0.85-0.92 of
-    the bare loop's pace on 5,000 cases, against 0.96 without). Only with the local engine: worker processes may
-    fork while the thread holds an import lock. A failed import here is left to the run's own import to raise."""
-    if settings.engine == "local":
-        threading.Thread(target=_import_quietly, args=(AFTER_ANSWERS,), name="fcb-imports", daemon=True).start()
-
-
-def _import_quietly(names: Iterable[str]) -> None:
-    with contextlib.suppress(Exception):
-        for name in names:
-            importlib.import_module(name)
 
 
 def _out_of_space(exc: OSError) -> RunError:
@@ -473,7 +447,7 @@ async def _run_scanned(
                 if first is not None:  # the preflight's answer stands as its case's result: no case is asked twice
                     outcomes[item_key(first)] = outcome_of(journal.write(first))
                     progress.step(first["error"] is not None)
-                source = _then(item_source(settings, scanned, todo), lambda: _import_after_answers(settings))
+                source = then(item_source(settings, scanned, todo), lambda: import_after_answers(settings.engine))
                 stopped = stopped or await _run_workers(
                     settings, detector, source, len(todo), journal, outcomes, progress, signals
                 )
