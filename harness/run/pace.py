@@ -63,6 +63,6 @@ def import_after_answers(engine: str) -> None:
 
 
 def _import_quietly(names: Iterable[str]) -> None:
-    with contextlib.suppress(Exception):
-        for name in names:
+    for name in names:  # each on its own: one that fails leaves the others to be imported
+        with contextlib.suppress(Exception):
             importlib.import_module(name)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from casegen import write_cases
@@ -73,3 +76,38 @@ def test_then_calls_after_once_the_source_is_empty() -> None:
     assert next(items) == "a" and next(items) == "b" and calls == []
     assert next(items, None) is None and calls == ["after"]
     assert next(items, None) is None and calls == ["after"]
+
+
+def _imports_thread() -> threading.Thread:
+    return next(t for t in threading.enumerate() if t.name == "fcb-imports")
+
+
+def test_the_imports_run_in_a_daemon_thread_and_a_failed_one_is_left_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the local engine, a daemon thread named fcb-imports imports each module (one that fails to import is
+    passed over in silence: the run's own import raises it); with worker processes, no thread at all."""
+    (tmp_path / "fcb_pace_fails.py").write_text("raise ImportError('no')\n")
+    (tmp_path / "fcb_pace_probe.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(pace, "AFTER_ANSWERS", ("fcb_pace_fails", "fcb_pace_probe"))
+    raised: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    for name in ("fcb_pace_fails", "fcb_pace_probe"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    pace.import_after_answers("processes")
+    assert not any(t.name == "fcb-imports" for t in threading.enumerate())
+    assert "fcb_pace_probe" not in sys.modules
+    gate = threading.Lock()
+    with gate:  # the thread cannot end before it is found: the probe's import waits on the gate
+        (tmp_path / "fcb_pace_probe.py").write_text("import test_pace_gate\ntest_pace_gate.GATE.acquire()\n")
+        (tmp_path / "test_pace_gate.py").write_text("")
+        monkeypatch.delitem(sys.modules, "test_pace_gate", raising=False)
+        import test_pace_gate  # type: ignore[import-not-found]
+
+        test_pace_gate.GATE = gate
+        pace.import_after_answers("local")
+        thread = _imports_thread()
+    thread.join(timeout=30)
+    assert not thread.is_alive() and thread.daemon
+    assert "fcb_pace_probe" in sys.modules and raised == []
