@@ -56,22 +56,18 @@ class Scan:
 
     def case(self, line: int) -> dict[str, Any]:
         """The parsed case on a valid line, read back from the spool (never from the file again)."""
+        case: dict[str, Any] = orjson.loads(self.text(line))  # a valid line: a JSON object
+        return case
+
+    def text(self, line: int) -> bytes:
+        """A valid line as it was read (without its newline), from the spool."""
         if self.spool is None:
             raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
         end = self.spool.tell()  # where a scan still under way writes its next line (`scanning`)
         self.spool.seek(self.offsets[line])
-        case: dict[str, Any] = orjson.loads(self.spool.readline())  # a valid line: a JSON object
+        raw = self.spool.readline()
         self.spool.seek(end)
-        return case
-
-    def spooled(self) -> Iterator[tuple[CaseLabels, bytes]]:
-        """Each valid case's labels with its line as read (without the newline), in file order, from the spool: the
-        very text the run sent, unparsed."""
-        if self.spool is None:
-            raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
-        self.spool.seek(0)
-        for lab, raw in zip(self.labels, self.spool, strict=True):  # the spool holds the labels' lines, in order
-            yield lab, raw.rstrip(b"\n")
+        return raw.rstrip(b"\n")
 
     def close(self) -> None:
         if self.spool is not None:

@@ -19,7 +19,8 @@ from harness.files import atomic_write
 from harness.leaderboard.board import DataSetView, board_views
 from harness.leaderboard.render import header, method_text, row_cells
 from harness.leaderboard.runs import Run
-from harness.report.html import esc, pack
+from harness.report.html import esc
+from harness.report.packing import pack
 from harness.tables import figure
 
 BOARD_HTML = "board.html"

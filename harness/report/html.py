@@ -9,18 +9,14 @@ text, sorts on any column, and opens a case with its answers, labels and the det
 
 from __future__ import annotations
 
-import base64
-import gzip
 import html
 import os
 import sys
 import webbrowser
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from harness.cases.reader import Scan
 from harness.documents import (
@@ -35,6 +31,7 @@ from harness.documents import (
 from harness.errors import ReportError  # noqa: F401 - importable from here as before
 from harness.files import atomic_write
 from harness.report.operating import OPERATING_HEADER, operating_note, operating_rows, review_svg, threshold_lines
+from harness.report.packing import pack_explorer
 from harness.report.repeats import (
     AGREEMENT_HEADER,
     EPOCH_HEADER,
@@ -67,7 +64,7 @@ from harness.report.text import (
     operational_rows,
 )
 from harness.runfolder.baseline import decode_cases, read_baseline
-from harness.runfolder.cases import case_texts, file_sha256_of, spooled_texts
+from harness.runfolder.cases import SpooledTexts, case_texts, file_sha256_of
 from harness.runfolder.names import REPORT_HTML
 from harness.runfolder.read import case_records, item_records, read_metrics, records_by_case
 from harness.tables import percent
@@ -113,16 +110,36 @@ def explorer_cases(
     """The explorer's rows: one per case id (default: every journaled id, in id order), with one prediction per
     journal (None where that run has no record) and the case's text when the cases file is still the one the run
     read (``sha256``: the file's digest as the run recorded it; see `case_texts`)."""
+    rows, note = explorer_rows(journals, cases_path, ids, sha256)
+    return list(rows), note
+
+
+def explorer_rows(
+    journals: Sequence[Mapping[str, Mapping[str, Any]]],
+    cases_path: str | Scan | None,
+    ids: Sequence[str] | None = None,
+    sha256: str | None = None,
+) -> tuple[Iterator[dict[str, Any]], str]:
+    """`explorer_cases`'s rows made one at a time, as they are packed: from the run's own scan, each case's text is
+    read from the spool when its row is made, so that no more than one row is held (9,999 cases: 40 MB less)."""
     if ids is None:
         ids = sorted({cid for j in journals for cid in j})
     firsts = {cid: next(r for r in (j.get(cid) for j in journals) if r is not None) for cid in ids}
     wanted = {cid: rec.get("hash") for cid, rec in firsts.items()}
     if isinstance(cases_path, Scan):  # the run's own scan: its cases as read, nothing parsed again
-        texts: Mapping[str, Any] = spooled_texts(cases_path, wanted)
+        texts: Mapping[str, Any] = SpooledTexts(cases_path, wanted)
         note = ""
     else:
         texts, note = case_texts(cases_path, wanted, sha256)
-    rows = []
+    return _rows(journals, ids, firsts, texts), note
+
+
+def _rows(
+    journals: Sequence[Mapping[str, Mapping[str, Any]]],
+    ids: Sequence[str],
+    firsts: Mapping[str, Mapping[str, Any]],
+    texts: Mapping[str, Any],
+) -> Iterator[dict[str, Any]]:
     for cid in ids:
         first = firsts[cid]
         row: dict[str, Any] = {
@@ -135,8 +152,7 @@ def explorer_cases(
             row["origin"] = first["origin"]
         if cid in texts:
             row["case"] = texts[cid]  # the whole case: this is the report, labels and metadata included
-        rows.append(row)
-    return rows, note
+        yield row
 
 
 # ---- static parts of the page ----
@@ -313,15 +329,9 @@ def _asset(name: str) -> str:
     return (resources.files("harness") / "data" / name).read_text(encoding="utf-8")
 
 
-def pack(data: Any) -> str:
-    """JSON, gzip-compressed, base64: the browser unpacks it with DecompressionStream."""
-    raw = orjson.dumps(data, default=repr, option=orjson.OPT_NON_STR_KEYS)
-    packed = gzip.compress(raw, compresslevel=4, mtime=0)  # 4: half the time of level 6, 15% larger
-    return base64.b64encode(packed).decode()
-
-
 def page(title: str, subtitle: Sequence[str], sections: str, explorer: dict[str, Any]) -> str:
-    """A whole page: the static sections, then the explorer over ``explorer`` (``runs`` labels and ``cases``)."""
+    """A whole page: the static sections, then the explorer over ``explorer`` (``runs`` labels, ``cases`` rows, a list
+    or made as they are packed, and a ``note``)."""
     lines = "".join(f"<li>{esc(s)}</li>" for s in subtitle if s)
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
@@ -331,7 +341,8 @@ def page(title: str, subtitle: Sequence[str], sections: str, explorer: dict[str,
         f"<header><h1>{esc(title)}</h1><ul class='meta'>{lines}</ul></header><main>{sections}"
         "<h2 id='explorer-title'>Cases</h2><div id='explorer'><p id='loading'>Loading the cases...</p></div>"
         "<aside id='detail' hidden></aside></main>"
-        f"<script type='application/octet-stream' id='cases-data'>{pack(explorer)}</script>"
+        f"<script type='application/octet-stream' id='cases-data'>"
+        f"{pack_explorer(explorer['runs'], explorer['cases'], explorer['note'])}</script>"
         f"<script>{_asset('report.js')}</script></body></html>\n"
     )
 
@@ -363,11 +374,17 @@ def run_page(
     else:  # the run's own settings are its run.json's: the same reducer
         records = records_by_case(items, doc["settings"].get("epoch_reducer", "mode"))
     dataset = doc["dataset"]
-    rows, note = explorer_cases([records], cases or dataset.get("path"), sha256=file_sha256_of(dataset))
-    annotate(rows, item_views(items))  # a run with epochs or probes: each epoch's verdict, the variants that flipped
+    rows, note = explorer_rows([records], cases or dataset.get("path"), sha256=file_sha256_of(dataset))
+    rows = _annotated(rows, item_views(items))  # with epochs or probes: each epoch's verdict, the variants that flipped
     label = doc["detector"].get("label") or doc["detector"]["spec"]
     explorer = {"runs": [label], "cases": rows, "note": note}
     return page("False-consensus detector report", [*_title_lines(doc), note], run_sections(doc), explorer), note
+
+
+def _annotated(rows: Iterable[dict[str, Any]], views: Mapping[str, Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+    for row in rows:
+        annotate([row], views)
+        yield row
 
 
 def write_html(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -22,15 +22,30 @@ CASES_MAX_BYTES = 1 << 30
 """The largest cases file read for its text (1 GiB): far above any real data set, far below a page's reach."""
 
 
-def spooled_texts(scanned: Scan, wanted: Mapping[str, str | None]) -> dict[str, orjson.Fragment]:
+class SpooledTexts(Mapping[str, orjson.Fragment]):
     """The cases among ``wanted`` (id -> content hash, as `case_texts` takes it) from the run's own scan of the file,
-    as the JSON text they were read in: nothing parsed or hashed again (the scan knows each line's id and hash), and
-    ``orjson.dumps`` writes a `orjson.Fragment` as it is."""
-    return {
-        lab.case_id: orjson.Fragment(raw)
-        for lab, raw in scanned.spooled()
-        if lab.case_id in wanted and wanted[lab.case_id] in (None, lab.content_hash)
-    }
+    as the JSON text they were read in, each read from the scan's spool when it is asked for: nothing held, parsed or
+    hashed again (the scan knows each line's id and hash), and ``orjson.dumps`` writes a `orjson.Fragment` as it is."""
+
+    def __init__(self, scanned: Scan, wanted: Mapping[str, str | None]) -> None:
+        if scanned.spool is None:
+            raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
+        self._scan = scanned
+        self._lines = {
+            lab.case_id: lab.line
+            for lab in scanned.labels
+            if lab.case_id in wanted and wanted[lab.case_id] in (None, lab.content_hash)
+        }
+
+    def __getitem__(self, case_id: str) -> orjson.Fragment:
+        return orjson.Fragment(self._scan.text(self._lines[case_id]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
 
 
 def case_texts(
@@ -39,7 +54,7 @@ def case_texts(
     """(the parsed cases among ``wanted`` by id, a note when the text cannot be used); streamed, one bounded line
     at a time. ``wanted`` maps each id to the content hash its journal record holds (None: any line with the id).
 
-    The run itself takes its cases from its own scan of the file (`spooled_texts`), so that a pipe is never read
+    The run itself takes its cases from its own scan of the file (`SpooledTexts`), so that a pipe is never read
     twice. A path is read only if it is a regular file under `CASES_MAX_BYTES` (never a device, a FIFO or standard
     input), and its text is used only if the whole file has the ``sha256`` the run recorded: a changed file gives no
     text at all, never another run's cases under this run's predictions. Every note that means "no text" starts

@@ -12,7 +12,7 @@ from casegen import write_cases
 
 from harness.cases.reader import scan
 from harness.cases.validate import content_hash
-from harness.runfolder.cases import case_texts, spooled_texts
+from harness.runfolder.cases import SpooledTexts, case_texts
 
 
 def _file_with_a_broken_line(tmp_path: Path) -> tuple[Path, list[bytes]]:
@@ -34,12 +34,13 @@ def test_the_run_s_scan_gives_each_wanted_case_as_the_line_it_read(tmp_path: Pat
     try:
         ids = list(by_id)
         wanted = {ids[0]: content_hash(orjson.loads(by_id[ids[0]])), ids[1]: None, ids[2]: "0" * 16, "FCB-9999": None}
-        texts = spooled_texts(scanned, wanted)
+        texts = SpooledTexts(scanned, wanted)
+        # the matching hash and the unpinned id are given; a hash the scan does not hold and an unknown id are not
+        assert sorted(texts) == sorted(ids[:2]) and len(texts) == 2
+        assert ids[0] in texts and ids[2] not in texts and "FCB-9999" not in texts
+        document = orjson.dumps({i: texts[i] for i in reversed(ids[:2])})  # each read from the spool when asked for
     finally:
         scanned.close()
-    # the matching hash and the unpinned id are given; a hash the scan does not hold and an unknown id are not
-    assert sorted(texts) == sorted(ids[:2])
-    document = orjson.dumps(texts)
     assert orjson.loads(document) == {i: orjson.loads(by_id[i]) for i in ids[:2]}
     assert by_id[ids[1]] in document  # the spaced line, byte for byte
     assert b"{not json" not in document
@@ -48,7 +49,7 @@ def test_the_run_s_scan_gives_each_wanted_case_as_the_line_it_read(tmp_path: Pat
 def test_a_scan_that_kept_no_cases_is_refused(tmp_path: Path) -> None:
     scanned = scan(write_cases(tmp_path / "cases.jsonl", 2))
     with pytest.raises(ValueError, match="spool=True"):
-        spooled_texts(scanned, {})
+        SpooledTexts(scanned, {})
 
 
 def test_the_file_read_again_gives_its_cases_only_while_it_is_the_file_the_run_read(tmp_path: Path) -> None:
