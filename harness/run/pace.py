@@ -23,6 +23,7 @@ flight; with this, the whole process takes 4-5% less time (docs/performance.md).
 
 _runs = 0  # the runs under way in this process: the threshold is restored when the last one ends
 _saved = gc.get_threshold()
+_counting = threading.Lock()  # runs may start and end in several threads (each with its own event loop)
 
 
 @contextlib.contextmanager
@@ -30,16 +31,18 @@ def fewer_collections() -> Iterator[None]:
     """Raise the youngest generation's threshold to `YOUNG_THRESHOLD` (never lower it) for as long as any run in this
     process is on; restore what it was when the last run ends, however the runs interleave."""
     global _runs, _saved
-    if _runs == 0:
-        _saved = gc.get_threshold()
-        gc.set_threshold(max(_saved[0], YOUNG_THRESHOLD), *_saved[1:])
-    _runs += 1
+    with _counting:
+        if _runs == 0:
+            _saved = gc.get_threshold()
+            gc.set_threshold(max(_saved[0], YOUNG_THRESHOLD), *_saved[1:])
+        _runs += 1
     try:
         yield
     finally:
-        _runs -= 1
-        if _runs == 0:
-            gc.set_threshold(*_saved)
+        with _counting:
+            _runs -= 1
+            if _runs == 0:
+                gc.set_threshold(*_saved)
 
 
 AFTER_ANSWERS = ("harness.run.tally", "harness.report.text", "harness.report.html")
