@@ -22,30 +22,45 @@ CASES_MAX_BYTES = 1 << 30
 """The largest cases file read for its text (1 GiB): far above any real data set, far below a page's reach."""
 
 
+WINDOW = 1 << 15
+"""Bytes of the spool read at once by `SpooledTexts` (a case longer than this is read whole)."""
+
+
 class SpooledTexts(Mapping[str, orjson.Fragment]):
     """The cases among ``wanted`` (id -> content hash, as `case_texts` takes it) from the run's own scan of the file,
-    as the JSON text they were read in, each read from the scan's spool when it is asked for: nothing held, parsed or
-    hashed again (the scan knows each line's id and hash), and ``orjson.dumps`` writes a `orjson.Fragment` as it is."""
+    once the scan is whole, as the JSON text they were read in, each read from the scan's spool when it is asked for:
+    nothing held, parsed or hashed again (the scan knows each line's id and hash), and ``orjson.dumps`` writes a
+    `orjson.Fragment` as it is. The spool is read a window at a time (`WINDOW`, one ``pread``): the cases asked for in
+    file order cost a read per window, in any other order at most one a case."""
 
     def __init__(self, scanned: Scan, wanted: Mapping[str, str | None]) -> None:
         if scanned.spool is None:
             raise ValueError("scan(path, spool=True) keeps the cases; this scan did not")
-        self._scan = scanned
-        self._lines = {
-            lab.case_id: lab.line
+        scanned.spool.flush()
+        self._fd = scanned.spool.fileno()
+        starts = sorted(scanned.offsets.values())  # each line runs to the next one's start, its newline left out
+        ends = dict(zip(starts, [*starts[1:], os.fstat(self._fd).st_size], strict=True))
+        self._spans = {
+            lab.case_id: (start, ends[start] - start - 1)
             for lab in scanned.labels
-            if lab.case_id in wanted and wanted[lab.case_id] in (None, lab.content_hash)
+            if lab.case_id in wanted
+            and wanted[lab.case_id] in (None, lab.content_hash)
+            and (start := scanned.offsets[lab.line]) is not None
         }
+        self._window_start, self._window = 0, b""
 
     def __getitem__(self, case_id: str) -> orjson.Fragment:
-        return orjson.Fragment(self._scan.text(self._lines[case_id]))
+        start, size = self._spans[case_id]
+        at = start - self._window_start
+        if at < 0 or at + size > len(self._window):
+            self._window_start, self._window, at = start, os.pread(self._fd, max(size, WINDOW), start), 0
+        return orjson.Fragment(self._window[at : at + size])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._lines)
+        return iter(self._spans)
 
     def __len__(self) -> int:
-        return len(self._lines)
-
+        return len(self._spans)
 
 
 def case_texts(

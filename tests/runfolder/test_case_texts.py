@@ -4,6 +4,7 @@ file (unparsed, each the very line the run read) or from the file while it is st
 from __future__ import annotations
 
 import hashlib
+import random
 from pathlib import Path
 
 import orjson
@@ -12,7 +13,7 @@ from casegen import write_cases
 
 from harness.cases.reader import scan
 from harness.cases.validate import content_hash
-from harness.runfolder.cases import SpooledTexts, case_texts
+from harness.runfolder.cases import WINDOW, SpooledTexts, case_texts
 
 
 def _file_with_a_broken_line(tmp_path: Path) -> tuple[Path, list[bytes]]:
@@ -61,3 +62,25 @@ def test_the_file_read_again_gives_its_cases_only_while_it_is_the_file_the_run_r
     assert texts == {first["id"]: first} and note == ""
     texts, note = case_texts(str(cases), wanted, "f" * 64)
     assert texts == {} and note.startswith("case text unavailable") and "it changed since the run" in note
+
+
+def test_every_case_in_any_order_is_its_line_whatever_its_length(tmp_path: Path) -> None:
+    """Cases asked for out of file order, one longer than the spool's read window, the last line of the file."""
+    cases = write_cases(tmp_path / "cases.jsonl", 40)
+    lines = cases.read_bytes().splitlines()
+    long_case = orjson.loads(lines[17])
+    for answer in long_case["answers"]:  # each answer's text at most 16,000 characters
+        answer["text"] = "why? " * 3000
+    assert len(orjson.dumps(long_case)) > WINDOW  # longer than a window on its own
+    lines[17] = orjson.dumps(long_case)
+    cases.write_bytes(b"\n".join(lines) + b"\n")
+    by_id = {orjson.loads(line)["id"]: line for line in lines}
+    order = list(by_id)
+    random.Random(4).shuffle(order)
+    scanned = scan(cases, spool=True)
+    try:
+        texts = SpooledTexts(scanned, dict.fromkeys(by_id))
+        assert {i: bytes(orjson.dumps(texts[i])) for i in order} == by_id
+        assert [bytes(orjson.dumps(texts[i])) for i in sorted(by_id)] == [by_id[i] for i in sorted(by_id)]
+    finally:
+        scanned.close()
