@@ -45,8 +45,9 @@ def fewer_collections() -> Iterator[None]:
                 gc.set_threshold(*_saved)
 
 
-AFTER_ANSWERS = ("harness.run.tally", "harness.report.text", "harness.report.html")
-"""What a run imports once its answers are in (numpy, the figures, the reports): imported while the last are out."""
+AFTER_ANSWERS = ("harness.run.tally", "numpy.random", "numpy.ma", "harness.report.text", "harness.report.html")
+"""What a run imports once its answers are in (numpy, the figures, the reports): imported while the last are out.
+numpy imports ``numpy.random`` (the bootstrap's draws) and ``numpy.ma`` (inside ``np.unique``) on first use only."""
 
 
 def then(source: Iterator[T], after: Callable[[], None]) -> Iterator[T]:
