@@ -6,7 +6,7 @@ One module per step, data flowing one way:
 | module | step |
 | --- | --- |
 | `problems.py` | the `Finding` every check returns (a JSON pointer, a message, error or warning) |
-| `schema.py` | the schema shipped in the package, checked with fastjsonschema, explained with jsonschema |
+| `schema.py` | the schema shipped in the package, checked with jsonschema-rs, explained with jsonschema |
 | `ascii.py` | find non-ASCII characters with their pointer and offset, suggest transliterations, fix them in place |
 | `latent.py` | match a latent resource to hidden facts and expected revelations (token overlap) |
 | `rules.py` | the cross-field rules the schema's description lists and JSON Schema cannot check |

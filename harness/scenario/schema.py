@@ -1,8 +1,8 @@
 """The scenario schema shipped in the package, checked fast and explained in full.
 
-fastjsonschema (compiled once) decides whether a document is valid; only a document it rejects goes through
-jsonschema's Draft 2020-12 validator, which lists every error with its JSON pointer. Two kinds of schema error are
-reported in other words, because the bare schema message would mislead:
+jsonschema-rs (compiled once, as for cases) decides whether a document is valid; only a document it rejects goes
+through jsonschema's Draft 2020-12 validator, which lists every error with its JSON pointer. Two kinds of schema
+error are reported in other words, because the bare schema message would mislead:
 
 - the operator-only fields ``canary_string`` and ``is_held_out`` (the schema's description: "server-assigned ...
   never published" and "operator flag") get "operator field: remove before publishing" instead of an
@@ -18,9 +18,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import fastjsonschema
+import jsonschema_rs
 import orjson
 
+from harness.jsoncheck import too_deep
 from harness.scenario.problems import Finding, join, pointer
 from harness.schema_messages import preview, schema_message, shorten
 
@@ -45,7 +46,7 @@ def scenario_schema() -> dict[str, Any]:
 
 @cache
 def _fast_validator() -> Any:
-    return fastjsonschema.compile(scenario_schema())
+    return jsonschema_rs.validator_for(scenario_schema())
 
 
 @cache
@@ -71,11 +72,16 @@ def check_schema(doc: Any) -> SchemaReport:
     """Every way ``doc`` breaks the schema, as findings with JSON pointers."""
     report = SchemaReport()
     try:
-        _fast_validator()(doc)
+        if _fast_validator().is_valid(doc):
+            return report
+        fast_errors = list(_fast_validator().iter_errors(doc))
+    except ValueError:  # jsonschema-rs stops at its recursion limit: a value nested far too deep, named by its field
+        top = too_deep(doc)
+        report.findings.append(Finding(pointer(top) if top else "", "value nested too deeply to validate"))
+        report.shape_ok = False
         return report
-    except fastjsonschema.JsonSchemaValueException as exc:
-        fast_error = exc
-        fallback = Finding(pointer(*exc.path[1:]), shorten(exc.message))
+    first = fast_errors[0]
+    fallback = Finding(pointer(*first.instance_path), shorten(first.message))
     try:
         errors = list(_full_validator().iter_errors(doc))
     except RecursionError:
@@ -84,7 +90,7 @@ def check_schema(doc: Any) -> SchemaReport:
         return report
     for err in errors:
         _add(report, err, doc)
-    if not errors and not _fast_ascii_error(fast_error):  # the validators disagree; trust the one that found something
+    if not errors and not all(map(_fast_ascii_error, fast_errors)):  # they disagree; trust the one that found something
         report.findings.append(fallback)
         report.shape_ok = False
     report.findings = sorted(set(report.findings), key=lambda f: (f.pointer, f.message))
@@ -109,14 +115,19 @@ def _add(report: SchemaReport, err: Any, doc: Any) -> None:
         report.findings.append(Finding(where, schema_message(err)))
 
 
-def _fast_ascii_error(err: fastjsonschema.JsonSchemaValueException) -> bool:
-    """True when fastjsonschema's error is the ASCII pattern on a string with a non-printable character.
+def _fast_ascii_error(err: Any) -> bool:
+    """True when the fast validator's error is the ASCII pattern on a string with a non-printable character.
 
-    Python's ``$`` also matches before a final newline, so jsonschema accepts ``"text\\n"`` where fastjsonschema
-    does not; the ASCII check reports that newline either way.
+    Python's ``$`` also matches before a final newline, so jsonschema accepts ``"text\\n"`` where the fast validator
+    (JSON Schema's ``$``) does not; the ASCII check reports that newline either way.
     """
-    value, definition = err.value, err.rule_definition
-    return err.rule == "pattern" and definition in ASCII_PATTERNS and isinstance(value, str) and not _printable(value)
+    kind, value = err.kind, err.instance
+    return (
+        isinstance(kind, jsonschema_rs.ValidationErrorKind.Pattern)
+        and kind.pattern in ASCII_PATTERNS
+        and isinstance(value, str)
+        and not _printable(value)
+    )
 
 
 def _printable(text: str) -> bool:

@@ -106,9 +106,9 @@ def test_cli_fix_ascii(tmp_path: Path) -> None:
 
 
 def test_a_final_newline_in_a_string_is_one_ascii_problem(tmp_path: Path) -> None:
-    # Python's "$" matches before a final newline, so jsonschema takes "Bakery\n" for printable ASCII while
-    # fastjsonschema does not: the file gets exactly one finding, from the ASCII check, and the cross-field rules
-    # still run (the id below is not the file's stem).
+    # Python's "$" matches before a final newline, so jsonschema takes "Bakery\n" for printable ASCII while the
+    # fast validator (JSON Schema's "$") does not: the file gets exactly one finding, from the ASCII check, and the
+    # cross-field rules still run (the id below is not the file's stem).
     doc = json.loads((SCENARIOS / "logroll_two.json").read_text())
     doc["name"] = "Bakery\n"
     path = tmp_path / "other_stem.json"

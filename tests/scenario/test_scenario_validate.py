@@ -197,3 +197,42 @@ def test_registers_on_the_fcb_parser() -> None:
     assert parser.parse_args(["scenario", "validate", "a.json", "--fix-ascii"]).func is cmd_validate
     assert parser.parse_args(["scenario", "analyze", "a.json", "--format", "json"]).func is cmd_analyze
     assert parser.parse_args(["scenario", "score", "a.json", "b.json"]).func is cmd_score
+
+
+def _valid_scenario() -> dict:
+    import json
+
+    return json.loads((SCENARIOS / "logroll_two.json").read_text())
+
+
+@pytest.mark.parametrize("field", ["name", "resources"])
+def test_a_value_nested_past_the_fast_validator_s_limit_is_a_finding_at_its_field(field: str) -> None:
+    from harness.scenario.schema import check_schema
+
+    deep: list = []
+    for _ in range(100_000):  # past jsonschema-rs's recursion limit, which it reports as a ValueError
+        deep = [deep]
+    doc = _valid_scenario()
+    doc[field] = deep
+    report = check_schema(doc)
+    assert report.findings == [Finding(f"/{field}", "value nested too deeply to validate")]
+    assert report.shape_ok is False
+
+
+def test_when_the_detailed_validator_finds_nothing_the_fast_one_s_first_error_stands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness.scenario import schema
+
+    class Silent:
+        def iter_errors(self, _: object) -> list:
+            return []
+
+    monkeypatch.setattr(schema, "_full_validator", Silent)
+    doc = _valid_scenario()
+    doc["name"] = 5
+    report = schema.check_schema(doc)
+    assert report.findings == [Finding("/name", '5 is not of type "string"')] and report.shape_ok is False
+    doc = _valid_scenario()
+    doc["name"] = "Bakery\n"  # only the ASCII pattern, which the ASCII check reports: nothing from the schema
+    assert schema.check_schema(doc).findings == [] and schema.check_schema(doc).shape_ok is True
