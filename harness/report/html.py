@@ -101,27 +101,17 @@ def prediction_view(rec: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
-def explorer_cases(
-    journals: Sequence[Mapping[str, Mapping[str, Any]]],
-    cases_path: str | Scan | None,
-    ids: Sequence[str] | None = None,
-    sha256: str | None = None,
-) -> tuple[list[dict[str, Any]], str]:
-    """The explorer's rows: one per case id (default: every journaled id, in id order), with one prediction per
-    journal (None where that run has no record) and the case's text when the cases file is still the one the run
-    read (``sha256``: the file's digest as the run recorded it; see `case_texts`)."""
-    rows, note = explorer_rows(journals, cases_path, ids, sha256)
-    return list(rows), note
-
-
 def explorer_rows(
     journals: Sequence[Mapping[str, Mapping[str, Any]]],
     cases_path: str | Scan | None,
     ids: Sequence[str] | None = None,
     sha256: str | None = None,
 ) -> tuple[Iterator[dict[str, Any]], str]:
-    """`explorer_cases`'s rows made one at a time, as they are packed: from the run's own scan, each case's text is
-    read from the spool when its row is made, so that no more than one row is held (9,999 cases: 27 MB less at peak)."""
+    """The explorer's rows, made one at a time as they are packed, and a note: one row per case id (default: every
+    journaled id, in id order), with one prediction per journal (None where that run has no record) and the case's
+    text when the cases file is still the one the run read (``sha256``: the file's digest as the run recorded it; see
+    `case_texts`). From the run's own scan, each case's text is read from the spool when its row is made, so that no
+    more than one row is held (9,999 cases: 27 MB less at peak)."""
     if ids is None:
         ids = sorted({cid for j in journals for cid in j})
     firsts = {cid: next(r for r in (j.get(cid) for j in journals) if r is not None) for cid in ids}
@@ -454,7 +444,8 @@ def render_compare(cmp: CompareDocument, sections: str) -> str:
     every paired case, showing the flipped ones first (the change filter)."""
     (base, base_set), (new, new_set) = run_records(cmp["base"]["path"]), run_records(cmp["new"]["path"])
     dataset = new_set if new_set.get("path") else base_set
-    rows, note = explorer_cases([base, new], dataset.get("path"), sha256=file_sha256_of(dataset))
+    made, note = explorer_rows([base, new], dataset.get("path"), sha256=file_sha256_of(dataset))
+    rows = list(made)  # counted into the matrices, then packed
     if note:
         print(f"fcb compare: warning: {note}; the page has no case text", file=sys.stderr)
     labels = [cmp["base"]["detector"], cmp["new"]["detector"]]

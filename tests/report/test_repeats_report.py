@@ -12,7 +12,7 @@ from pathlib import Path
 from casegen import write_cases
 
 from harness import evaluate
-from harness.report.html import explorer_cases
+from harness.report.html import explorer_rows
 from harness.report.repeats import annotate, item_views
 from harness.runfolder.read import case_records, item_records
 
@@ -59,7 +59,8 @@ def test_a_probed_run_s_report_and_explorer_show_the_flips(tmp_path: Path) -> No
         for flip in view["fl"]:
             assert flip["v"] == "order"
             assert (flip["from"], flip["to"]) == (verdict(answers[cid][0]), verdict(answers[cid][flip["perm"][0]]))
-    rows, _ = explorer_cases([case_records(run)], None)
+    made, _ = explorer_rows([case_records(run)], None)
+    rows = list(made)
     annotate(rows, views)
     flipped = {row["id"] for row in rows if row["p"][0].get("fl")}
     assert flipped == {cid for cid, _ in expected}
